@@ -1,0 +1,271 @@
+//! Where the sockets live, with which permissions, and how stale ones are cleaned up.
+//!
+//! Layout (see specs/protocol.md, "Sockets"):
+//!
+//! ```text
+//! <runtime>/                 0700, owned by the user
+//!   hosts/<pid>.sock         0600  one per running tabwire-host (one per browser profile)
+//!   hosts/<pid>.json         0600  who that host is (HostRecord)
+//!   sessions/<id>.sock       0600  one per `tabwire mcp` session
+//!   sessions/<id>.json       0600  who that session is
+//! ```
+//!
+//! `<runtime>` is `$TABWIRE_RUNTIME_DIR`, else `$XDG_RUNTIME_DIR/tabwire`, else
+//! `/tmp/tabwire-<uid>`. A directory that another user owns, or that others may enter, is
+//! refused: anyone who can reach the socket can drive the user's logged-in browser.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize, de::DeserializeOwned};
+
+/// Why the runtime directory cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeDirError {
+    #[error("cannot create or open the runtime directory {path}: {source}")]
+    Io { path: PathBuf, source: io::Error },
+    #[error(
+        "the runtime directory {path} belongs to uid {owner}, not to you (uid {me}); \
+         remove it or set TABWIRE_RUNTIME_DIR to a directory of your own"
+    )]
+    WrongOwner { path: PathBuf, owner: u32, me: u32 },
+    #[error(
+        "the runtime directory {path} has mode {mode:04o}: other users could reach the browser \
+         through it; fix it with `chmod 700 {path}`"
+    )]
+    TooOpen { path: PathBuf, mode: u32 },
+    #[error("{path} is not a directory")]
+    NotADirectory { path: PathBuf },
+}
+
+/// The runtime directory chosen by the environment (not created).
+pub fn resolve() -> PathBuf {
+    if let Some(dir) = std::env::var_os("TABWIRE_RUNTIME_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    if let Some(dir) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir).join("tabwire");
+    }
+    std::env::temp_dir().join(format!("tabwire-{}", current_uid()))
+}
+
+/// Directory of the host sockets.
+pub fn hosts_dir(root: &Path) -> PathBuf {
+    root.join("hosts")
+}
+
+/// Directory of the session sockets.
+pub fn sessions_dir(root: &Path) -> PathBuf {
+    root.join("sessions")
+}
+
+/// Create `dir` (and its parents) with mode 0700 if missing, then check that it is ours and
+/// closed to others. Used for the root and for `hosts/` and `sessions/`.
+pub fn ensure_private_dir(dir: &Path) -> Result<(), RuntimeDirError> {
+    let io_err = |source| RuntimeDirError::Io { path: dir.to_owned(), source };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+        match fs::DirBuilder::new().recursive(true).mode(0o700).create(dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(io_err(e)),
+        }
+        let meta = fs::symlink_metadata(dir).map_err(io_err)?;
+        if !meta.is_dir() {
+            return Err(RuntimeDirError::NotADirectory { path: dir.to_owned() });
+        }
+        let me = current_uid();
+        if meta.uid() != me {
+            return Err(RuntimeDirError::WrongOwner { path: dir.to_owned(), owner: meta.uid(), me });
+        }
+        let mode = meta.permissions().mode() & 0o7777;
+        if mode & 0o077 != 0 {
+            return Err(RuntimeDirError::TooOpen { path: dir.to_owned(), mode });
+        }
+    }
+    #[cfg(not(unix))]
+    fs::create_dir_all(dir).map_err(io_err)?;
+    Ok(())
+}
+
+/// Create the root and its `hosts/` and `sessions/` folders, all checked. Returns the root.
+pub fn prepare(root: &Path) -> Result<PathBuf, RuntimeDirError> {
+    ensure_private_dir(root)?;
+    ensure_private_dir(&hosts_dir(root))?;
+    ensure_private_dir(&sessions_dir(root))?;
+    Ok(root.to_owned())
+}
+
+/// What a running host writes beside its socket, so bridges and `tabwire doctor` know who it is.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct HostRecord {
+    pub pid: u32,
+    pub socket: PathBuf,
+    /// Browser name from the extension's hello (`chromium`, `chrome`, `edge`, …); empty until
+    /// the hello arrived.
+    pub browser: String,
+    pub profile: String,
+    pub extension_id: String,
+    pub extension_version: String,
+    pub protocol: u32,
+    /// Milliseconds since the Unix epoch.
+    pub started_at: u64,
+}
+
+/// Write `value` as JSON to `path` with mode 0600, atomically (temp file + rename), so a
+/// reader never sees half a record.
+pub fn write_record<T: Serialize>(path: &Path, value: &T) -> io::Result<()> {
+    let tmp = path.with_extension(format!("json.tmp{}", std::process::id()));
+    {
+        let mut opts = fs::OpenOptions::new();
+        opts.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+        let file = opts.open(&tmp)?;
+        serde_json::to_writer_pretty(&file, value)?;
+        file.sync_all().ok();
+    }
+    fs::rename(&tmp, path)
+}
+
+/// Every record in `dir` (files `*.json`) whose process is alive. Records of dead processes are
+/// removed together with their socket, so whoever looks next cleans up after a crash.
+pub fn live_records<T: DeserializeOwned + HasPid>(dir: &Path) -> Vec<(PathBuf, T)> {
+    let Ok(entries) = fs::read_dir(dir) else { return Vec::new() };
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().and_then(|e| e.to_str()) != Some("json") {
+            continue;
+        }
+        let Ok(text) = fs::read(&path) else { continue };
+        let Ok(record) = serde_json::from_slice::<T>(&text) else { continue };
+        if pid_alive(record.pid()) {
+            out.push((path, record));
+        } else {
+            tracing::info!(path = %path.display(), pid = record.pid(), "removing the socket of a process that is gone");
+            let _ = fs::remove_file(path.with_extension("sock"));
+            let _ = fs::remove_file(&path);
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+/// Live hosts in the runtime directory `root`.
+pub fn live_hosts(root: &Path) -> Vec<HostRecord> {
+    live_records::<HostRecord>(&hosts_dir(root)).into_iter().map(|(_, r)| r).collect()
+}
+
+/// Records that name the process they belong to.
+pub trait HasPid {
+    fn pid(&self) -> u32;
+}
+
+impl HasPid for HostRecord {
+    fn pid(&self) -> u32 {
+        self.pid
+    }
+}
+
+/// Whether a process with this pid exists (it may belong to another user).
+pub fn pid_alive(pid: u32) -> bool {
+    #[cfg(unix)]
+    {
+        if pid == 0 || pid > i32::MAX as u32 {
+            return false;
+        }
+        // SAFETY: kill with signal 0 only checks for existence and permission.
+        let rc = unsafe { libc::kill(pid as libc::pid_t, 0) };
+        rc == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        true
+    }
+}
+
+/// The current user's uid (0 on systems without uids).
+pub fn current_uid() -> u32 {
+    #[cfg(unix)]
+    {
+        // SAFETY: getuid cannot fail.
+        unsafe { libc::getuid() }
+    }
+    #[cfg(not(unix))]
+    {
+        0
+    }
+}
+
+/// Milliseconds since the Unix epoch, for records and event timestamps.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn temp(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("tabwire-rt-{}-{}", name, std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        dir
+    }
+
+    #[test]
+    fn prepare_creates_private_dirs() {
+        let root = temp("create");
+        prepare(&root).unwrap();
+        for d in [root.clone(), hosts_dir(&root), sessions_dir(&root)] {
+            assert_eq!(fs::metadata(&d).unwrap().permissions().mode() & 0o777, 0o700);
+        }
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn open_dir_is_refused_with_the_fix() {
+        let root = temp("open");
+        fs::create_dir_all(&root).unwrap();
+        fs::set_permissions(&root, fs::Permissions::from_mode(0o755)).unwrap();
+        let err = prepare(&root).unwrap_err();
+        assert!(matches!(err, RuntimeDirError::TooOpen { mode: 0o755, .. }));
+        assert!(err.to_string().contains("chmod 700"));
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn stale_records_are_removed() {
+        let root = temp("stale");
+        prepare(&root).unwrap();
+        let dead = HostRecord {
+            pid: i32::MAX as u32 - 7,
+            socket: hosts_dir(&root).join("x.sock"),
+            browser: "chromium".into(),
+            profile: String::new(),
+            extension_id: String::new(),
+            extension_version: String::new(),
+            protocol: 1,
+            started_at: 0,
+        };
+        let json = hosts_dir(&root).join("x.json");
+        write_record(&json, &dead).unwrap();
+        fs::write(hosts_dir(&root).join("x.sock"), b"").unwrap();
+        let alive = HostRecord { pid: std::process::id(), ..dead.clone() };
+        write_record(&hosts_dir(&root).join("y.json"), &alive).unwrap();
+        assert_eq!(fs::metadata(&json).unwrap().permissions().mode() & 0o777, 0o600);
+
+        let live = live_hosts(&root);
+        assert_eq!(live, vec![alive]);
+        assert!(!json.exists());
+        assert!(!hosts_dir(&root).join("x.sock").exists());
+        fs::remove_dir_all(&root).unwrap();
+    }
+}

@@ -1,0 +1,386 @@
+//! The messages of the tabwire protocol, shared by the extension, the host and the bridges.
+//!
+//! Serde types only: nothing here does I/O. Every message is a JSON object tagged by `"type"`.
+//! Payloads (`params`, `result`, event `data`) are kept as raw JSON text: the host routes an
+//! 8 MiB page state without building a tree of it, and the bridge parses it into whatever type
+//! it needs. Parsing never panics: an unknown `type`, a missing field or bad JSON is a
+//! [`WireError`].
+
+use serde::ser::SerializeStruct;
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::value::RawValue;
+
+/// Version of this protocol. A peer that speaks another major version is refused in `hello`.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Error codes carried by `response.error.code`. Strings, so peers can add codes without
+/// breaking old readers; a reader that does not know a code shows the message.
+pub mod code {
+    /// The request was not answered in time.
+    pub const TIMEOUT: &str = "timeout";
+    /// The browser (or its host) went away while the request was in flight, or none is attached.
+    pub const BROWSER_DISCONNECTED: &str = "browser_disconnected";
+    /// The method is not known by whoever received it.
+    pub const UNKNOWN_METHOD: &str = "unknown_method";
+    /// The request's parameters are wrong.
+    pub const BAD_REQUEST: &str = "bad_request";
+    /// A message or frame that could not be parsed.
+    pub const INVALID_MESSAGE: &str = "invalid_message";
+    /// A message over a size limit.
+    pub const TOO_LARGE: &str = "too_large";
+    /// The request was cancelled before it finished.
+    pub const CANCELLED: &str = "cancelled";
+    /// No tab with that id.
+    pub const NO_SUCH_TAB: &str = "no_such_tab";
+    /// The page has no handler for this (no `provideState`, no `onCommand(type)`).
+    pub const NO_HANDLER: &str = "no_handler";
+    /// The page's own code threw or rejected.
+    pub const PAGE_ERROR: &str = "page_error";
+    /// The page cannot be scripted (chrome:// pages, the web store, a crashed tab).
+    pub const NOT_SCRIPTABLE: &str = "not_scriptable";
+    /// Anything else that went wrong inside a peer.
+    pub const INTERNAL: &str = "internal";
+}
+
+/// Why a payload is not a protocol message.
+#[derive(Debug, thiserror::Error)]
+pub enum WireError {
+    #[error("the message is not valid JSON for the tabwire protocol: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("unknown message type {0:?} (expected hello, request, response, event, cancel or chunk)")]
+    UnknownType(String),
+    #[error("a {kind} message needs the field `{field}`")]
+    MissingField { kind: &'static str, field: &'static str },
+    #[error("a response carries either `result` or `error`, not both")]
+    ResultAndError,
+}
+
+/// One protocol message.
+#[derive(Debug, Clone)]
+pub enum Message {
+    Hello(Hello),
+    Request(Request),
+    Response(Response),
+    Event(Event),
+    Cancel(Cancel),
+    Chunk(Chunk),
+}
+
+/// First message on a connection. The extension sends it to the host as soon as the port is
+/// open; the host sends its own (the extension's fields plus `host_pid`) to each bridge.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Hello {
+    pub protocol: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extension_version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extension_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub browser: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_pid: Option<u32>,
+}
+
+/// Ask the other side to do something. `id` is chosen by the asker and unique among its
+/// requests in flight; the host rewrites bridge ids on the way to the browser.
+#[derive(Debug, Clone, Serialize)]
+pub struct Request {
+    pub id: String,
+    pub method: String,
+    pub params: Box<RawValue>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+}
+
+/// The answer to one request: exactly one of `result` and `error`.
+#[derive(Debug, Clone)]
+pub struct Response {
+    pub id: String,
+    pub result: Result<Box<RawValue>, ErrorBody>,
+}
+
+/// Why a request failed. `message` is written for the person reading it: what happened and
+/// what to do.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ErrorBody {
+    pub code: String,
+    pub message: String,
+}
+
+/// Something that happened. `seq` is set by the host: one counter per host, in the order the
+/// host received the events; it is absent on events the host made up (`dropped`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Event {
+    pub event: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tab_id: Option<i64>,
+    pub data: Box<RawValue>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
+}
+
+/// Stop working on request `id`; no response is expected.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Cancel {
+    pub id: String,
+}
+
+/// One piece of a message too large for one frame toward the browser. The `data` of pieces
+/// `0..count` of one `id`, joined in order, is the JSON text of the original message.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Chunk {
+    pub id: String,
+    pub index: u32,
+    pub count: u32,
+    pub data: String,
+}
+
+impl ErrorBody {
+    pub fn new(code: &str, message: impl Into<String>) -> Self {
+        Self { code: code.to_owned(), message: message.into() }
+    }
+}
+
+impl Response {
+    pub fn ok(id: impl Into<String>, result: Box<RawValue>) -> Self {
+        Self { id: id.into(), result: Ok(result) }
+    }
+
+    pub fn err(id: impl Into<String>, code: &str, message: impl Into<String>) -> Self {
+        Self { id: id.into(), result: Err(ErrorBody::new(code, message)) }
+    }
+}
+
+/// `null` as a raw value, for empty params, results and event data.
+pub fn null() -> Box<RawValue> {
+    RawValue::from_string("null".to_owned()).expect("null is JSON")
+}
+
+/// Any serializable value as a raw JSON value.
+pub fn raw<T: Serialize + ?Sized>(value: &T) -> Box<RawValue> {
+    serde_json::value::to_raw_value(value).expect("a plain value serializes to JSON")
+}
+
+impl Message {
+    /// Parse one frame's payload.
+    pub fn parse(payload: &[u8]) -> Result<Message, WireError> {
+        let env: Envelope = serde_json::from_slice(payload)?;
+        env.into_message()
+    }
+
+    /// The JSON text of this message, as one frame's payload.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        serde_json::to_vec(self).expect("protocol messages always serialize")
+    }
+
+    /// The `type` tag of this message.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Message::Hello(_) => "hello",
+            Message::Request(_) => "request",
+            Message::Response(_) => "response",
+            Message::Event(_) => "event",
+            Message::Cancel(_) => "cancel",
+            Message::Chunk(_) => "chunk",
+        }
+    }
+}
+
+/// Every field any message may carry. Parsing through one flat struct (instead of serde's
+/// internally tagged enums) keeps `RawValue` payloads working and parses each frame once.
+/// Unknown fields are ignored, so a newer peer may add some.
+#[derive(Deserialize)]
+struct Envelope {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    id: Option<String>,
+    method: Option<String>,
+    params: Option<Box<RawValue>>,
+    timeout_ms: Option<u64>,
+    result: Option<Box<RawValue>>,
+    error: Option<ErrorBody>,
+    event: Option<String>,
+    tab_id: Option<i64>,
+    data: Option<Box<RawValue>>,
+    seq: Option<u64>,
+    index: Option<u32>,
+    count: Option<u32>,
+    protocol: Option<u32>,
+    extension_version: Option<String>,
+    extension_id: Option<String>,
+    browser: Option<String>,
+    profile: Option<String>,
+    host_pid: Option<u32>,
+}
+
+fn need<T>(value: Option<T>, kind: &'static str, field: &'static str) -> Result<T, WireError> {
+    value.ok_or(WireError::MissingField { kind, field })
+}
+
+impl Envelope {
+    fn into_message(self) -> Result<Message, WireError> {
+        let kind = self.kind.ok_or(WireError::MissingField { kind: "any", field: "type" })?;
+        Ok(match kind.as_str() {
+            "hello" => Message::Hello(Hello {
+                protocol: need(self.protocol, "hello", "protocol")?,
+                extension_version: self.extension_version,
+                extension_id: self.extension_id,
+                browser: self.browser,
+                profile: self.profile,
+                host_pid: self.host_pid,
+            }),
+            "request" => Message::Request(Request {
+                id: need(self.id, "request", "id")?,
+                method: need(self.method, "request", "method")?,
+                params: self.params.unwrap_or_else(null),
+                timeout_ms: self.timeout_ms,
+            }),
+            "response" => {
+                let id = need(self.id, "response", "id")?;
+                let result = match (self.result, self.error) {
+                    (Some(_), Some(_)) => return Err(WireError::ResultAndError),
+                    (None, Some(error)) => Err(error),
+                    // `"result": null` arrives as None: a null result is still a result.
+                    (result, None) => Ok(result.unwrap_or_else(null)),
+                };
+                Message::Response(Response { id, result })
+            }
+            "event" => Message::Event(Event {
+                event: need(self.event, "event", "event")?,
+                tab_id: self.tab_id,
+                data: self.data.unwrap_or_else(null),
+                seq: self.seq,
+            }),
+            "cancel" => Message::Cancel(Cancel { id: need(self.id, "cancel", "id")? }),
+            "chunk" => {
+                let data = need(self.data, "chunk", "data")?;
+                Message::Chunk(Chunk {
+                    id: need(self.id, "chunk", "id")?,
+                    index: need(self.index, "chunk", "index")?,
+                    count: need(self.count, "chunk", "count")?,
+                    data: serde_json::from_str(data.get())?,
+                })
+            }
+            _ => return Err(WireError::UnknownType(kind)),
+        })
+    }
+}
+
+impl Serialize for Message {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Tagged<'a, T: Serialize> {
+            #[serde(rename = "type")]
+            kind: &'static str,
+            #[serde(flatten)]
+            body: &'a T,
+        }
+        match self {
+            Message::Hello(m) => Tagged { kind: "hello", body: m }.serialize(s),
+            Message::Request(m) => {
+                let mut st = s.serialize_struct("request", 5)?;
+                st.serialize_field("type", "request")?;
+                st.serialize_field("id", &m.id)?;
+                st.serialize_field("method", &m.method)?;
+                st.serialize_field("params", &m.params)?;
+                if let Some(t) = m.timeout_ms {
+                    st.serialize_field("timeout_ms", &t)?;
+                }
+                st.end()
+            }
+            Message::Response(m) => {
+                let mut st = s.serialize_struct("response", 3)?;
+                st.serialize_field("type", "response")?;
+                st.serialize_field("id", &m.id)?;
+                match &m.result {
+                    Ok(result) => st.serialize_field("result", result)?,
+                    Err(error) => st.serialize_field("error", error)?,
+                }
+                st.end()
+            }
+            Message::Event(m) => {
+                let mut st = s.serialize_struct("event", 5)?;
+                st.serialize_field("type", "event")?;
+                st.serialize_field("event", &m.event)?;
+                if let Some(tab) = m.tab_id {
+                    st.serialize_field("tab_id", &tab)?;
+                }
+                st.serialize_field("data", &m.data)?;
+                if let Some(seq) = m.seq {
+                    st.serialize_field("seq", &seq)?;
+                }
+                st.end()
+            }
+            Message::Cancel(m) => Tagged { kind: "cancel", body: m }.serialize(s),
+            Message::Chunk(m) => Tagged { kind: "chunk", body: m }.serialize(s),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(json: &str) -> String {
+        let msg = Message::parse(json.as_bytes()).unwrap();
+        String::from_utf8(msg.to_bytes()).unwrap()
+    }
+
+    #[test]
+    fn every_message_round_trips() {
+        for json in [
+            r#"{"type":"hello","protocol":1,"extension_version":"0.1.0","browser":"chromium","profile":"Default"}"#,
+            r#"{"type":"request","id":"7","method":"tabs.list","params":{"all":true},"timeout_ms":500}"#,
+            r#"{"type":"request","id":"8","method":"ping","params":null}"#,
+            r#"{"type":"response","id":"7","result":[{"id":1}]}"#,
+            r#"{"type":"response","id":"7","error":{"code":"no_such_tab","message":"no tab 9"}}"#,
+            r#"{"type":"event","event":"state_update","tab_id":3,"data":{"n":1},"seq":42}"#,
+            r#"{"type":"event","event":"dropped","data":{"count":5}}"#,
+            r#"{"type":"cancel","id":"7"}"#,
+            r#"{"type":"chunk","id":"c1","index":0,"count":2,"data":"{\"ty"}"#,
+        ] {
+            assert_eq!(round_trip(json), json);
+        }
+    }
+
+    #[test]
+    fn missing_params_and_null_result_default_to_null() {
+        let msg = Message::parse(br#"{"type":"request","id":"1","method":"ping"}"#).unwrap();
+        let Message::Request(req) = msg else { panic!() };
+        assert_eq!(req.params.get(), "null");
+        let msg = Message::parse(br#"{"type":"response","id":"1","result":null}"#).unwrap();
+        let Message::Response(resp) = msg else { panic!() };
+        assert_eq!(resp.result.unwrap().get(), "null");
+    }
+
+    #[test]
+    fn unknown_type_and_missing_fields_are_typed_errors() {
+        assert!(matches!(
+            Message::parse(br#"{"type":"teleport"}"#),
+            Err(WireError::UnknownType(t)) if t == "teleport"
+        ));
+        assert!(matches!(
+            Message::parse(br#"{"type":"request","id":"1"}"#),
+            Err(WireError::MissingField { kind: "request", field: "method" })
+        ));
+        assert!(matches!(
+            Message::parse(br#"{"id":"1"}"#),
+            Err(WireError::MissingField { field: "type", .. })
+        ));
+        assert!(matches!(
+            Message::parse(br#"{"type":"response","id":"1","result":1,"error":{"code":"x","message":"y"}}"#),
+            Err(WireError::ResultAndError)
+        ));
+        assert!(matches!(Message::parse(b"{not json"), Err(WireError::Json(_))));
+        assert!(matches!(Message::parse(b"[1,2]"), Err(WireError::Json(_))));
+        assert!(matches!(Message::parse(&[0xff, 0xfe]), Err(WireError::Json(_))));
+    }
+
+    #[test]
+    fn unknown_fields_are_ignored() {
+        let msg = Message::parse(br#"{"type":"cancel","id":"1","future":true}"#).unwrap();
+        assert!(matches!(msg, Message::Cancel(Cancel { id }) if id == "1"));
+    }
+}

@@ -1,0 +1,1 @@
+//! Test harness (filled in by the real-browser issue).
