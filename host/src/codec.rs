@@ -194,7 +194,9 @@ mod tests {
         assert_eq!(out.len(), HEADER_LEN + limits::MAX_TO_BROWSER);
         let too_big = vec![b'x'; limits::MAX_TO_BROWSER + 1];
         let err = codec.encode(&too_big[..], &mut BytesMut::new()).unwrap_err();
-        assert!(matches!(err, FrameError::OutgoingTooLarge { len, .. } if len == limits::MAX_TO_BROWSER + 1));
+        assert!(
+            matches!(err, FrameError::OutgoingTooLarge { len, .. } if len == limits::MAX_TO_BROWSER + 1)
+        );
     }
 
     #[test]

@@ -78,7 +78,11 @@ pub fn ensure_private_dir(dir: &Path) -> Result<(), RuntimeDirError> {
         }
         let me = current_uid();
         if meta.uid() != me {
-            return Err(RuntimeDirError::WrongOwner { path: dir.to_owned(), owner: meta.uid(), me });
+            return Err(RuntimeDirError::WrongOwner {
+                path: dir.to_owned(),
+                owner: meta.uid(),
+                me,
+            });
         }
         let mode = meta.permissions().mode() & 0o7777;
         if mode & 0o077 != 0 {

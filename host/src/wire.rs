@@ -47,7 +47,9 @@ pub mod code {
 pub enum WireError {
     #[error("the message is not valid JSON for the tabwire protocol: {0}")]
     Json(#[from] serde_json::Error),
-    #[error("unknown message type {0:?} (expected hello, request, response, event, cancel or chunk)")]
+    #[error(
+        "unknown message type {0:?} (expected hello, request, response, event, cancel or chunk)"
+    )]
     UnknownType(String),
     #[error("a {kind} message needs the field `{field}`")]
     MissingField { kind: &'static str, field: &'static str },
@@ -370,7 +372,9 @@ mod tests {
             Err(WireError::MissingField { field: "type", .. })
         ));
         assert!(matches!(
-            Message::parse(br#"{"type":"response","id":"1","result":1,"error":{"code":"x","message":"y"}}"#),
+            Message::parse(
+                br#"{"type":"response","id":"1","result":1,"error":{"code":"x","message":"y"}}"#
+            ),
             Err(WireError::ResultAndError)
         ));
         assert!(matches!(Message::parse(b"{not json"), Err(WireError::Json(_))));
