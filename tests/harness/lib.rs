@@ -1,1 +1,16 @@
-//! Test harness (filled in by the real-browser issue).
+//! The one harness every cross-process and real-browser test uses.
+//!
+//! - [`bins`]: where the real `tabwire` and `tabwire-host` binaries are.
+//! - [`chromium`]: Debian's Chromium, headless, with our unpacked extension, a fresh profile and
+//!   a private runtime dir; killed by PID when dropped, also when a test fails.
+//! - [`fixtures`]: the test pages, served on 127.0.0.1 behind a random path token.
+//! - [`mcp`]: `tabwire mcp` as a child, driven by rmcp's own client over stdio.
+
+pub mod bins;
+pub mod chromium;
+pub mod fixtures;
+pub mod mcp;
+
+pub use chromium::Chromium;
+pub use fixtures::Fixtures;
+pub use mcp::Mcp;

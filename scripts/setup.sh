@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what tabwire's demo and tests need on a fresh Debian machine, and nothing else:
+# Debian's Chromium (apt-get) and a Rust toolchain (rustup) when they are missing.
+set -euo pipefail
+
+need_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+if ! [ -x /usr/bin/chromium ]; then
+  echo "setup: installing Debian's chromium package (apt-get)…" >&2
+  need_root apt-get update -qq
+  need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
+
+if ! command -v cargo >/dev/null 2>&1; then
+  if [ -x "$HOME/.cargo/bin/cargo" ]; then
+    export PATH="$HOME/.cargo/bin:$PATH"
+  else
+    echo "setup: installing Rust with rustup…" >&2
+    need_root apt-get install -y -qq curl build-essential >/dev/null
+    curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
+    export PATH="$HOME/.cargo/bin:$PATH"
+  fi
+fi

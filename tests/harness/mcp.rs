@@ -1,0 +1,65 @@
+//! `tabwire mcp` as a child process, driven by rmcp's client over stdio — exactly how Claude
+//! Code and other MCP clients run it.
+
+use std::path::Path;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::Value;
+
+use crate::bins;
+
+/// One MCP session with a `tabwire mcp` child.
+pub struct Mcp {
+    pub client: RunningService<RoleClient, ()>,
+}
+
+impl Mcp {
+    /// Start `tabwire mcp` against the hosts in `runtime_dir`.
+    pub async fn start(runtime_dir: &Path) -> Mcp {
+        Self::start_with(runtime_dir, &[]).await
+    }
+
+    pub async fn start_with(runtime_dir: &Path, env: &[(&str, &str)]) -> Mcp {
+        let mut cmd = tokio::process::Command::new(bins::bin("tabwire"));
+        cmd.arg("mcp").env("TABWIRE_RUNTIME_DIR", runtime_dir);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let transport = TokioChildProcess::new(cmd).expect("spawn tabwire mcp");
+        let client = ().serve(transport).await.expect("MCP handshake with tabwire mcp");
+        Mcp { client }
+    }
+
+    /// Call a tool; the raw result (errors included).
+    pub async fn call(&self, tool: &str, args: Value) -> CallToolResult {
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        if let Value::Object(map) = args {
+            params = params.with_arguments(map);
+        }
+        self.client.call_tool(params).await.unwrap_or_else(|e| panic!("{tool}: MCP error {e}"))
+    }
+
+    /// Call a tool that must succeed; its structured content.
+    pub async fn ok(&self, tool: &str, args: Value) -> Value {
+        let result = self.call(tool, args).await;
+        assert_ne!(result.is_error, Some(true), "{tool} failed: {}", text(&result));
+        result.structured_content.clone().unwrap_or_else(|| {
+            serde_json::from_str(&text(&result)).unwrap_or(Value::String(text(&result)))
+        })
+    }
+
+    /// Call a tool that must fail; its error text.
+    pub async fn err(&self, tool: &str, args: Value) -> String {
+        let result = self.call(tool, args).await;
+        assert_eq!(result.is_error, Some(true), "{tool} should have failed: {result:?}");
+        text(&result)
+    }
+}
+
+/// All text content of a tool result, joined.
+pub fn text(result: &CallToolResult) -> String {
+    result.content.iter().filter_map(|c| c.as_text()).map(|t| t.text.as_str()).collect::<Vec<_>>().join("\n")
+}
