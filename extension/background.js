@@ -1,0 +1,19 @@
+// The service worker's entry: wires the modules. Every listener is registered here, in the
+// first turn of the worker (MV3 delivers events only to listeners registered synchronously).
+
+import { connect, startNative } from './native.js';
+import { listenForPages, pageMethods } from './page.js';
+import { tabMethods, watchTabs } from './tabs.js';
+
+const methods = {
+  ping: () => ({ pong: true, extension_version: chrome.runtime.getManifest().version }),
+  echo: (params) => params,
+  ...tabMethods,
+  ...pageMethods,
+};
+
+watchTabs();
+listenForPages();
+chrome.runtime.onStartup.addListener(connect);
+chrome.runtime.onInstalled.addListener(connect);
+startNative(methods);

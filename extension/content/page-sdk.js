@@ -1,0 +1,194 @@
+// MAIN world, top frame, document_start: defines window.tabwire for the page
+// (specs/page-sdk.md). It talks only to content/relay.js, by window.postMessage on the
+// "tabwire" channel; values cross as JSON text, checked here so a bad value fails in the
+// page's own call with a clear error.
+(() => {
+  if ('tabwire' in window) return;
+  const CHANNEL = 'tabwire';
+  const VERSION = '0.1.0';
+  const MAX_JSON = 64 * 1024 * 1024;
+  const post = window.postMessage.bind(window);
+  const toExt = (msg) => post({ ...msg, channel: CHANNEL, dir: 'page>ext' }, '*');
+
+  let provider = null;
+  const commands = new Map(); // type → fn(payload)
+  const drainedFns = new Set();
+  const pending = new Map(); // message number → { resolve, reject }, in number order
+  let sent = 0;
+
+  // JSON text of `value`, or a TypeError/RangeError saying what is wrong (also logged).
+  function encode(value, what) {
+    let json;
+    try {
+      json = JSON.stringify(value, (key, v) => {
+        const t = typeof v;
+        if (t === 'function' || t === 'symbol') throw new TypeError(`it holds a ${t} ${key ? `at key "${key}"` : 'at the top'}`);
+        return v;
+      });
+      if (json === undefined) throw new TypeError('it is undefined');
+    } catch (e) {
+      throw logged(new TypeError(`tabwire: ${what} is not JSON-serializable: ${e.message}. Use plain objects, arrays, strings, finite numbers, booleans and null — no cycles, functions or BigInt.`));
+    }
+    if (json.length > MAX_JSON)
+      throw logged(new RangeError(`tabwire: ${what} is ${(json.length / 1048576).toFixed(1)} MiB as JSON, over the 64 MiB limit; send less (a summary, or pages of it).`));
+    return json;
+  }
+
+  function logged(err) {
+    console.error(err.message);
+    return err;
+  }
+
+  // Post a numbered message; the promise settles when the extension acks it.
+  function send(kind, json) {
+    const n = ++sent;
+    const done = new Promise((resolve, reject) => pending.set(n, { resolve, reject }));
+    toExt({ kind, n, json });
+    return done;
+  }
+
+  let syncQueued = false;
+  function sync() {
+    if (syncQueued) return;
+    syncQueued = true;
+    queueMicrotask(() => {
+      syncQueued = false;
+      toExt({ kind: 'sync', provider: provider !== null });
+    });
+  }
+
+  function settle(upto, failed) {
+    const errors = new Map((Array.isArray(failed) ? failed : []).map((f) => [f.n, f.error]));
+    for (const [n, p] of pending) {
+      if (n > upto) break;
+      pending.delete(n);
+      const error = errors.get(n);
+      if (error) p.reject(Object.assign(new Error(`tabwire: ${error.message}`), { code: error.code }));
+      else p.resolve();
+    }
+  }
+
+  function failAll(reason) {
+    for (const p of pending.values()) p.reject(Object.assign(new Error(`tabwire: ${reason}; this value may not have been delivered`), { code: 'browser_disconnected' }));
+    pending.clear();
+  }
+
+  async function perform({ op, type, payload, count }) {
+    if (op === 'get_state') {
+      if (!provider) throw refusal('no_handler', 'this page has no provideState function');
+      return encode(await guarded(provider, undefined, 'the provideState function'), 'the value provideState returned');
+    }
+    if (op === 'command') {
+      const fn = commands.get(type);
+      if (!fn) {
+        const known = [...commands.keys()].map((t) => JSON.stringify(t)).join(', ') || 'none';
+        throw refusal('no_handler', `this page has no onCommand handler for ${JSON.stringify(type)}; it handles: ${known}`);
+      }
+      const what = `the onCommand(${JSON.stringify(type)}) handler`;
+      const result = await guarded(fn, payload, what);
+      const json = encode(result === undefined ? null : result, `the value ${what} returned`);
+      if (provider) await pushProvided(); // the state the command left, before its reply
+      return json;
+    }
+    if (op === 'drained') {
+      for (const fn of drainedFns) {
+        try {
+          fn(count);
+        } catch (e) {
+          console.error('tabwire: an onDrained callback threw:', e);
+        }
+      }
+      return '{}';
+    }
+    throw refusal('page_error', `the extension asked for ${JSON.stringify(op)}, which this SDK (version ${VERSION}) does not know; update the extension`);
+  }
+
+  async function guarded(fn, arg, what) {
+    try {
+      return await fn(arg);
+    } catch (e) {
+      console.error(`tabwire: ${what} threw:`, e);
+      throw refusal('page_error', `${what} threw: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}`);
+    }
+  }
+
+  async function pushProvided() {
+    try {
+      send('state', encode(await provider(), 'the value provideState returned')).catch(() => {});
+    } catch (e) {
+      console.error('tabwire: no state_update after the command:', e);
+    }
+  }
+
+  function refusal(code, message) {
+    return Object.assign(new Error(message), { refusal: { code, message } });
+  }
+
+  async function answer(call) {
+    const reply = { kind: 'reply', id: call.id };
+    try {
+      reply.json = await perform(call);
+    } catch (e) {
+      reply.error = e.refusal ?? { code: 'page_error', message: e.message };
+    }
+    toExt(reply);
+  }
+
+  window.addEventListener('message', (e) => {
+    if (e.source !== window) return;
+    const d = e.data;
+    if (d === null || typeof d !== 'object' || d.channel !== CHANNEL || d.dir !== 'ext>page') return;
+    if (d.kind === 'call') answer(d);
+    else if (d.kind === 'ack') settle(d.upto, d.failed);
+    else if (d.kind === 'lost') failAll(d.reason);
+  });
+
+  const checkFn = (fn, what) => {
+    if (typeof fn !== 'function') throw logged(new TypeError(`tabwire: ${what} needs a function, got ${fn === null ? 'null' : typeof fn}`));
+  };
+
+  const tabwire = {
+    version: VERSION,
+
+    // Publish the page's state: kept by the extension for page.get_state, sent as state_update.
+    setState(state) {
+      return send('state', encode(state, 'the state passed to setState'));
+    },
+
+    // Let the extension ask for the state when it needs it; fn may return a Promise.
+    provideState(fn) {
+      checkFn(fn, 'provideState');
+      provider = fn;
+      sync();
+      return () => {
+        if (provider === fn) provider = null;
+        sync();
+      };
+    },
+
+    // Handle page.command calls of this type; fn(payload) may return a Promise.
+    onCommand(type, fn) {
+      if (typeof type !== 'string' || type === '') throw logged(new TypeError('tabwire: onCommand needs a command type (a non-empty string)'));
+      checkFn(fn, 'onCommand');
+      commands.set(type, fn);
+      sync();
+      return () => {
+        if (commands.get(type) === fn) commands.delete(type);
+      };
+    },
+
+    // Send an event to the assistant (page_event).
+    pushEvent(event) {
+      return send('event', encode(event, 'the event passed to pushEvent'));
+    },
+
+    // fn(count) runs when the assistant has taken `count` events.
+    onDrained(fn) {
+      checkFn(fn, 'onDrained');
+      drainedFns.add(fn);
+      sync();
+      return () => void drainedFns.delete(fn);
+    },
+  };
+  Object.defineProperty(window, 'tabwire', { value: Object.freeze(tabwire), enumerable: false });
+})();

@@ -1,0 +1,92 @@
+// ISOLATED world, top frame, document_start: carries messages between the page's
+// window.tabwire (content/page-sdk.js, MAIN world) and the extension's service worker
+// (page.js). Page ⇄ relay: window.postMessage on the "tabwire" channel (specs/page-sdk.md).
+// Relay ⇄ worker: one long-lived runtime port, opened the first time the page uses the SDK.
+//
+// Everything from the page is data: a message is accepted only from this window, on the
+// channel, in one of four shapes, and only its known fields go on.
+(() => {
+  const CHANNEL = 'tabwire';
+  let port = null;
+  let used = false; // the page has called window.tabwire
+  let provider = false;
+  let stateJson = null; // the last setState, to re-seed a worker that restarted
+
+  const toPage = (msg) => window.postMessage({ ...msg, channel: CHANNEL, dir: 'ext>page' }, '*');
+
+  function connect() {
+    if (port) return port;
+    const p = chrome.runtime.connect({ name: 'tabwire-page' }); // throws once the extension is reloaded
+    p.onMessage.addListener(toPage); // calls and acks
+    p.onDisconnect.addListener(() => {
+      if (port === p) port = null;
+      toPage({ kind: 'lost', reason: 'the connection to the tabwire extension closed (its worker restarted, or the page went into the back/forward cache)' });
+    });
+    p.postMessage({ kind: 'sync', provider, json: stateJson });
+    return (port = p);
+  }
+
+  // The page's message, reduced to its known fields, or null.
+  function accept(d) {
+    const count = (n) => Number.isSafeInteger(n) && n > 0;
+    switch (d.kind) {
+      case 'state':
+      case 'event':
+        return count(d.n) && typeof d.json === 'string' ? { kind: d.kind, n: d.n, json: d.json } : null;
+      case 'sync':
+        return typeof d.provider === 'boolean' ? { kind: 'sync', provider: d.provider } : null;
+      case 'reply':
+        if (!count(d.id)) return null;
+        if (typeof d.json === 'string') return { kind: 'reply', id: d.id, json: d.json };
+        if (typeof d.error?.code === 'string' && typeof d.error.message === 'string') {
+          const code = d.error.code === 'no_handler' ? 'no_handler' : 'page_error';
+          return { kind: 'reply', id: d.id, error: { code, message: d.error.message.slice(0, 4000) } };
+        }
+        return null;
+      default:
+        return null;
+    }
+  }
+
+  window.addEventListener('message', (e) => {
+    if (e.source !== window) return;
+    const d = e.data;
+    if (d === null || typeof d !== 'object' || d.channel !== CHANNEL || d.dir !== 'page>ext') return;
+    const msg = accept(d);
+    if (!msg) return console.warn('tabwire: ignored a malformed message on the "tabwire" channel', d);
+    used = true;
+    if (msg.kind === 'state') stateJson = msg.json;
+    if (msg.kind === 'sync') provider = msg.provider;
+    try {
+      connect().postMessage(msg);
+    } catch (err) {
+      refused(msg, err);
+    }
+  });
+
+  // The worker could not be reached, or Chrome refused the message (over 64 MiB).
+  function refused(msg, err) {
+    const reloaded = /context invalidated/i.test(err.message);
+    const message = reloaded
+      ? 'the tabwire extension was reloaded, updated or removed; reload this page to reconnect'
+      : `the browser refused to pass this on: ${err.message}`;
+    const error = { code: reloaded ? 'browser_disconnected' : 'too_large', message };
+    if (msg.n) toPage({ kind: 'ack', upto: msg.n, failed: [{ n: msg.n, error }] });
+    else if (msg.kind === 'reply' && !reloaded) {
+      try {
+        port?.postMessage({ kind: 'reply', id: msg.id, error: { code: 'too_large', message: `the page's answer is too large: ${err.message}` } });
+      } catch {}
+    }
+  }
+
+  // The worker asks a page that used the SDK before the worker (re)started to connect.
+  chrome.runtime.onMessage.addListener((msg, _sender, sendResponse) => {
+    if (msg?.tabwire !== 'connect') return;
+    if (used) {
+      try {
+        connect();
+      } catch {}
+    }
+    sendResponse({ uses: used });
+  });
+})();

@@ -1,0 +1,216 @@
+// The port to the native host "dev.tabwire.host" (specs/protocol.md): hello, requests and
+// their responses, cancel, chunk reassembly, events out, and reconnecting with backoff.
+// An open native port also keeps this service worker alive.
+
+import { TabwireError, toWire } from './errors.js';
+import { setStatus } from './status.js';
+
+const HOST = 'dev.tabwire.host';
+const PROTOCOL = 1;
+const MAX_MESSAGE = 64 * 1024 * 1024; // Chrome's limit for one message either way; also for a chunk stream
+const FIRST_DELAY_MS = 250;
+const MAX_DELAY_MS = 30_000;
+const DEFAULT_TIMEOUT_MS = 10_000;
+
+let methods = {};
+let port = null; // the open port, or null
+let connecting = false;
+let reason = 'not connected yet';
+let delay = FIRST_DELAY_MS;
+let retry = null;
+const inflight = new Map(); // request id → AbortController; gone once answered or cancelled
+const streams = new Map(); // chunk stream id → { count, parts, received, size }
+
+// `table`: method name → async (params, { signal, timeoutMs }) → result. Throw a TabwireError
+// to answer with an error; `signal` aborts on cancel, timeout or disconnect.
+export function startNative(table) {
+  methods = table;
+  connect();
+}
+
+export function isConnected() {
+  return port !== null;
+}
+
+// Send an event to the host. Throws a TabwireError when there is no host or Chrome refuses it.
+export function sendEvent(event, tab_id, data) {
+  post({ type: 'event', event, tab_id, data });
+}
+
+export async function connect() {
+  if (port || connecting) return;
+  clearTimeout(retry);
+  retry = null;
+  connecting = true;
+  let hello;
+  try {
+    hello = await helloMessage();
+  } finally {
+    connecting = false;
+  }
+  if (port) return;
+  const p = chrome.runtime.connectNative(HOST);
+  port = p;
+  let heard = false;
+  p.onMessage.addListener((msg) => {
+    if (!heard) {
+      heard = true;
+      delay = FIRST_DELAY_MS; // the host is up and talking: the next failure starts afresh
+    }
+    receive(msg);
+  });
+  p.onDisconnect.addListener(() => disconnected(p, chrome.runtime.lastError?.message));
+  try {
+    p.postMessage(hello);
+  } catch {
+    return; // onDisconnect follows with the reason
+  }
+  reason = null;
+  setStatus({ connected: true, last_error: null });
+}
+
+function disconnected(p, chromeSays) {
+  if (port !== p) return;
+  port = null;
+  reason = explain(chromeSays);
+  const gone = new TabwireError('browser_disconnected', `the connection to the tabwire host closed: ${reason}`);
+  for (const ctl of inflight.values()) ctl.abort(gone);
+  inflight.clear();
+  streams.clear();
+  setStatus({ connected: false, host_pid: null, bridges: 0, last_error: reason });
+  console.warn(`tabwire: host disconnected (${reason}); reconnecting in ${delay} ms`);
+  retry = setTimeout(connect, delay);
+  delay = Math.min(delay * 2, MAX_DELAY_MS);
+}
+
+// Why the port closed, in words a person can act on.
+function explain(chromeSays) {
+  if (!chromeSays) return 'the tabwire host exited';
+  if (/not found/i.test(chromeSays))
+    return `the tabwire host is not installed for this browser (Chrome: "${chromeSays}"); run \`tabwire install\`, then reload the extension`;
+  if (/forbidden/i.test(chromeSays))
+    return `the installed tabwire host does not allow extension ${chrome.runtime.id} (Chrome: "${chromeSays}"); run \`tabwire install\` again`;
+  if (/exited/i.test(chromeSays)) return `the tabwire host exited (Chrome: "${chromeSays}"); its log is on its stderr`;
+  return `Chrome: "${chromeSays}"`;
+}
+
+// Why nothing can be sent to the host right now (for error messages).
+export function hostProblem() {
+  return reason ?? 'not connected';
+}
+
+function post(msg) {
+  if (!port) throw new TabwireError('browser_disconnected', `tabwire is not connected to its host: ${hostProblem()}`);
+  try {
+    port.postMessage(msg);
+  } catch (e) {
+    if (!port) throw new TabwireError('browser_disconnected', `tabwire is not connected to its host: ${hostProblem()}`);
+    throw new TabwireError('too_large', `Chrome refused to send it to the host: ${e.message} Keep one message under 64 MiB.`);
+  }
+}
+
+function receive(msg) {
+  switch (msg?.type) {
+    case 'request':
+      return void handle(msg);
+    case 'cancel': {
+      const ctl = inflight.get(msg.id);
+      inflight.delete(msg.id); // no response follows a cancel
+      return ctl?.abort(new TabwireError('cancelled', 'cancelled by the host'));
+    }
+    case 'chunk': {
+      const whole = reassemble(msg);
+      return whole && receive(whole);
+    }
+    case 'event':
+      if (msg.event === 'host_status') return setStatus({ host_pid: msg.data?.host_pid ?? null, bridges: msg.data?.bridges ?? 0 });
+      return console.warn('tabwire: ignored an event from the host:', msg.event);
+    default:
+      return console.error('tabwire: ignored a message from the host of unknown type', msg?.type);
+  }
+}
+
+async function handle({ id, method, params = null, timeout_ms }) {
+  if (typeof id !== 'string') return console.error('tabwire: ignored a request without a string id', method);
+  const timeoutMs = Number.isFinite(timeout_ms) && timeout_ms > 0 ? timeout_ms : DEFAULT_TIMEOUT_MS;
+  let reply;
+  if (!Object.hasOwn(methods, method)) {
+    reply = { type: 'response', id, error: {
+      code: 'unknown_method',
+      message: `the extension has no method ${JSON.stringify(method)}; it answers ${Object.keys(methods).join(', ')}. Update the extension if the bridge is newer`,
+    } };
+    return void trySend(reply);
+  }
+  const ctl = new AbortController();
+  inflight.set(id, ctl);
+  const timer = setTimeout(
+    () => ctl.abort(new TabwireError('timeout', `${method} did not finish within ${timeoutMs} ms`)),
+    timeoutMs,
+  );
+  try {
+    reply = { type: 'response', id, result: (await methods[method](params, { signal: ctl.signal, timeoutMs })) ?? null };
+  } catch (err) {
+    reply = { type: 'response', id, error: toWire(err, method) };
+  }
+  clearTimeout(timer);
+  if (inflight.get(id) !== ctl) return; // cancelled, or the port it came on closed: send nothing
+  inflight.delete(id);
+  trySend(reply);
+}
+
+function trySend(reply) {
+  try {
+    post(reply);
+  } catch (err) {
+    if (err.code !== 'too_large') return console.warn('tabwire: could not answer request', reply.id, err.message);
+    trySend({ type: 'response', id: reply.id, error: { code: 'too_large', message: `the result is too large: ${err.message}` } });
+  }
+}
+
+// Join a chunk stream (protocol.md, "Chunking"). Returns the whole message once complete.
+function reassemble({ id, index, count, data }) {
+  const drop = (why) => {
+    streams.delete(id);
+    console.error(`tabwire: dropped chunk stream ${JSON.stringify(id)}: ${why}`);
+  };
+  if (typeof id !== 'string' || typeof data !== 'string' || !Number.isInteger(index) || !Number.isInteger(count) || count < 1 || count > MAX_MESSAGE)
+    return drop('a malformed chunk');
+  let s = streams.get(id);
+  if (!s) streams.set(id, (s = { count, parts: new Array(count), received: 0, size: 0 }));
+  if (count !== s.count) return drop(`its count changed from ${s.count} to ${count}`);
+  if (index < 0 || index >= count) return drop(`index ${index} is out of range (count ${count})`);
+  if (s.parts[index] !== undefined) return drop(`index ${index} arrived twice`);
+  s.size += data.length;
+  if (s.size > MAX_MESSAGE) return drop(`it is over the ${MAX_MESSAGE}-byte limit for one message`);
+  s.parts[index] = data;
+  if (++s.received < count) return null;
+  streams.delete(id);
+  try {
+    return JSON.parse(s.parts.join(''));
+  } catch (e) {
+    return drop(`the joined text is not JSON: ${e.message}`);
+  }
+}
+
+async function helloMessage() {
+  let { profile } = await chrome.storage.local.get('profile');
+  if (!profile) {
+    profile = crypto.randomUUID();
+    await chrome.storage.local.set({ profile });
+  }
+  return {
+    type: 'hello',
+    protocol: PROTOCOL,
+    extension_version: chrome.runtime.getManifest().version,
+    extension_id: chrome.runtime.id,
+    browser: browserBrand(),
+    profile,
+  };
+}
+
+function browserBrand() {
+  const brands = (navigator.userAgentData?.brands ?? []).map((b) => b.brand);
+  const known = [['Edge', 'edge'], ['Brave', 'brave'], ['Opera', 'opera'], ['Vivaldi', 'vivaldi'], ['Google Chrome', 'chrome']];
+  for (const [name, brand] of known) if (brands.some((b) => b.includes(name))) return brand;
+  return 'chromium';
+}
