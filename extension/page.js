@@ -8,7 +8,7 @@
 
 import { TabwireError, fail } from './errors.js';
 import { hostProblem, sendEvent } from './native.js';
-import { noSuchTab, tabId } from './tabs.js';
+import { noSuchTab, showsErrorPage, tabId } from './tabs.js';
 
 const pages = new Map(); // tab id → Page (below)
 const waiting = new Map(); // tab id → callbacks waiting for that tab's port
@@ -179,7 +179,7 @@ async function attach(id, signal) {
     answer = await chrome.tabs.sendMessage(id, { tabwire: 'connect' }, { frameId: 0 });
   } catch {
     waiting.delete(id);
-    throw unreachable(tab);
+    throw await unreachable(tab);
   }
   port.catch(() => {}); // a refusal below leaves it unawaited
   if (!answer?.uses) {
@@ -195,10 +195,12 @@ function resolveWaiters(page) {
   for (const resolve of list ?? []) resolve(page);
 }
 
-function unreachable(tab) {
+async function unreachable(tab) {
   const url = tab.url || tab.pendingUrl || '';
   if (!/^(https?|file):/.test(url) || /^https:\/\/(chromewebstore\.google\.com|chrome\.google\.com\/webstore)/.test(url))
     return new TabwireError('not_scriptable', `tab ${tab.id} shows ${url || 'nothing yet'}, where extensions cannot run scripts; navigate it to a web page first`);
+  if (await showsErrorPage(tab))
+    return new TabwireError('not_scriptable', `tab ${tab.id} shows Chrome's error page: ${url} did not load (server down, wrong address or no network); navigate it again once the server is up`);
   if (tab.discarded)
     return new TabwireError('no_handler', `tab ${tab.id} was unloaded by the browser to save memory; activate or reload it (tabs.navigate to ${url}) and try again`);
   return new TabwireError('no_handler', `the tabwire content script is not running in tab ${tab.id} (${url}): the page loaded before the extension was installed or reloaded, or is still loading; reload the page (tabs.navigate to its url) and try again`);

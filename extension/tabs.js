@@ -112,7 +112,7 @@ function loaded(wait, { signal, timeoutMs }, url, start, id = null) {
     const onAbort = () => {
       const why = signal.reason;
       settle(reject, why?.code === 'timeout'
-        ? new TabwireError('timeout', `tab ${id} was still loading ${url} after ${timeoutMs} ms; it keeps loading: list_tabs shows its status, or pass wait:"none" or a longer timeout`)
+        ? new TabwireError('timeout', `${id === null ? 'the new tab' : `tab ${id}`} was still loading ${url} after ${timeoutMs} ms; it keeps loading: list_tabs shows its status, or pass wait:"none" or a longer timeout`)
         : why);
     };
     const settle = (fn, value) => {
@@ -135,15 +135,20 @@ function loaded(wait, { signal, timeoutMs }, url, start, id = null) {
   });
 }
 
+async function failedLoad(tab) {
+  if (await showsErrorPage(tab))
+    fail('page_error', `${tab.url} did not load in tab ${tab.id}: Chrome shows its error page (server down, wrong address or no network); check the URL and the server, then navigate again`);
+}
+
 // Chrome shows its own error page when a load fails (server down, DNS); extensions may not
 // script it, which is how we tell.
-async function failedLoad(tab) {
-  if (!/^https?:/.test(tab.url ?? '')) return;
+export async function showsErrorPage(tab) {
+  if (!/^https?:/.test(tab.url ?? '')) return false;
   try {
     await chrome.scripting.executeScript({ target: { tabId: tab.id }, func: () => 0 });
+    return false;
   } catch (e) {
-    if (/error page/i.test(e.message))
-      fail('page_error', `${tab.url} did not load in tab ${tab.id}: Chrome shows its error page (server down, wrong address or no network); check the URL and the server, then navigate again`);
+    return /error page/i.test(e.message);
   }
 }
 

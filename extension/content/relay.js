@@ -57,12 +57,20 @@
     used = true;
     if (msg.kind === 'state') stateJson = msg.json;
     if (msg.kind === 'sync') provider = msg.provider;
+    if (document.prerendering) held.push(msg); // a prerendered page is not the tab's page yet
+    else forward(msg);
+  });
+
+  const held = [];
+  document.addEventListener('prerenderingchange', () => held.splice(0).forEach(forward));
+
+  function forward(msg) {
     try {
       connect().postMessage(msg);
     } catch (err) {
       refused(msg, err);
     }
-  });
+  }
 
   // The worker could not be reached, or Chrome refused the message (over 64 MiB).
   function refused(msg, err) {
@@ -82,7 +90,7 @@
   // The worker asks a page that used the SDK before the worker (re)started to connect.
   chrome.runtime.onMessage.addListener((msg, _sender, sendResponse) => {
     if (msg?.tabwire !== 'connect') return;
-    if (used) {
+    if (used && !document.prerendering) {
       try {
         connect();
       } catch {}
