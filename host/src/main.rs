@@ -1,1 +1,43 @@
-fn main() {}
+//! `tabwire-host`: the native-messaging host Chrome starts for the tabwire extension.
+//!
+//! Checks who started it, prepares the runtime directory, then relays between the browser
+//! (stdin/stdout) and any number of bridges (its socket) until the browser goes. Exit codes:
+//! 0 after a normal end (stdin closed, SIGTERM, SIGINT), 1 after an error or bad input from the
+//! browser, 2 when the caller is not allowed.
+
+use std::process::ExitCode;
+
+use tabwire_host::{lifecycle, logging, origin, runtime_dir};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let allowed = std::env::var(origin::ALLOWED_ENV).ok();
+    let extension_id = match origin::check(&args, allowed.as_deref()) {
+        Ok(id) => id,
+        Err(e) => {
+            eprintln!("tabwire-host: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let root = match runtime_dir::prepare(&runtime_dir::resolve()) {
+        Ok(root) => root,
+        Err(e) => {
+            eprintln!("tabwire-host: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    logging::init(&root);
+    // One thread: every hop between the tasks of a message's way is a local wake-up, not a
+    // cross-thread one, and the work per message is tiny.
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            tracing::error!("cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let code = runtime.block_on(lifecycle::run(lifecycle::Config { root, extension_id }));
+    // Exit right away: a blocking read of a non-pipe stdin would otherwise hold the runtime's
+    // shutdown until the browser writes again.
+    std::process::exit(code)
+}

@@ -1,0 +1,124 @@
+//! One bridge's connection: a reader that turns frames into [`Input`]s and a writer that sends
+//! what the relay queued for this bridge.
+//!
+//! The two halves live and die together: when the writer stops (the relay dropped the bridge,
+//! or the peer stopped reading) the reader stops too, and when the reader sees the end of the
+//! stream it tells the relay, which drops the writer's channel.
+
+use futures::StreamExt;
+use serde::Deserialize;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::codec::FramedRead;
+
+use crate::codec::{FrameCodec, FrameError};
+use crate::frame_writer::FrameWriter;
+use crate::limits;
+use crate::relay::{BRIDGE_QUEUE, BridgeId, Input, Outgoing};
+use crate::wire::{ErrorBody, Message, code};
+
+/// Start the reader and writer tasks of bridge `id` and register it with the relay.
+/// `alive` is held by the writer until it has flushed, so shutdown can wait for it.
+pub async fn start<R, W>(
+    id: BridgeId,
+    reader: R,
+    writer: W,
+    relay: mpsc::Sender<Input>,
+    alive: mpsc::Sender<()>,
+) where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (tx, rx) = mpsc::channel(BRIDGE_QUEUE);
+    if relay.send(Input::BridgeAttached { id, tx }).await.is_err() {
+        return;
+    }
+    let (writer_done, writer_gone) = oneshot::channel::<()>();
+    tokio::spawn(async move {
+        if let Err(e) = write_loop(writer, rx).await {
+            tracing::debug!(bridge = id, "writing to the bridge failed: {e}");
+        }
+        drop(writer_done);
+        drop(alive);
+    });
+    tokio::spawn(async move {
+        tokio::select! {
+            last = read_loop(id, reader, &relay) => {
+                let _ = relay.send(last).await;
+            }
+            // The writer ended: the relay dropped this bridge, or the peer stopped reading.
+            _ = writer_gone => {
+                let _ = relay.send(Input::BridgeDetached { id }).await;
+            }
+        }
+    });
+}
+
+/// Forward this bridge's messages to the relay until its stream ends or goes bad. Returns the
+/// connection's last word for the relay.
+async fn read_loop<R: AsyncRead + Unpin>(
+    id: BridgeId,
+    reader: R,
+    relay: &mpsc::Sender<Input>,
+) -> Input {
+    let mut frames = FramedRead::new(reader, FrameCodec::socket());
+    loop {
+        match frames.next().await {
+            None => return Input::BridgeDetached { id },
+            Some(Ok(frame)) => match Message::parse(&frame) {
+                Ok(msg) => {
+                    if relay.send(Input::FromBridge { id, msg }).await.is_err() {
+                        return Input::BridgeDetached { id };
+                    }
+                }
+                Err(e) => {
+                    let error = ErrorBody::new(
+                        code::INVALID_MESSAGE,
+                        format!("{e}; the host closed this connection"),
+                    );
+                    return Input::BridgeBadInput { id, reply_id: id_of(&frame), error };
+                }
+            },
+            Some(Err(e @ FrameError::TooLarge { .. })) => {
+                let error = ErrorBody::new(code::TOO_LARGE, e.to_string());
+                return Input::BridgeBadInput { id, reply_id: String::new(), error };
+            }
+            Some(Err(e)) => {
+                tracing::debug!(bridge = id, "bridge connection ended: {e}");
+                return Input::BridgeDetached { id };
+            }
+        }
+    }
+}
+
+/// The `id` of a frame that is JSON but not a valid message, so the error can name the
+/// request it answers; empty when there is none.
+fn id_of(frame: &[u8]) -> String {
+    #[derive(Deserialize)]
+    struct JustId {
+        id: Option<String>,
+    }
+    serde_json::from_slice::<JustId>(frame).ok().and_then(|j| j.id).unwrap_or_default()
+}
+
+async fn write_loop<W: AsyncWrite + Unpin>(
+    writer: W,
+    mut rx: mpsc::Receiver<Outgoing>,
+) -> Result<(), FrameError> {
+    let mut out = FrameWriter::new(writer, limits::MAX_SOCKET_FRAME);
+    while let Some(first) = rx.recv().await {
+        let mut next = Some(first);
+        while let Some(item) = next.take().or_else(|| rx.try_recv().ok()) {
+            match item {
+                Outgoing::Frame(frame) => out.write(&frame).await?,
+                Outgoing::Batch(frames) => {
+                    for frame in &frames {
+                        out.write(frame).await?;
+                    }
+                }
+            }
+        }
+        out.flush().await?;
+    }
+    out.shutdown().await
+}

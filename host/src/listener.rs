@@ -1,0 +1,156 @@
+//! The host's socket: where bridges connect.
+//!
+//! Unix: `hosts/<pid>.sock`, created with mode 0600 inside the 0700 runtime directory, and
+//! every accepted peer's uid checked against ours (`SO_PEERCRED`) — the directory mode is the
+//! first wall, the uid check the second. Windows: a named pipe `\\.\pipe\tabwire-<user>-<pid>`
+//! that refuses remote clients (compiled there, tested only on Linux).
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use tokio::sync::mpsc;
+
+use crate::bridge_conn;
+use crate::relay::{BridgeId, Input};
+
+/// Where the host of process `pid` listens, inside the runtime directory's `hosts/`.
+pub fn socket_path(hosts_dir: &Path, pid: u32) -> PathBuf {
+    #[cfg(unix)]
+    {
+        hosts_dir.join(format!("{pid}.sock"))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = hosts_dir;
+        let user = std::env::var("USERNAME").unwrap_or_else(|_| "user".into());
+        PathBuf::from(format!(r"\\.\pipe\tabwire-{user}-{pid}"))
+    }
+}
+
+#[cfg(unix)]
+pub use unix::{Listener, bind};
+
+#[cfg(unix)]
+mod unix {
+    use super::*;
+    use std::fs;
+    use std::os::unix::fs::PermissionsExt;
+    use tokio::net::UnixListener;
+
+    /// A bound socket, ready to accept bridges.
+    pub struct Listener {
+        inner: UnixListener,
+    }
+
+    /// Bind `path` with mode 0600. A file left there by an earlier process with our pid
+    /// (pids are reused) is removed first.
+    pub fn bind(path: &Path) -> io::Result<Listener> {
+        match fs::remove_file(path) {
+            Ok(()) => tracing::info!(path = %path.display(), "removed a stale socket"),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+        // The socket file is created by bind() with the umask's mode: make it 0600 from the
+        // first moment rather than fixing it afterwards.
+        // SAFETY: umask only swaps the process's file-creation mask.
+        let old = unsafe { libc::umask(0o177) };
+        let bound = UnixListener::bind(path);
+        unsafe { libc::umask(old) };
+        let inner = bound?;
+        fs::set_permissions(path, fs::Permissions::from_mode(0o600))?;
+        Ok(Listener { inner })
+    }
+
+    impl Listener {
+        /// Accept bridges forever, starting a connection for each one of our own user.
+        pub async fn accept_loop(self, relay: mpsc::Sender<Input>, alive: mpsc::Sender<()>) {
+            let me = crate::runtime_dir::current_uid();
+            let mut next_id: BridgeId = 0;
+            loop {
+                let stream = match self.inner.accept().await {
+                    Ok((stream, _)) => stream,
+                    Err(e) => {
+                        // Out of file descriptors and the like: wait rather than spin.
+                        tracing::warn!("accepting a bridge failed: {e}");
+                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                        continue;
+                    }
+                };
+                match stream.peer_cred() {
+                    Ok(cred) if cred.uid() == me => {}
+                    Ok(cred) => {
+                        tracing::warn!(
+                            uid = cred.uid(),
+                            pid = ?cred.pid(),
+                            "refused a connection from another user (uid {}): only uid {me} may \
+                             use this host",
+                            cred.uid()
+                        );
+                        continue;
+                    }
+                    Err(e) => {
+                        tracing::warn!("refused a connection whose peer cannot be identified: {e}");
+                        continue;
+                    }
+                }
+                next_id += 1;
+                let (reader, writer) = stream.into_split();
+                bridge_conn::start(next_id, reader, writer, relay.clone(), alive.clone()).await;
+            }
+        }
+    }
+}
+
+#[cfg(windows)]
+pub use windows::{Listener, bind};
+
+#[cfg(windows)]
+mod windows {
+    use super::*;
+    use tokio::net::windows::named_pipe::{NamedPipeServer, ServerOptions};
+
+    /// The first instance of the pipe, created at bind time so clients can find it at once.
+    ///
+    /// Known gap: the pipe keeps Windows' default security descriptor (the user, SYSTEM and
+    /// administrators may connect; others only read). An explicit DACL is future work.
+    pub struct Listener {
+        name: String,
+        first: NamedPipeServer,
+    }
+
+    pub fn bind(path: &Path) -> io::Result<Listener> {
+        let name = path.to_string_lossy().into_owned();
+        let first = ServerOptions::new()
+            .first_pipe_instance(true)
+            .reject_remote_clients(true)
+            .create(&name)?;
+        Ok(Listener { name, first })
+    }
+
+    impl Listener {
+        pub async fn accept_loop(self, relay: mpsc::Sender<Input>, alive: mpsc::Sender<()>) {
+            let Listener { name, first } = self;
+            let mut server = first;
+            let mut next_id: BridgeId = 0;
+            loop {
+                if let Err(e) = server.connect().await {
+                    tracing::warn!("accepting a bridge failed: {e}");
+                    continue;
+                }
+                let connected = server;
+                server = match ServerOptions::new().reject_remote_clients(true).create(&name) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        tracing::error!(
+                            "cannot create the next pipe instance, no more bridges can connect: {e}"
+                        );
+                        return;
+                    }
+                };
+                next_id += 1;
+                let (reader, writer) = tokio::io::split(connected);
+                bridge_conn::start(next_id, reader, writer, relay.clone(), alive.clone()).await;
+            }
+        }
+    }
+}

@@ -1,0 +1,456 @@
+//! The routing state of the host, owned by one task.
+//!
+//! Every reader (the browser's stdin, each bridge's socket, the accept loop, the signal
+//! handler) sends what it saw to this actor as an [`Input`]; the actor decides what goes where
+//! and hands finished frames to writer tasks through channels. Nothing here does I/O or holds a
+//! lock, so routing one message is a few map lookups, and a slow peer can only slow its own
+//! writer.
+//!
+//! What the actor decides (specs/protocol.md, "Routing in the host"):
+//! - requests get a host-wide id `h<n>`; the response goes back only to the bridge that asked,
+//!   with its own id; unanswered requests time out and are cancelled toward the extension;
+//! - events get a `seq` and go to every bridge, or into the [`EventBuffer`] while there is none;
+//! - a bridge that leaves has its requests cancelled; a bridge that sends bad input gets one
+//!   error and is closed;
+//! - when the browser goes, every pending request fails and every bridge is told.
+
+use std::collections::{HashMap, HashSet};
+use std::future::poll_fn;
+use std::time::Duration;
+
+use bytes::Bytes;
+use serde::Serialize;
+use tokio::sync::{mpsc, watch};
+use tokio_util::time::{DelayQueue, delay_queue};
+
+use crate::event_buffer::{Dropped, EventBuffer};
+use crate::limits;
+use crate::wire::{self, Cancel, Event, Hello, Message, Request, Response, code};
+
+/// Names one bridge connection for the life of the host.
+pub type BridgeId = u64;
+
+/// How many frames may wait for one bridge's writer before that bridge is considered stuck
+/// and disconnected. Large, because a burst of events is normal; bounded, because a bridge
+/// that stopped reading must not grow the host without end.
+pub const BRIDGE_QUEUE: usize = 16_384;
+
+/// What a bridge's writer task is handed: one frame payload, or several to write in order
+/// (the replay of buffered events counts as one queue slot).
+#[derive(Debug)]
+pub enum Outgoing {
+    Frame(Bytes),
+    Batch(Vec<Bytes>),
+}
+
+/// Everything the actor reacts to.
+#[derive(Debug)]
+pub enum Input {
+    /// A bridge connected (its peer uid was checked). `tx` feeds its writer.
+    BridgeAttached { id: BridgeId, tx: mpsc::Sender<Outgoing> },
+    /// A bridge sent a well-formed message (of any type: the actor checks which are allowed).
+    FromBridge { id: BridgeId, msg: Message },
+    /// A bridge sent a frame that is not a message; it gets `error` and is closed.
+    BridgeBadInput { id: BridgeId, reply_id: String, error: wire::ErrorBody },
+    /// A bridge's connection ended (or its writer failed).
+    BridgeDetached { id: BridgeId },
+    /// The browser sent a well-formed message.
+    FromBrowser(Message),
+    /// The browser's side ended: stdin closed, stdout broke, or it sent bytes that cannot be
+    /// resynchronised (`bad_input`).
+    BrowserEnded { reason: String, bad_input: bool },
+    /// SIGTERM, SIGINT or Ctrl-C.
+    Stop { reason: String },
+}
+
+/// How the relay ended.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Exit {
+    /// The process exit code: 0 after a normal end, 1 after bad input from the browser.
+    pub code: i32,
+    pub reason: String,
+}
+
+struct Bridge {
+    tx: mpsc::Sender<Outgoing>,
+    /// Host ids of this bridge's requests in flight.
+    inflight: HashSet<String>,
+}
+
+struct Pending {
+    bridge: BridgeId,
+    id: String,
+    method: String,
+    timeout_ms: u64,
+    key: delay_queue::Key,
+}
+
+/// The routing state. Build with [`Relay::new`], then `run` it on its own task.
+pub struct Relay {
+    pid: u32,
+    rx: mpsc::Receiver<Input>,
+    to_browser: mpsc::UnboundedSender<Bytes>,
+    hello_seen: watch::Sender<Option<Hello>>,
+    bridges: HashMap<BridgeId, Bridge>,
+    pending: HashMap<String, Pending>,
+    timeouts: DelayQueue<String>,
+    next_request: u64,
+    next_seq: u64,
+    buffer: EventBuffer,
+    /// Our hello for bridges (the extension's plus `host_pid`), once the extension sent one.
+    hello: Option<Bytes>,
+}
+
+enum Step {
+    Input(Option<Input>),
+    Timeout(String),
+}
+
+impl Relay {
+    /// `to_browser` carries whole message payloads to the browser writer, which chunks them;
+    /// `hello_seen` is told each hello the extension sends (the host record is rewritten from
+    /// it).
+    pub fn new(
+        pid: u32,
+        rx: mpsc::Receiver<Input>,
+        to_browser: mpsc::UnboundedSender<Bytes>,
+        hello_seen: watch::Sender<Option<Hello>>,
+    ) -> Self {
+        Self {
+            pid,
+            rx,
+            to_browser,
+            hello_seen,
+            bridges: HashMap::new(),
+            pending: HashMap::new(),
+            timeouts: DelayQueue::new(),
+            next_request: 0,
+            next_seq: 0,
+            buffer: EventBuffer::new(
+                limits::EVENT_BUFFER_MAX_EVENTS,
+                limits::EVENT_BUFFER_MAX_BYTES,
+            ),
+            hello: None,
+        }
+    }
+
+    /// Route until the browser goes or a signal arrives. On the way out every pending request
+    /// fails with `browser_disconnected`, every bridge gets a `browser_disconnected` event, and
+    /// all bridge channels are dropped so their writers flush and close.
+    pub async fn run(mut self) -> Exit {
+        let exit = loop {
+            match self.next().await {
+                Step::Timeout(host_id) => self.expire(&host_id),
+                Step::Input(None) => {
+                    break Exit { code: 0, reason: "every input of the host closed".into() };
+                }
+                Step::Input(Some(input)) => {
+                    if let Some(exit) = self.handle(input) {
+                        break exit;
+                    }
+                }
+            }
+        };
+        self.disconnect_all(&exit.reason);
+        exit
+    }
+
+    async fn next(&mut self) -> Step {
+        tokio::select! {
+            biased;
+            input = self.rx.recv() => Step::Input(input),
+            Some(expired) = poll_fn(|cx| self.timeouts.poll_expired(cx)),
+                if !self.timeouts.is_empty() => Step::Timeout(expired.into_inner()),
+        }
+    }
+
+    fn handle(&mut self, input: Input) -> Option<Exit> {
+        match input {
+            Input::BridgeAttached { id, tx } => self.attach(id, tx),
+            Input::FromBridge { id, msg } => self.on_bridge_message(id, msg),
+            Input::BridgeBadInput { id, reply_id, error } => self.reject(id, reply_id, error),
+            Input::BridgeDetached { id } => self.detach(id),
+            Input::FromBrowser(msg) => self.on_browser_message(msg),
+            Input::BrowserEnded { reason, bad_input } => {
+                if bad_input {
+                    tracing::error!("bad input from the browser, shutting down: {reason}");
+                } else {
+                    tracing::info!("the browser side ended: {reason}");
+                }
+                return Some(Exit { code: i32::from(bad_input), reason });
+            }
+            Input::Stop { reason } => {
+                tracing::info!("stopping: {reason}");
+                return Some(Exit { code: 0, reason });
+            }
+        }
+        None
+    }
+
+    fn attach(&mut self, id: BridgeId, tx: mpsc::Sender<Outgoing>) {
+        let first = self.bridges.is_empty();
+        self.bridges.insert(id, Bridge { tx, inflight: HashSet::new() });
+        tracing::info!(bridge = id, bridges = self.bridges.len(), "bridge attached");
+        if let Some(hello) = &self.hello {
+            self.send_to_bridge(id, Outgoing::Frame(hello.clone()));
+        }
+        if first {
+            let (dropped, mut events) = self.buffer.drain();
+            if let Some(d) = dropped {
+                tracing::warn!(
+                    count = d.count,
+                    first_seq = d.first_seq,
+                    last_seq = d.last_seq,
+                    "events were lost while no bridge was attached"
+                );
+                events.insert(0, dropped_event(d));
+            }
+            if !events.is_empty() {
+                tracing::debug!(bridge = id, events = events.len(), "replaying buffered events");
+                self.send_to_bridge(id, Outgoing::Batch(events));
+            }
+        }
+        self.host_status();
+    }
+
+    fn detach(&mut self, id: BridgeId) {
+        let Some(bridge) = self.bridges.remove(&id) else { return };
+        for host_id in bridge.inflight {
+            if let Some(p) = self.pending.remove(&host_id) {
+                self.timeouts.try_remove(&p.key);
+                tracing::debug!(bridge = id, id = %p.id, %host_id, "bridge left: cancelling its request");
+                self.send_to_browser(&Message::Cancel(Cancel { id: host_id }));
+            }
+        }
+        tracing::info!(bridge = id, bridges = self.bridges.len(), "bridge detached");
+        self.host_status();
+    }
+
+    fn on_bridge_message(&mut self, id: BridgeId, msg: Message) {
+        if !self.bridges.contains_key(&id) {
+            return; // Already closed; its reader had frames in flight.
+        }
+        match msg {
+            Message::Request(req) => self.request(id, req),
+            Message::Cancel(Cancel { id: their_id }) => self.cancel(id, &their_id),
+            Message::Hello(hello) => {
+                tracing::debug!(bridge = id, protocol = hello.protocol, "bridge said hello");
+            }
+            other => {
+                let kind = other.kind();
+                let reply_id = match &other {
+                    Message::Response(r) => r.id.clone(),
+                    Message::Chunk(c) => c.id.clone(),
+                    _ => String::new(),
+                };
+                let error = wire::ErrorBody::new(
+                    code::INVALID_MESSAGE,
+                    format!(
+                        "a bridge may send only `request` and `cancel` messages (and `hello`), \
+                         not `{kind}`; the host closed this connection"
+                    ),
+                );
+                self.reject(id, reply_id, error);
+            }
+        }
+    }
+
+    /// Answer a bridge's bad input with one error, then close that bridge.
+    fn reject(&mut self, id: BridgeId, reply_id: String, error: wire::ErrorBody) {
+        tracing::warn!(bridge = id, code = %error.code, "bad input from a bridge, closing it: {}", error.message);
+        let reply = Message::Response(Response { id: reply_id, result: Err(error) });
+        self.send_to_bridge(id, Outgoing::Frame(reply.to_bytes().into()));
+        self.detach(id);
+    }
+
+    fn request(&mut self, bridge_id: BridgeId, req: Request) {
+        self.next_request += 1;
+        let host_id = format!("h{}", self.next_request);
+        let timeout_ms = req.timeout_ms.unwrap_or(limits::DEFAULT_REQUEST_TIMEOUT_MS);
+        let key = self.timeouts.insert(host_id.clone(), Duration::from_millis(timeout_ms));
+        let bridge = self.bridges.get_mut(&bridge_id).expect("checked by on_bridge_message");
+        bridge.inflight.insert(host_id.clone());
+        tracing::trace!(bridge = bridge_id, id = %req.id, %host_id, method = %req.method, "request");
+        let forwarded = Message::Request(Request {
+            id: host_id.clone(),
+            method: req.method.clone(),
+            params: req.params,
+            timeout_ms: req.timeout_ms,
+        });
+        self.send_to_browser(&forwarded);
+        let pending =
+            Pending { bridge: bridge_id, id: req.id, method: req.method, timeout_ms, key };
+        self.pending.insert(host_id, pending);
+    }
+
+    fn cancel(&mut self, bridge_id: BridgeId, their_id: &str) {
+        let Some(bridge) = self.bridges.get_mut(&bridge_id) else { return };
+        let host_ids: Vec<String> = bridge
+            .inflight
+            .iter()
+            .filter(|h| self.pending.get(*h).is_some_and(|p| p.id == their_id))
+            .cloned()
+            .collect();
+        if host_ids.is_empty() {
+            tracing::debug!(bridge = bridge_id, id = their_id, "cancel for no request in flight");
+        }
+        for host_id in host_ids {
+            bridge.inflight.remove(&host_id);
+            if let Some(p) = self.pending.remove(&host_id) {
+                self.timeouts.try_remove(&p.key);
+            }
+            let _ = self.to_browser.send(Message::Cancel(Cancel { id: host_id }).to_bytes().into());
+        }
+    }
+
+    fn expire(&mut self, host_id: &str) {
+        let Some(p) = self.pending.remove(host_id) else { return };
+        tracing::warn!(bridge = p.bridge, id = %p.id, host_id, method = %p.method, timeout_ms = p.timeout_ms, "request timed out");
+        if let Some(bridge) = self.bridges.get_mut(&p.bridge) {
+            bridge.inflight.remove(host_id);
+        }
+        let reply = Response::err(
+            p.id,
+            code::TIMEOUT,
+            format!(
+                "the browser did not answer `{}` within {} ms; the host cancelled it. The tab \
+                 may be busy or the page slow: retry, or pass a larger timeout_ms",
+                p.method, p.timeout_ms
+            ),
+        );
+        self.send_to_bridge(p.bridge, Outgoing::Frame(Message::Response(reply).to_bytes().into()));
+        self.send_to_browser(&Message::Cancel(Cancel { id: host_id.to_owned() }));
+    }
+
+    fn on_browser_message(&mut self, msg: Message) {
+        match msg {
+            Message::Response(mut resp) => {
+                let Some(p) = self.pending.remove(&resp.id) else {
+                    tracing::warn!(id = %resp.id, "dropped a response to no request in flight (it came after a timeout or cancel, or was never asked)");
+                    return;
+                };
+                self.timeouts.try_remove(&p.key);
+                if let Some(bridge) = self.bridges.get_mut(&p.bridge) {
+                    bridge.inflight.remove(&resp.id);
+                }
+                tracing::trace!(bridge = p.bridge, id = %p.id, host_id = %resp.id, "response");
+                resp.id = p.id;
+                let frame = Message::Response(resp).to_bytes().into();
+                self.send_to_bridge(p.bridge, Outgoing::Frame(frame));
+            }
+            Message::Event(mut event) => {
+                self.next_seq += 1;
+                event.seq = Some(self.next_seq);
+                let frame: Bytes = Message::Event(event).to_bytes().into();
+                if self.bridges.is_empty() {
+                    self.buffer.push(self.next_seq, frame);
+                } else {
+                    let ids: Vec<BridgeId> = self.bridges.keys().copied().collect();
+                    for id in ids {
+                        self.send_to_bridge(id, Outgoing::Frame(frame.clone()));
+                    }
+                }
+            }
+            Message::Hello(mut hello) => {
+                if hello.protocol != wire::PROTOCOL_VERSION {
+                    tracing::warn!(
+                        protocol = hello.protocol,
+                        "the extension speaks protocol {} but this host speaks {}; update both \
+                         to the same release",
+                        hello.protocol,
+                        wire::PROTOCOL_VERSION
+                    );
+                }
+                tracing::info!(browser = ?hello.browser, profile = ?hello.profile, version = ?hello.extension_version, "extension said hello");
+                hello.host_pid = Some(self.pid);
+                let frame: Bytes = Message::Hello(hello.clone()).to_bytes().into();
+                self.hello = Some(frame.clone());
+                let ids: Vec<BridgeId> = self.bridges.keys().copied().collect();
+                for id in ids {
+                    self.send_to_bridge(id, Outgoing::Frame(frame.clone()));
+                }
+                self.hello_seen.send_replace(Some(hello));
+            }
+            other => {
+                // Well-formed but not for us (the stream is still in sync): say so and go on.
+                tracing::warn!(
+                    kind = other.kind(),
+                    "ignored a message the browser may not send to the host"
+                );
+            }
+        }
+    }
+
+    /// Queue a frame for one bridge. A bridge whose queue is full has stopped reading; it is
+    /// disconnected rather than allowed to grow the host without end.
+    fn send_to_bridge(&mut self, id: BridgeId, out: Outgoing) {
+        let Some(bridge) = self.bridges.get(&id) else { return };
+        match bridge.tx.try_send(out) {
+            Ok(()) => {}
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                tracing::warn!(
+                    bridge = id,
+                    "bridge fell {BRIDGE_QUEUE} messages behind; closing it"
+                );
+                self.detach(id);
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => self.detach(id),
+        }
+    }
+
+    fn send_to_browser(&self, msg: &Message) {
+        // Fails only once the browser writer is gone, and then the relay is ending anyway.
+        let _ = self.to_browser.send(msg.to_bytes().into());
+    }
+
+    fn host_status(&self) {
+        #[derive(Serialize)]
+        struct Status {
+            host_pid: u32,
+            bridges: usize,
+        }
+        let data = wire::raw(&Status { host_pid: self.pid, bridges: self.bridges.len() });
+        let event = Event { event: "host_status".into(), tab_id: None, data, seq: None };
+        self.send_to_browser(&Message::Event(event));
+    }
+
+    fn disconnect_all(&mut self, reason: &str) {
+        for (host_id, p) in std::mem::take(&mut self.pending) {
+            tracing::debug!(bridge = p.bridge, id = %p.id, %host_id, "failing a pending request");
+            let reply = Response::err(
+                p.id,
+                code::BROWSER_DISCONNECTED,
+                format!(
+                    "the browser went away while `{}` was in flight ({reason}); reopen the \
+                     browser (the extension reconnects by itself) and retry",
+                    p.method
+                ),
+            );
+            self.send_to_bridge(
+                p.bridge,
+                Outgoing::Frame(Message::Response(reply).to_bytes().into()),
+            );
+        }
+        #[derive(Serialize)]
+        struct Reason<'a> {
+            reason: &'a str,
+        }
+        let event = Event {
+            event: "browser_disconnected".into(),
+            tab_id: None,
+            data: wire::raw(&Reason { reason }),
+            seq: None,
+        };
+        let frame: Bytes = Message::Event(event).to_bytes().into();
+        for bridge in self.bridges.values() {
+            let _ = bridge.tx.try_send(Outgoing::Frame(frame.clone()));
+        }
+        // Dropping the senders lets each writer flush what it has and close its socket.
+        self.bridges.clear();
+    }
+}
+
+fn dropped_event(d: Dropped) -> Bytes {
+    let event = Event { event: "dropped".into(), tab_id: None, data: wire::raw(&d), seq: None };
+    Message::Event(event).to_bytes().into()
+}

@@ -1,0 +1,365 @@
+//! The one harness of the host's cross-process tests: start the real `tabwire-host` binary
+//! with piped stdio standing in for the browser and a private runtime directory, and talk to
+//! it as the browser (frames on its stdin/stdout) and as bridges (its socket).
+#![allow(dead_code)] // Each test binary uses a different part.
+
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tabwire_host::extension_id::EXTENSION_ID;
+
+/// How long any single expected thing may take before the test fails.
+pub const PATIENCE: Duration = Duration::from_secs(10);
+
+pub const HOST: &str = env!("CARGO_BIN_EXE_tabwire-host");
+
+/// A fresh directory under /tmp (short, so socket paths stay far below the 108-byte limit),
+/// mode 0700, removed on drop.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new() -> Self {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let path = PathBuf::from(format!("/tmp/twh-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        std::os::unix::fs::DirBuilderExt::mode(&mut std::fs::DirBuilder::new(), 0o700)
+            .create(&path)
+            .unwrap();
+        TempDir(path)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A frame's length prefix.
+pub fn header(len: usize) -> [u8; 4] {
+    (len as u32).to_ne_bytes()
+}
+
+/// Read one frame; `None` at a clean end of stream.
+pub fn read_frame(r: &mut impl Read) -> std::io::Result<Option<Vec<u8>>> {
+    let mut len = [0u8; 4];
+    match r.read_exact(&mut len) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(e),
+    }
+    let mut buf = vec![0u8; u32::from_ne_bytes(len) as usize];
+    r.read_exact(&mut buf)?;
+    Ok(Some(buf))
+}
+
+pub fn write_frame(w: &mut impl Write, payload: &[u8]) -> std::io::Result<()> {
+    w.write_all(&header(payload.len()))?;
+    w.write_all(payload)?;
+    w.flush()
+}
+
+/// The hello the extension sends first.
+pub fn extension_hello() -> String {
+    format!(
+        r#"{{"type":"hello","protocol":1,"extension_version":"0.1.0","extension_id":"{EXTENSION_ID}","browser":"chromium","profile":"test-profile"}}"#
+    )
+}
+
+/// A running host with its stdio held by the test.
+pub struct Host {
+    pub child: Child,
+    stdin: Option<ChildStdin>,
+    frames: mpsc::Receiver<Vec<u8>>,
+    stderr: Arc<Mutex<String>>,
+    pub runtime: TempDir,
+    pub pid: u32,
+}
+
+/// How to start a host.
+pub struct HostOptions {
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    /// Wait until the socket is bound and the record written.
+    pub wait_ready: bool,
+}
+
+impl Default for HostOptions {
+    fn default() -> Self {
+        Self {
+            args: vec![format!("chrome-extension://{EXTENSION_ID}/")],
+            env: Vec::new(),
+            wait_ready: true,
+        }
+    }
+}
+
+impl Host {
+    /// Start a host for the tabwire extension and wait until it listens.
+    pub fn start() -> Host {
+        Self::spawn(HostOptions::default(), TempDir::new())
+    }
+
+    /// Start a host, say hello as the extension, and return it.
+    pub fn start_with_hello() -> Host {
+        let mut host = Self::start();
+        host.send(&extension_hello());
+        host
+    }
+
+    pub fn spawn(opts: HostOptions, runtime: TempDir) -> Host {
+        let mut cmd = Command::new(HOST);
+        cmd.args(&opts.args)
+            .env("TABWIRE_RUNTIME_DIR", &runtime.0)
+            .env_remove("TABWIRE_LOG")
+            .env_remove("TABWIRE_ALLOWED_EXTENSIONS")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in &opts.env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("the tabwire-host binary starts");
+        let pid = child.id();
+        let stdin = child.stdin.take();
+        let mut stdout = child.stdout.take().unwrap();
+        let (tx, frames) = mpsc::channel();
+        std::thread::spawn(move || {
+            while let Ok(Some(frame)) = read_frame(&mut stdout) {
+                if tx.send(frame).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let mut err_pipe = child.stderr.take().unwrap();
+        let sink = stderr.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = err_pipe.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        let host = Host { child, stdin, frames, stderr, runtime, pid };
+        if opts.wait_ready {
+            host.wait_ready();
+        }
+        host
+    }
+
+    pub fn hosts_dir(&self) -> PathBuf {
+        self.runtime.0.join("hosts")
+    }
+
+    pub fn socket(&self) -> PathBuf {
+        self.hosts_dir().join(format!("{}.sock", self.pid))
+    }
+
+    pub fn record(&self) -> PathBuf {
+        self.hosts_dir().join(format!("{}.json", self.pid))
+    }
+
+    /// Wait until the host listens and its record is written.
+    pub fn wait_ready(&self) {
+        let deadline = Instant::now() + PATIENCE;
+        while !(self.record().exists() && self.socket().exists()) {
+            assert!(Instant::now() < deadline, "host never got ready; stderr:\n{}", self.stderr());
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    /// Write one frame to the host's stdin, as the browser.
+    pub fn send(&mut self, json: &str) {
+        self.send_raw(json.as_bytes());
+    }
+
+    pub fn send_raw(&mut self, payload: &[u8]) {
+        write_frame(self.stdin.as_mut().expect("stdin open"), payload).unwrap();
+    }
+
+    /// Write bytes without a frame around them.
+    pub fn send_bytes(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Close stdin, as the browser does when it closes the port.
+    pub fn close_stdin(&mut self) {
+        self.stdin.take();
+    }
+
+    /// The next frame the host wrote to the browser, raw.
+    pub fn recv_frame(&self) -> Vec<u8> {
+        self.frames.recv_timeout(PATIENCE).unwrap_or_else(|_| {
+            panic!("no frame from the host to the browser; stderr:\n{}", self.stderr())
+        })
+    }
+
+    /// The next message to the browser that is not a `host_status` event.
+    pub fn recv(&self) -> Value {
+        loop {
+            let v = parse(&self.recv_frame());
+            if v["event"] != "host_status" {
+                return v;
+            }
+        }
+    }
+
+    /// The next `host_status` event's data, skipping anything else.
+    pub fn recv_status(&self) -> Value {
+        loop {
+            let v = parse(&self.recv_frame());
+            if v["event"] == "host_status" {
+                return v["data"].clone();
+            }
+        }
+    }
+
+    /// Wait until a `host_status` says `bridges` bridges are attached.
+    pub fn wait_bridges(&self, bridges: u64) {
+        while self.recv_status()["bridges"] != bridges {}
+    }
+
+    /// Anything the host wrote to the browser within `wait`, other than `host_status`.
+    pub fn try_recv(&self, wait: Duration) -> Option<Value> {
+        let deadline = Instant::now() + wait;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let v = parse(&self.frames.recv_timeout(left).ok()?);
+            if v["event"] != "host_status" {
+                return Some(v);
+            }
+        }
+    }
+
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// Wait until the host's stderr contains `needle`.
+    pub fn wait_for_log(&self, needle: &str) {
+        let deadline = Instant::now() + PATIENCE;
+        while !self.stderr().contains(needle) {
+            assert!(
+                Instant::now() < deadline,
+                "host never logged {needle:?}; stderr:\n{}",
+                self.stderr()
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    /// Make the host process everything sent so far on stdin: a response to an unknown id is
+    /// logged as dropped, and the host reads stdin in order.
+    pub fn sync_browser(&mut self, tag: &str) {
+        let id = format!("sync-{tag}");
+        self.send(&format!(r#"{{"type":"response","id":"{id}","result":null}}"#));
+        self.wait_for_log(&format!("id={id}"));
+    }
+
+    /// Wait for the process to end; `None` if it did not within `wait`.
+    pub fn wait_exit(&mut self, wait: Duration) -> Option<ExitStatus> {
+        let deadline = Instant::now() + wait;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return Some(status);
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+
+    /// Connect a bridge to this host's socket.
+    pub fn connect(&self) -> Bridge {
+        Bridge::connect(&self.socket())
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        // Only our own child, by its handle.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn parse(frame: &[u8]) -> Value {
+    serde_json::from_slice(frame)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(frame)))
+}
+
+/// A bridge's connection to the host.
+pub struct Bridge {
+    pub stream: UnixStream,
+}
+
+impl Bridge {
+    pub fn connect(path: &Path) -> Bridge {
+        let stream = UnixStream::connect(path).expect("the host's socket accepts");
+        stream.set_read_timeout(Some(PATIENCE)).unwrap();
+        Bridge { stream }
+    }
+
+    pub fn send(&mut self, json: &str) {
+        write_frame(&mut self.stream, json.as_bytes()).unwrap();
+    }
+
+    pub fn send_bytes(&mut self, bytes: &[u8]) {
+        self.stream.write_all(bytes).unwrap();
+    }
+
+    pub fn request(&mut self, id: &str, method: &str, params: &str) {
+        self.send(&format!(
+            r#"{{"type":"request","id":"{id}","method":"{method}","params":{params}}}"#
+        ));
+    }
+
+    /// The next message from the host; panics on timeout or end of stream.
+    pub fn recv(&mut self) -> Value {
+        match read_frame(&mut self.stream) {
+            Ok(Some(frame)) => parse(&frame),
+            Ok(None) => panic!("the host closed the bridge's connection"),
+            Err(e) => panic!("no message from the host: {e}"),
+        }
+    }
+
+    /// Connect and read the host's hello.
+    pub fn recv_hello(&mut self) -> Value {
+        let hello = self.recv();
+        assert_eq!(hello["type"], "hello", "first message is the hello: {hello}");
+        hello
+    }
+
+    /// Whatever arrives within `wait`; `None` when nothing does.
+    pub fn try_recv(&mut self, wait: Duration) -> Option<Value> {
+        self.stream.set_read_timeout(Some(wait)).unwrap();
+        let got = read_frame(&mut self.stream);
+        self.stream.set_read_timeout(Some(PATIENCE)).unwrap();
+        match got {
+            Ok(Some(frame)) => Some(parse(&frame)),
+            _ => None,
+        }
+    }
+
+    /// Whether the host closed this connection: end of stream before any further message.
+    pub fn is_closed(&mut self) -> bool {
+        match read_frame(&mut self.stream) {
+            Ok(None) => true,
+            Ok(Some(_)) => false,
+            Err(e) => e.kind() == std::io::ErrorKind::ConnectionReset,
+        }
+    }
+}
