@@ -15,7 +15,7 @@ const DEFAULT_TIMEOUT_MS = 10_000;
 let methods = {};
 let port = null; // the open port, or null
 let connecting = false;
-let reason = 'not connected yet';
+let reason = 'not connected yet'; // null while connected
 let delay = FIRST_DELAY_MS;
 let retry = null;
 const inflight = new Map(); // request id → AbortController; gone once answered or cancelled
@@ -52,21 +52,29 @@ export async function connect() {
   const p = chrome.runtime.connectNative(HOST);
   port = p;
   let heard = false;
+  // Chrome reports a missing or refused host by closing the port within milliseconds: call it
+  // up when the host spoke, or when the port is still open a moment later.
+  const up = () => {
+    if (port !== p || reason === null) return;
+    reason = null;
+    setStatus({ connected: true, last_error: null });
+  };
+  const settled = setTimeout(up, 500);
   p.onMessage.addListener((msg) => {
     if (!heard) {
       heard = true;
       delay = FIRST_DELAY_MS; // the host is up and talking: the next failure starts afresh
+      up();
     }
     receive(msg);
   });
-  p.onDisconnect.addListener(() => disconnected(p, chrome.runtime.lastError?.message));
+  p.onDisconnect.addListener(() => {
+    clearTimeout(settled);
+    disconnected(p, chrome.runtime.lastError?.message);
+  });
   try {
     p.postMessage(hello);
-  } catch {
-    return; // onDisconnect follows with the reason
-  }
-  reason = null;
-  setStatus({ connected: true, last_error: null });
+  } catch {} // onDisconnect follows with the reason
 }
 
 function disconnected(p, chromeSays) {
@@ -87,7 +95,7 @@ function disconnected(p, chromeSays) {
 function explain(chromeSays) {
   if (!chromeSays) return 'the tabwire host exited';
   if (/not found/i.test(chromeSays))
-    return `the tabwire host is not installed for this browser (Chrome: "${chromeSays}"); run \`tabwire install\`, then reload the extension`;
+    return `the tabwire host is not installed for this browser (Chrome: "${chromeSays}"); run \`tabwire install\`; the extension retries by itself`;
   if (/forbidden/i.test(chromeSays))
     return `the installed tabwire host does not allow extension ${chrome.runtime.id} (Chrome: "${chromeSays}"); run \`tabwire install\` again`;
   if (/exited/i.test(chromeSays)) return `the tabwire host exited (Chrome: "${chromeSays}"); its log is on its stderr`;
@@ -96,7 +104,7 @@ function explain(chromeSays) {
 
 // Why nothing can be sent to the host right now (for error messages).
 export function hostProblem() {
-  return reason ?? 'not connected';
+  return reason ?? 'connecting';
 }
 
 function post(msg) {
