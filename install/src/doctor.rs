@@ -1,0 +1,371 @@
+//! `tabwire doctor`, the static part: the manifests, the runtime directory and the sockets in
+//! it, checked without talking to the browser. Each problem comes with the command or click
+//! that fixes it. The bridge adds the live checks (a ping through the browser) to the same
+//! list of [`Finding`]s before rendering it.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use tabwire_host::runtime_dir::{self, HostRecord};
+
+use crate::browsers::HOST_NAME;
+use crate::env::{Env, is_executable, shell_quote};
+use crate::error::Error;
+use crate::manifest::origin;
+use crate::record::Record;
+use crate::targets::{Selection, Target, resolve};
+
+/// `tabwire doctor`.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct DoctorArgs {
+    #[command(flatten)]
+    pub selection: Selection,
+
+    /// Print the findings as one JSON document
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One thing doctor checked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// What was checked, e.g. `chromium manifest`, `runtime dir`.
+    pub check: String,
+    pub ok: bool,
+    /// What doctor saw.
+    pub detail: String,
+    /// The command or click that fixes it (only when not ok).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+}
+
+impl Finding {
+    pub fn ok(check: impl Into<String>, detail: impl Into<String>) -> Finding {
+        Finding { check: check.into(), ok: true, detail: detail.into(), fix: None }
+    }
+
+    pub fn broken(
+        check: impl Into<String>,
+        detail: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Finding {
+        Finding { check: check.into(), ok: false, detail: detail.into(), fix: Some(fix.into()) }
+    }
+}
+
+/// Whether every finding is ok (doctor exits non-zero otherwise).
+pub fn all_ok(findings: &[Finding]) -> bool {
+    findings.iter().all(|f| f.ok)
+}
+
+/// The static checks. Which manifests: those of `--browser`/`--user-data-dir`/`--system`
+/// when given, else those the record says install wrote, else those of the browsers found.
+pub fn static_findings(args: &DoctorArgs, env: &Env) -> Result<Vec<Finding>, Error> {
+    let sel = &args.selection;
+    let record = Record::load(&env.record_path())?;
+    let ids = if sel.extension_ids.is_empty() && !record.extension_ids.is_empty() {
+        record.extension_ids.clone()
+    } else {
+        sel.extension_ids()?
+    };
+    let mut findings = Vec::new();
+    let targets = if !sel.is_explicit() && !record.entries.is_empty() {
+        record.entries.iter().map(|e| e.target.clone()).collect()
+    } else {
+        match resolve(sel, env) {
+            Ok(resolved) => resolved.targets,
+            Err(Error::NoBrowserFound) => {
+                findings.push(Finding::broken(
+                    "browsers",
+                    "no Chromium-family browser found: no profile folder of one exists and \
+                     none is on PATH",
+                    format!(
+                        "`{} install --browser NAME` or `{0} install --user-data-dir DIR`",
+                        env.self_command()
+                    ),
+                ));
+                Vec::new()
+            }
+            Err(e) => return Err(e),
+        }
+    };
+    let default_ids = ids == [tabwire_host::extension_id::EXTENSION_ID];
+    for target in &targets {
+        let mut install = format!("{} install {}", env.self_command(), target.install_args);
+        if !default_ids {
+            for id in &ids {
+                install.push_str(&format!(" --extension-id {id}"));
+            }
+        }
+        findings.extend(check_manifest(target, &ids, &install));
+    }
+    findings.extend(check_runtime_dir(&env.runtime_dir));
+    findings.extend(check_hosts(&env.runtime_dir));
+    Ok(findings)
+}
+
+/// Everything wrong with one manifest, or one ok finding.
+fn check_manifest(target: &Target, ids: &[String], install: &str) -> Vec<Finding> {
+    let check = format!("{} manifest", target.label);
+    let path = &target.manifest;
+    let fix_install = format!("`{install}`");
+    let text = match fs::read(path) {
+        Ok(text) => text,
+        Err(e) => {
+            let why = if e.kind() == std::io::ErrorKind::NotFound {
+                "there is none".to_string()
+            } else {
+                e.to_string()
+            };
+            return vec![Finding::broken(
+                check,
+                format!(
+                    "{}: {why}, so the browser cannot start tabwire-host (\"Specified native \
+                     messaging host not found\")",
+                    path.display()
+                ),
+                fix_install,
+            )];
+        }
+    };
+    let value: serde_json::Value = match serde_json::from_slice(&text) {
+        Ok(v) => v,
+        Err(e) => {
+            return vec![Finding::broken(
+                check,
+                format!("{} is not valid JSON ({e})", path.display()),
+                format!("{fix_install} (rewrites it)"),
+            )];
+        }
+    };
+    let mut faults = Vec::new();
+    let field = |name: &str| value.get(name).and_then(|v| v.as_str()).unwrap_or("");
+    if field("name") != HOST_NAME {
+        faults.push((format!("its name is {:?}, not {HOST_NAME:?}", field("name")), None));
+    }
+    if field("type") != "stdio" {
+        faults.push((format!("its type is {:?}, not \"stdio\"", field("type")), None));
+    }
+    let host = PathBuf::from(field("path"));
+    if !host.is_absolute() {
+        faults.push((format!("its path {host:?} is not absolute (Chrome requires it)"), None));
+    } else if !host.is_file() {
+        faults.push((format!("the host it names, {}, does not exist", host.display()), None));
+    } else if !is_executable(&host) {
+        faults.push((
+            format!("the host it names, {}, is not executable", host.display()),
+            Some(format!("`chmod +x {}`", shell_quote(&host))),
+        ));
+    }
+    let origins: Vec<&str> = value
+        .get("allowed_origins")
+        .and_then(|v| v.as_array())
+        .map(|a| a.iter().filter_map(|o| o.as_str()).collect())
+        .unwrap_or_default();
+    for id in ids {
+        if !origins.contains(&origin(id).as_str()) {
+            faults.push((
+                format!(
+                    "allowed_origins {origins:?} lacks {}: the browser refuses the extension \
+                     (\"Access to the specified native messaging host is forbidden\")",
+                    origin(id)
+                ),
+                None,
+            ));
+        }
+    }
+    if let Some(key) = &target.registry_key {
+        if let Some(fault) = check_registry(key, path) {
+            faults.push((fault, None));
+        }
+    }
+    if faults.is_empty() {
+        return vec![Finding::ok(
+            check,
+            format!("{}: host {}, allows {}", path.display(), host.display(), origins.join(" ")),
+        )];
+    }
+    faults
+        .into_iter()
+        .map(|(fault, fix)| {
+            let detail = format!("{}: {fault}", path.display());
+            Finding::broken(check.clone(), detail, fix.unwrap_or_else(|| fix_install.clone()))
+        })
+        .collect()
+}
+
+/// What is wrong with the registry key that should name `manifest`, if anything.
+fn check_registry(key: &str, manifest: &Path) -> Option<String> {
+    match crate::registry::get(key) {
+        Ok(Some(value)) if Path::new(&value) == manifest => None,
+        Ok(Some(value)) => Some(format!("HKCU\\{key} names {value}, not this manifest")),
+        Ok(None) => Some(format!("the registry key HKCU\\{key} is missing")),
+        Err(e) => Some(format!("cannot read the registry key HKCU\\{key}: {e}")),
+    }
+}
+
+/// The runtime directory and its `hosts/` and `sessions/` folders: ours, mode 0700.
+fn check_runtime_dir(root: &Path) -> Vec<Finding> {
+    let check = "runtime dir";
+    if !root.exists() {
+        return vec![Finding::ok(
+            check,
+            format!("{} does not exist yet; the host creates it when it starts", root.display()),
+        )];
+    }
+    let mut findings = Vec::new();
+    for dir in [root.to_path_buf(), runtime_dir::hosts_dir(root), runtime_dir::sessions_dir(root)] {
+        if let Some(f) = check_private_dir(check, &dir) {
+            findings.push(f);
+        }
+    }
+    if findings.is_empty() {
+        findings.push(Finding::ok(check, format!("{}: yours, mode 0700", root.display())));
+    }
+    findings
+}
+
+#[cfg(unix)]
+fn check_private_dir(check: &str, dir: &Path) -> Option<Finding> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let meta = fs::symlink_metadata(dir).ok()?;
+    let shown = shell_quote(dir);
+    if !meta.is_dir() {
+        return Some(Finding::broken(
+            check,
+            format!("{} is not a folder", dir.display()),
+            format!("`rm {shown}` (the host recreates it)"),
+        ));
+    }
+    let me = runtime_dir::current_uid();
+    if meta.uid() != me {
+        return Some(Finding::broken(
+            check,
+            format!("{} belongs to uid {}, not to you (uid {me})", dir.display(), meta.uid()),
+            format!(
+                "have its owner remove it (`sudo rm -rf {shown}`), or set TABWIRE_RUNTIME_DIR \
+                 to a folder of your own"
+            ),
+        ));
+    }
+    let mode = meta.permissions().mode() & 0o7777;
+    if mode & 0o077 != 0 {
+        return Some(Finding::broken(
+            check,
+            format!(
+                "{} has mode {mode:04o}: other users could reach your browser through it, so \
+                 the host refuses to start",
+                dir.display()
+            ),
+            format!("`chmod 700 {shown}`"),
+        ));
+    }
+    None
+}
+
+#[cfg(not(unix))]
+fn check_private_dir(_check: &str, _dir: &Path) -> Option<Finding> {
+    None
+}
+
+/// The hosts running now, and sockets left behind by hosts that are gone.
+fn check_hosts(root: &Path) -> Vec<Finding> {
+    let dir = runtime_dir::hosts_dir(root);
+    let Ok(entries) = fs::read_dir(&dir) else {
+        return vec![Finding::ok(
+            "hosts",
+            "none running (the browser starts one when the extension connects)",
+        )];
+    };
+    let mut files: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    files.sort();
+    let mut live = Vec::new();
+    let mut findings = Vec::new();
+    for path in &files {
+        let ext = path.extension().and_then(|e| e.to_str());
+        let (sock, json) = match ext {
+            Some("sock") => (path.clone(), path.with_extension("json")),
+            // A record without its socket is reported here; one with it, under its socket.
+            Some("json") if !path.with_extension("sock").exists() => {
+                (path.with_extension("sock"), path.clone())
+            }
+            _ => continue,
+        };
+        let record: Option<HostRecord> =
+            fs::read(&json).ok().and_then(|b| serde_json::from_slice(&b).ok());
+        match record {
+            Some(r) if runtime_dir::pid_alive(r.pid) && sock.exists() => live.push(r),
+            other => {
+                let why = match other {
+                    Some(r) if !sock.exists() => format!("its socket is gone (pid {})", r.pid),
+                    Some(r) => format!("its host (pid {}) is gone", r.pid),
+                    None if json.exists() => format!("{} is unreadable", json.display()),
+                    None => format!("{} is missing", json.display()),
+                };
+                let mut rm = String::from("`rm -f");
+                for p in [&sock, &json] {
+                    if p.exists() {
+                        rm.push(' ');
+                        rm.push_str(&shell_quote(p));
+                    }
+                }
+                rm.push('`');
+                findings.push(Finding::broken(
+                    "stale socket",
+                    format!("{} is left over: {why}", path.display()),
+                    rm,
+                ));
+            }
+        }
+    }
+    let detail = if live.is_empty() {
+        "none running (the browser starts one when the extension connects)".to_string()
+    } else {
+        let each: Vec<String> = live
+            .iter()
+            .map(|r| {
+                let browser =
+                    if r.browser.is_empty() { "waiting for the extension" } else { &r.browser };
+                format!("pid {} ({browser}, extension {})", r.pid, r.extension_version)
+            })
+            .collect();
+        format!("{} running: {}", live.len(), each.join("; "))
+    };
+    findings.insert(0, Finding::ok("hosts", detail));
+    findings
+}
+
+/// Print findings: one line each (with its fix underneath), or one JSON document.
+pub fn render(findings: &[Finding], json: bool, out: &mut dyn Write) -> std::io::Result<()> {
+    if json {
+        #[derive(Serialize)]
+        struct Doc<'a> {
+            ok: bool,
+            findings: &'a [Finding],
+        }
+        serde_json::to_writer_pretty(&mut *out, &Doc { ok: all_ok(findings), findings })?;
+        return writeln!(out);
+    }
+    for f in findings {
+        let mark = if f.ok { "ok  " } else { "FAIL" };
+        writeln!(out, "{mark}  {}: {}", f.check, f.detail)?;
+        if let Some(fix) = &f.fix {
+            writeln!(out, "      fix: {fix}")?;
+        }
+    }
+    let broken = findings.iter().filter(|f| !f.ok).count();
+    if broken == 0 {
+        writeln!(out, "all {} checks passed", findings.len())
+    } else {
+        writeln!(out, "{broken} of {} checks failed", findings.len())
+    }
+}
+
+/// `tabwire doctor` (static part): check, print, and return whether everything is ok.
+pub fn run_doctor(args: &DoctorArgs, env: &Env, out: &mut dyn Write) -> Result<bool, Error> {
+    let findings = static_findings(args, env)?;
+    render(&findings, args.json, out).map_err(Error::io("print to", "stdout"))?;
+    Ok(all_ok(&findings))
+}

@@ -1,0 +1,135 @@
+//! What install, uninstall and doctor read from the machine, gathered in one value.
+//!
+//! The functions of this crate take an [`Env`] instead of reading `$HOME` or `$PATH`
+//! themselves, so tests run them against a temporary home in parallel without touching the
+//! process environment.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use crate::browsers::Os;
+use crate::error::Error;
+
+/// The machine as install, uninstall and doctor see it.
+#[derive(Clone, Debug)]
+pub struct Env {
+    pub os: Os,
+    /// The user's home directory.
+    pub home: PathBuf,
+    /// `$XDG_CONFIG_HOME`, when set (Linux browsers keep their profiles there).
+    pub xdg_config_home: Option<PathBuf>,
+    /// The directories of `$PATH`, in order.
+    pub path: Vec<PathBuf>,
+    /// tabwire's own configuration directory, where `installed.json` is kept:
+    /// `$TABWIRE_CONFIG_DIR`, else the OS's (`~/.config/tabwire` on Linux).
+    pub config_dir: PathBuf,
+    /// The runtime directory of the sockets (`tabwire_host::runtime_dir::resolve`).
+    pub runtime_dir: PathBuf,
+    /// The running `tabwire` executable: the host binary is looked for next to it, and the
+    /// `claude mcp add` line names it.
+    pub current_exe: PathBuf,
+    /// `$TABWIRE_EXTENSION_DIR`, when set: the extension folder to load unpacked.
+    pub extension_dir: Option<PathBuf>,
+}
+
+impl Env {
+    /// The environment of this process.
+    pub fn from_process() -> Result<Env, Error> {
+        let dirs = directories::BaseDirs::new().ok_or(Error::NoHome)?;
+        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        let config_dir = match var("TABWIRE_CONFIG_DIR") {
+            Some(dir) => PathBuf::from(dir),
+            None => dirs.config_dir().join("tabwire"),
+        };
+        let current_exe = std::env::current_exe().map_err(|source| Error::Io {
+            what: "find the running executable",
+            path: PathBuf::from("tabwire"),
+            source,
+        })?;
+        Ok(Env {
+            os: Os::current(),
+            home: dirs.home_dir().to_path_buf(),
+            xdg_config_home: var("XDG_CONFIG_HOME").map(PathBuf::from),
+            path: split_path(var("PATH")),
+            config_dir,
+            runtime_dir: tabwire_host::runtime_dir::resolve(),
+            current_exe,
+            extension_dir: var("TABWIRE_EXTENSION_DIR").map(PathBuf::from),
+        })
+    }
+
+    /// The file that records what `tabwire install` wrote.
+    pub fn record_path(&self) -> PathBuf {
+        self.config_dir.join("installed.json")
+    }
+
+    /// The first executable called `name` in `$PATH` (with `.exe` on Windows).
+    pub fn find_on_path(&self, name: &str) -> Option<PathBuf> {
+        let file = exe_name(self.os, name);
+        self.path.iter().map(|dir| dir.join(&file)).find(|p| is_executable(p))
+    }
+
+    /// How the user runs this program: `tabwire` when that name on `PATH` is this
+    /// executable, else its full path — so every printed command works when pasted.
+    pub fn self_command(&self) -> String {
+        let name = self.current_exe.file_stem().map(|s| s.to_string_lossy().into_owned());
+        let name = name.unwrap_or_else(|| "tabwire".into());
+        match self.find_on_path(&name) {
+            Some(found) if same_file(&found, &self.current_exe) => name,
+            _ => shell_quote(&self.current_exe),
+        }
+    }
+}
+
+/// `name` as an executable file name on `os`.
+pub fn exe_name(os: Os, name: &str) -> String {
+    if os == Os::Windows { format!("{name}.exe") } else { name.to_string() }
+}
+
+fn split_path(value: Option<OsString>) -> Vec<PathBuf> {
+    value.map(|v| std::env::split_paths(&v).collect()).unwrap_or_default()
+}
+
+/// Whether `path` is a file this user may execute.
+pub fn is_executable(path: &Path) -> bool {
+    let Ok(meta) = std::fs::metadata(path) else { return false };
+    if !meta.is_file() {
+        return false;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        meta.permissions().mode() & 0o111 != 0
+    }
+    #[cfg(not(unix))]
+    true
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+/// `path` as a shell word: unchanged when it has no special characters, else single-quoted.
+pub fn shell_quote(path: &Path) -> String {
+    let text = path.to_string_lossy();
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:,=@%".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        text.into_owned()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting() {
+        assert_eq!(shell_quote(Path::new("/usr/bin/tabwire")), "/usr/bin/tabwire");
+        assert_eq!(shell_quote(Path::new("/a b/it's")), r"'/a b/it'\''s'");
+    }
+}

@@ -1,0 +1,193 @@
+//! `tabwire install`: register the host with the browsers, record it, say what is left to do.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::claude;
+use crate::env::{Env, shell_quote};
+use crate::error::Error;
+use crate::locate::{HostChoice, find_extension_dir, locate_host};
+use crate::manifest::HostManifest;
+use crate::record::{Record, create_dirs};
+use crate::registry;
+use crate::targets::{Selection, Target, resolve};
+
+/// `tabwire install`.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct InstallArgs {
+    #[command(flatten)]
+    pub selection: Selection,
+
+    /// The tabwire-host executable to register; default: the one next to this program, else
+    /// the one on PATH
+    #[arg(long, value_name = "PATH")]
+    pub host_path: Option<PathBuf>,
+
+    /// Print every file and registry key it would write, and change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Also add tabwire to Claude Code (runs `claude mcp add tabwire -- … mcp`)
+    #[arg(long)]
+    pub claude: bool,
+}
+
+/// What happened (or, in a dry run, would happen) to one manifest file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    Created,
+    Updated,
+    /// It already had exactly this content.
+    Unchanged,
+}
+
+/// The outcome of an install.
+#[derive(Debug, Clone)]
+pub struct InstallReport {
+    pub dry_run: bool,
+    pub host: HostChoice,
+    pub extension_ids: Vec<String>,
+    pub changes: Vec<(Target, Change)>,
+    /// Browsers left out, and why.
+    pub notes: Vec<String>,
+    /// The record file (`installed.json`).
+    pub record: PathBuf,
+    /// The extension folder to load unpacked, when found.
+    pub extension_dir: Option<PathBuf>,
+}
+
+/// Write the manifests (unless `args.dry_run`) and record them.
+pub fn install(args: &InstallArgs, env: &Env) -> Result<InstallReport, Error> {
+    let extension_ids = args.selection.extension_ids()?;
+    let host = locate_host(args.host_path.as_deref(), env)?;
+    let resolved = resolve(&args.selection, env)?;
+    let record_path = env.record_path();
+    let mut record = Record::load(&record_path)?;
+    let text = HostManifest::new(&host.path, &extension_ids).render();
+
+    let mut changes = Vec::new();
+    for target in resolved.targets {
+        let change = match fs::read_to_string(&target.manifest) {
+            Ok(old) if old == text => Change::Unchanged,
+            Ok(_) => Change::Updated,
+            Err(_) => Change::Created,
+        };
+        if !args.dry_run {
+            let mut created = Vec::new();
+            if change != Change::Unchanged {
+                let dir = target.manifest.parent().expect("a manifest path has a folder");
+                created = create_dirs(dir)?;
+                write_file(&target.manifest, &text)?;
+            }
+            if let Some(key) = &target.registry_key {
+                registry::set(key, &target.manifest).map_err(|source| Error::Registry {
+                    what: "set",
+                    key: key.clone(),
+                    source,
+                })?;
+            }
+            record.add(target.clone(), created);
+        }
+        changes.push((target, change));
+    }
+    if !args.dry_run {
+        record.host_path = Some(host.path.clone());
+        record.extension_ids = extension_ids.clone();
+        record.save(&record_path)?;
+    }
+    Ok(InstallReport {
+        dry_run: args.dry_run,
+        host,
+        extension_ids,
+        changes,
+        notes: resolved.notes,
+        record: record_path,
+        extension_dir: find_extension_dir(env),
+    })
+}
+
+/// `tabwire install`: install, then print what was done and the steps left to the user.
+pub fn run_install(args: &InstallArgs, env: &Env, out: &mut dyn Write) -> Result<(), Error> {
+    let report = install(args, env)?;
+    print_report(&report, env, out).map_err(Error::io("print to", "stdout"))?;
+    if args.claude {
+        if args.dry_run {
+            let line = claude::mcp_add_line(env);
+            writeln!(out, "would run: {line}").map_err(Error::io("print to", "stdout"))?;
+        } else {
+            claude::run_mcp_add(env, out)?;
+        }
+    }
+    Ok(())
+}
+
+fn print_report(r: &InstallReport, env: &Env, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(out, "host: {}", r.host)?;
+    for (target, change) in &r.changes {
+        let verb = match (r.dry_run, change) {
+            (true, Change::Created) => "would create",
+            (true, Change::Updated) => "would update",
+            (false, Change::Created) => "created",
+            (false, Change::Updated) => "updated",
+            (_, Change::Unchanged) => "up to date",
+        };
+        writeln!(out, "{verb:<12}  {}  ({})", target.manifest.display(), target.label)?;
+        if let Some(key) = &target.registry_key {
+            let verb = if r.dry_run { "would set" } else { "set" };
+            writeln!(out, "{verb:<12}  HKCU\\{key} = {}", target.manifest.display())?;
+        }
+    }
+    for note in &r.notes {
+        writeln!(out, "note: {note}")?;
+    }
+    if r.dry_run {
+        writeln!(out, "would record them in {}", r.record.display())?;
+        writeln!(out, "dry run: nothing was changed")?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "recorded in {} (`{} uninstall` removes all of it)",
+        r.record.display(),
+        env.self_command()
+    )?;
+
+    writeln!(out, "\nNext:")?;
+    let own_id = tabwire_host::extension_id::EXTENSION_ID;
+    if r.extension_ids.iter().any(|id| id == own_id) {
+        let folder = match &r.extension_dir {
+            Some(dir) => shell_quote(dir),
+            None => format!(
+                "<the extension/ folder of the tabwire checkout> (not found near {}; set \
+                 TABWIRE_EXTENSION_DIR to say where it is)",
+                env.current_exe.display()
+            ),
+        };
+        writeln!(
+            out,
+            "  1. Load the extension: open chrome://extensions, turn on Developer mode, click \
+             Load unpacked and choose {folder}"
+        )?;
+    } else {
+        writeln!(
+            out,
+            "  1. Install the extension with id {} in the browser",
+            r.extension_ids.join(" or ")
+        )?;
+    }
+    writeln!(out, "  2. Add tabwire to Claude Code (or run install with --claude):")?;
+    writeln!(out, "       {}", claude::mcp_add_line(env))?;
+    Ok(())
+}
+
+/// Write `text` to `path` through a temporary file and a rename, so the browser never reads
+/// half a manifest and a symlink left there by another installer is replaced, not followed.
+fn write_file(path: &Path, text: &str) -> Result<(), Error> {
+    let tmp = path.with_extension(format!("json.tmp{}", std::process::id()));
+    fs::write(&tmp, text).map_err(Error::io("write", &tmp))?;
+    fs::rename(&tmp, path).map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        Error::io("write", path)(e)
+    })
+}

@@ -1,0 +1,103 @@
+//! `installed.json`: what `tabwire install` wrote, so `tabwire uninstall` removes exactly that
+//! — including the folders install had to create — and nothing else.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Error;
+use crate::targets::Target;
+
+/// The record file's content.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// The host the manifests name (the latest install's).
+    pub host_path: Option<PathBuf>,
+    /// The extension ids the manifests allow (the latest install's).
+    #[serde(default)]
+    pub extension_ids: Vec<String>,
+    /// Every manifest written, oldest first.
+    #[serde(default)]
+    pub entries: Vec<Entry>,
+    /// Folders created to hold this record; removed with it when empty.
+    #[serde(default)]
+    pub created_dirs: Vec<PathBuf>,
+}
+
+/// One manifest (and registry key) install wrote.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    #[serde(flatten)]
+    pub target: Target,
+    /// Folders install created for it, outermost first; removed on uninstall when empty.
+    #[serde(default)]
+    pub created_dirs: Vec<PathBuf>,
+}
+
+impl Record {
+    /// The record at `path`; an empty one when there is none.
+    pub fn load(path: &Path) -> Result<Record, Error> {
+        match fs::read(path) {
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map_err(|source| Error::BadRecord { path: path.to_owned(), source }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Record::default()),
+            Err(e) => Err(Error::io("read", path)(e)),
+        }
+    }
+
+    /// Write the record to `path` (mode 0600, atomically), creating its folder if needed.
+    pub fn save(&mut self, path: &Path) -> Result<(), Error> {
+        if let Some(dir) = path.parent() {
+            let created = create_dirs(dir)?;
+            self.created_dirs.extend(created);
+        }
+        tabwire_host::runtime_dir::write_record(path, self).map_err(Error::io("write", path))
+    }
+
+    /// Add or refresh the entry for `target`, keeping the folders an earlier install created.
+    pub fn add(&mut self, target: Target, created_dirs: Vec<PathBuf>) {
+        let same = |e: &&mut Entry| {
+            e.target.manifest == target.manifest && e.target.registry_key == target.registry_key
+        };
+        match self.entries.iter_mut().find(same) {
+            Some(entry) => {
+                entry.target = target;
+                entry.created_dirs.extend(created_dirs);
+            }
+            None => self.entries.push(Entry { target, created_dirs }),
+        }
+    }
+}
+
+/// Create `dir` and any missing parents; returns the folders it created, outermost first.
+pub fn create_dirs(dir: &Path) -> Result<Vec<PathBuf>, Error> {
+    let mut missing = Vec::new();
+    let mut cur = Some(dir);
+    while let Some(d) = cur {
+        if d.exists() || d.as_os_str().is_empty() {
+            break;
+        }
+        missing.push(d.to_path_buf());
+        cur = d.parent();
+    }
+    missing.reverse();
+    for d in &missing {
+        match fs::create_dir(d) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(Error::io("create the folder", d)(e)),
+        }
+    }
+    Ok(missing)
+}
+
+/// Remove those of the `created` folders that are empty, deepest first (so a folder emptied
+/// by removing its children goes too). A folder that holds anything stays.
+pub fn remove_empty_dirs<'a>(created: impl IntoIterator<Item = &'a PathBuf>) {
+    let mut dirs: Vec<&PathBuf> = created.into_iter().collect();
+    dirs.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
+    for d in dirs {
+        let _ = fs::remove_dir(d);
+    }
+}

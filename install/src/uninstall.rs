@@ -1,0 +1,120 @@
+//! `tabwire uninstall`: remove what the record says install wrote, and nothing else.
+
+use std::fs;
+use std::io::Write;
+use std::path::PathBuf;
+
+use crate::browsers::HOST_NAME;
+use crate::env::Env;
+use crate::error::Error;
+use crate::record::{Record, remove_empty_dirs};
+use crate::registry;
+
+/// `tabwire uninstall`.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct UninstallArgs {
+    /// Print every file and registry key it would remove, and change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// What happened to one recorded item.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Removal {
+    Removed(String),
+    /// Already gone.
+    Missing(String),
+    /// Left in place: the file there is no longer a tabwire manifest.
+    Kept(String, String),
+}
+
+/// The outcome of an uninstall.
+#[derive(Debug, Clone)]
+pub struct UninstallReport {
+    pub dry_run: bool,
+    pub record: PathBuf,
+    /// Whether there was a record at all.
+    pub had_record: bool,
+    pub removals: Vec<Removal>,
+}
+
+/// Remove every manifest and registry key in the record, the folders install created for
+/// them when empty, and the record.
+pub fn uninstall(args: &UninstallArgs, env: &Env) -> Result<UninstallReport, Error> {
+    let record_path = env.record_path();
+    let had_record = record_path.exists();
+    let record = Record::load(&record_path)?;
+    let mut removals = Vec::new();
+    for entry in &record.entries {
+        let path = &entry.target.manifest;
+        let shown = path.display().to_string();
+        match fs::read(path) {
+            Err(_) if !path.exists() => removals.push(Removal::Missing(shown)),
+            Ok(bytes) if !is_tabwire_manifest(&bytes) => removals.push(Removal::Kept(
+                shown,
+                "it is no longer a tabwire manifest, so it was left alone".into(),
+            )),
+            _ => {
+                if !args.dry_run {
+                    fs::remove_file(path).map_err(Error::io("remove", path))?;
+                }
+                removals.push(Removal::Removed(shown));
+            }
+        }
+        if let Some(key) = &entry.target.registry_key {
+            if !args.dry_run {
+                registry::delete(key).map_err(|source| Error::Registry {
+                    what: "delete",
+                    key: key.clone(),
+                    source,
+                })?;
+            }
+            removals.push(Removal::Removed(format!("HKCU\\{key}")));
+        }
+    }
+    if had_record && !args.dry_run {
+        fs::remove_file(&record_path).map_err(Error::io("remove", &record_path))?;
+        // Last, and all together: a folder install created for one manifest may also hold
+        // another's, or the record.
+        let created = record.entries.iter().flat_map(|e| &e.created_dirs);
+        remove_empty_dirs(created.chain(&record.created_dirs));
+    }
+    Ok(UninstallReport { dry_run: args.dry_run, record: record_path, had_record, removals })
+}
+
+/// `tabwire uninstall`: uninstall and print what was removed.
+pub fn run_uninstall(args: &UninstallArgs, env: &Env, out: &mut dyn Write) -> Result<(), Error> {
+    let report = uninstall(args, env)?;
+    print_report(&report, out).map_err(Error::io("print to", "stdout"))
+}
+
+fn print_report(r: &UninstallReport, out: &mut dyn Write) -> std::io::Result<()> {
+    if !r.had_record {
+        return writeln!(
+            out,
+            "nothing to uninstall: there is no record of an install at {} (`tabwire install` \
+             writes it)",
+            r.record.display()
+        );
+    }
+    for removal in &r.removals {
+        match removal {
+            Removal::Removed(what) if r.dry_run => writeln!(out, "would remove  {what}")?,
+            Removal::Removed(what) => writeln!(out, "removed       {what}")?,
+            Removal::Missing(what) => writeln!(out, "already gone  {what}")?,
+            Removal::Kept(what, why) => writeln!(out, "kept          {what}: {why}")?,
+        }
+    }
+    if r.dry_run {
+        writeln!(out, "would remove  {}", r.record.display())?;
+        writeln!(out, "dry run: nothing was changed")
+    } else {
+        writeln!(out, "removed       {}", r.record.display())
+    }
+}
+
+/// Whether `bytes` are a manifest for our host, so uninstall never deletes a stranger's file.
+fn is_tabwire_manifest(bytes: &[u8]) -> bool {
+    serde_json::from_slice::<serde_json::Value>(bytes)
+        .is_ok_and(|v| v.get("name").and_then(|n| n.as_str()) == Some(HOST_NAME))
+}
