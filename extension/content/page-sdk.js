@@ -57,14 +57,16 @@
     });
   }
 
+  // An ack: the numbers in `failed` failed, every other one up to `upto` arrived.
   function settle(upto, failed) {
-    const errors = new Map((Array.isArray(failed) ? failed : []).map((f) => [f.n, f.error]));
+    for (const { n, error } of Array.isArray(failed) ? failed : []) {
+      pending.get(n)?.reject(Object.assign(new Error(`tabwire: ${error?.message}`), { code: error?.code }));
+      pending.delete(n);
+    }
     for (const [n, p] of pending) {
       if (n > upto) break;
       pending.delete(n);
-      const error = errors.get(n);
-      if (error) p.reject(Object.assign(new Error(`tabwire: ${error.message}`), { code: error.code }));
-      else p.resolve();
+      p.resolve();
     }
   }
 

@@ -18,13 +18,20 @@
     if (port) return port;
     const p = chrome.runtime.connect({ name: 'tabwire-page' }); // throws once the extension is reloaded
     p.onMessage.addListener(toPage); // calls and acks
-    p.onDisconnect.addListener(() => {
-      if (port === p) port = null;
-      toPage({ kind: 'lost', reason: 'the connection to the tabwire extension closed (its worker restarted, or the page went into the back/forward cache)' });
-    });
+    p.onDisconnect.addListener(() => port === p && drop());
     p.postMessage({ kind: 'sync', provider, json: stateJson });
     return (port = p);
   }
+
+  function drop() {
+    const p = port;
+    port = null;
+    p.disconnect();
+    toPage({ kind: 'lost', reason: 'the connection to the tabwire extension closed (its worker restarted, or the page went into the back/forward cache)' });
+  }
+
+  // Chrome closes a cached page's ports; start afresh when it comes back.
+  window.addEventListener('pagehide', (e) => e.persisted && port && drop());
 
   // The page's message, reduced to its known fields, or null.
   function accept(d) {
@@ -64,10 +71,14 @@
   const held = [];
   document.addEventListener('prerenderingchange', () => held.splice(0).forEach(forward));
 
-  function forward(msg) {
+  function forward(msg, again = false) {
     try {
       connect().postMessage(msg);
     } catch (err) {
+      if (!again && port && /disconnected port/i.test(err.message)) {
+        drop(); // closed under us without a word: once more on a new port
+        return forward(msg, true);
+      }
       refused(msg, err);
     }
   }
@@ -79,7 +90,7 @@
       ? 'the tabwire extension was reloaded, updated or removed; reload this page to reconnect'
       : `the browser refused to pass this on: ${err.message}`;
     const error = { code: reloaded ? 'browser_disconnected' : 'too_large', message };
-    if (msg.n) toPage({ kind: 'ack', upto: msg.n, failed: [{ n: msg.n, error }] });
+    if (msg.n) toPage({ kind: 'ack', upto: 0, failed: [{ n: msg.n, error }] });
     else if (msg.kind === 'reply' && !reloaded) {
       try {
         port?.postMessage({ kind: 'reply', id: msg.id, error: { code: 'too_large', message: `the page's answer is too large: ${err.message}` } });
@@ -92,6 +103,7 @@
     if (msg?.tabwire !== 'connect') return;
     if (used && !document.prerendering) {
       try {
+        if (port) drop(); // the worker has no port for this page: ours is stale
         connect();
       } catch {}
     }
