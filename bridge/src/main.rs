@@ -1,1 +1,40 @@
-fn main() {}
+//! `tabwire`: the CLI and the MCP server. This file parses the command line, sets up logging
+//! and dispatches; each command lives in `cli/` (or `mcp/` for the server).
+
+use clap::Parser;
+use tabwire_bridge::cli::{self, Cli, Command};
+use tabwire_bridge::core::Core;
+use tabwire_bridge::mcp;
+use tracing_subscriber::EnvFilter;
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    // Logs go to stderr: for `tabwire mcp`, stdout is the MCP channel.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            EnvFilter::try_from_env("TABWIRE_LOG").unwrap_or_else(|_| EnvFilter::new("warn")),
+        )
+        .init();
+    // One thread: an MCP session handles one client, and hopping threads costs more than it
+    // gains on the small messages this carries (see /work/shared/notes/rmcp-3.9.md).
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("cannot start the tokio runtime");
+    match runtime.block_on(run(cli)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("tabwire: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    let core = Core::start(cli.browser)?;
+    match cli.command {
+        Command::Mcp => mcp::serve(core).await,
+        Command::Status { json } => cli::status::run(core, json).await,
+    }
+}

@@ -1,0 +1,190 @@
+//! The bridge's core: what MCP tools and CLI commands call. It knows the attached browsers,
+//! picks the one a call is for, and carries the call there. Cheap to clone.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use serde_json::Value;
+use serde_json::value::RawValue;
+use tabwire_host::runtime_dir::{self, RuntimeDirError};
+use tabwire_host::wire::code;
+use tokio::sync::{broadcast, watch};
+
+use crate::browser::{self, BrowserEvent, BrowserInfo, Connection};
+use crate::error::CallError;
+
+/// Events kept for a subscriber that falls behind before it starts losing the oldest.
+const EVENT_BACKLOG: usize = 4096;
+
+#[derive(Clone)]
+pub struct Core {
+    inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    runtime_dir: PathBuf,
+    /// `--browser`: attach to this browser only.
+    only: Option<String>,
+    /// Attached browsers, oldest first: the last one is the default.
+    attached: Mutex<Vec<Arc<Connection>>>,
+    events: broadcast::Sender<BrowserEvent>,
+    /// True once the hosts present at start-up have been attached (or given up on).
+    ready: watch::Receiver<bool>,
+}
+
+impl Core {
+    /// Prepare the runtime directory and start watching it for browsers. `only` restricts the
+    /// bridge to one browser (`--browser`: a host pid, a brand or a profile id).
+    pub fn start(only: Option<String>) -> Result<Core, RuntimeDirError> {
+        let runtime_dir = runtime_dir::prepare(&runtime_dir::resolve())?;
+        let (ready_tx, ready) = watch::channel(false);
+        let core = Core {
+            inner: Arc::new(Inner {
+                runtime_dir,
+                only: only.filter(|s| !s.trim().is_empty()),
+                attached: Mutex::new(Vec::new()),
+                events: broadcast::channel(EVENT_BACKLOG).0,
+                ready,
+            }),
+        };
+        tokio::spawn(browser::watch(core.downgrade(), ready_tx));
+        Ok(core)
+    }
+
+    /// Wait until the browsers running at start-up are attached, so that "no browser" means none
+    /// is running rather than "not attached yet".
+    pub async fn ready(&self) {
+        let _ = self.inner.ready.clone().wait_for(|ready| *ready).await;
+    }
+
+    pub fn runtime_dir(&self) -> &Path {
+        &self.inner.runtime_dir
+    }
+
+    /// The attached browsers, oldest first (the last one is the default).
+    pub fn browsers(&self) -> Vec<BrowserInfo> {
+        self.attached().iter().map(|c| c.info().clone()).collect()
+    }
+
+    /// Every event from every attached browser, from now on. A subscriber that falls more than
+    /// a few thousand events behind loses the oldest (`RecvError::Lagged` says how many).
+    pub fn events(&self) -> broadcast::Receiver<BrowserEvent> {
+        self.inner.events.subscribe()
+    }
+
+    /// Call an extension method (`specs/protocol.md`, "Methods the extension answers") in the
+    /// browser `browser` names, or the default one.
+    pub async fn call(
+        &self,
+        browser: Option<&str>,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value, CallError> {
+        self.call_as(browser, method, params, timeout).await
+    }
+
+    /// [`Core::call`] with the result parsed into `T`.
+    pub async fn call_as<T: serde::de::DeserializeOwned>(
+        &self,
+        browser: Option<&str>,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<T, CallError> {
+        let raw = self.call_raw(browser, method, tabwire_host::wire::raw(&params), timeout).await?;
+        serde_json::from_str(raw.get()).map_err(|e| bad_answer(method, e))
+    }
+
+    /// [`Core::call`] without parsing: params and result stay JSON text.
+    pub async fn call_raw(
+        &self,
+        browser: Option<&str>,
+        method: &str,
+        params: Box<RawValue>,
+        timeout: Duration,
+    ) -> Result<Box<RawValue>, CallError> {
+        let conn = self.pick(browser).await?;
+        conn.call(method, params, timeout).await
+    }
+
+    /// The browser a call goes to: the one `selector` names, else the most recently attached.
+    pub async fn pick(&self, selector: Option<&str>) -> Result<Arc<Connection>, CallError> {
+        self.ready().await;
+        let attached = self.attached();
+        let Some(default) = attached.last() else { return Err(CallError::NoBrowser) };
+        let Some(selector) = selector.map(str::trim).filter(|s| !s.is_empty()) else {
+            return Ok(default.clone());
+        };
+        let hits: Vec<_> = attached.iter().filter(|c| c.info().matches(selector)).collect();
+        let list = || attached.iter().map(|c| describe(c.info())).collect::<Vec<_>>().join(", ");
+        match hits.as_slice() {
+            [one] => Ok((*one).clone()),
+            [] => Err(CallError::new(
+                code::BAD_REQUEST,
+                format!(
+                    "no attached browser is {selector:?}; attached: {}. Name one by its host pid, \
+                     brand or profile id, as list_browsers shows",
+                    list()
+                ),
+            )),
+            many => Err(CallError::new(
+                code::BAD_REQUEST,
+                format!(
+                    "{} attached browsers match {selector:?}: {}. Name one by its host pid or \
+                     profile id",
+                    many.len(),
+                    list()
+                ),
+            )),
+        }
+    }
+
+    fn attached(&self) -> Vec<Arc<Connection>> {
+        self.inner.attached.lock().expect("attached list poisoned").clone()
+    }
+
+    pub(crate) fn only(&self) -> Option<&str> {
+        self.inner.only.as_deref()
+    }
+
+    pub(crate) fn event_sender(&self) -> broadcast::Sender<BrowserEvent> {
+        self.inner.events.clone()
+    }
+
+    pub(crate) fn attach(&self, conn: Arc<Connection>) {
+        let mut attached = self.inner.attached.lock().expect("attached list poisoned");
+        attached.retain(|c| c.info().host_pid != conn.info().host_pid);
+        attached.push(conn);
+    }
+
+    pub(crate) fn detach(&self, conn: &Arc<Connection>) {
+        let mut attached = self.inner.attached.lock().expect("attached list poisoned");
+        attached.retain(|c| !Arc::ptr_eq(c, conn));
+    }
+
+    pub(crate) fn downgrade(&self) -> Weak<Inner> {
+        Arc::downgrade(&self.inner)
+    }
+
+    pub(crate) fn from_inner(inner: Arc<Inner>) -> Core {
+        Core { inner }
+    }
+}
+
+/// `chrome (host pid 4242, profile 3f1c…)`, for lists in messages.
+fn describe(info: &BrowserInfo) -> String {
+    let profile: String = info.profile.chars().take(8).collect();
+    format!("{} (host pid {}, profile {profile})", info.browser, info.host_pid)
+}
+
+fn bad_answer(method: &str, e: serde_json::Error) -> CallError {
+    CallError::new(
+        code::INTERNAL,
+        format!(
+            "the extension answered {method} with something this tabwire does not understand \
+             ({e}); are the extension and tabwire the same version? `tabwire doctor` checks"
+        ),
+    )
+}

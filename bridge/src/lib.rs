@@ -1,0 +1,9 @@
+//! The tabwire bridge: attaches to the browsers' hosts and offers them to MCP clients and the
+//! CLI. [`core::Core`] is the one entry point; `mcp` and `cli` are thin layers over it.
+
+pub mod browser;
+pub mod cli;
+pub mod core;
+pub mod error;
+pub mod mcp;
+pub mod methods;

@@ -1,0 +1,19 @@
+//! `tabwire mcp`: the MCP server on stdio. stdout is the MCP channel; logs go to stderr.
+
+mod browsers;
+mod reply;
+mod server;
+mod tabs;
+
+use rmcp::ServiceExt;
+
+use crate::core::Core;
+pub use server::TabwireServer;
+
+/// Serve MCP on stdin/stdout until the client goes away.
+pub async fn serve(core: Core) -> anyhow::Result<()> {
+    let service = TabwireServer::new(core).serve(rmcp::transport::stdio()).await?;
+    let reason = service.waiting().await?;
+    tracing::info!(?reason, "MCP session ended");
+    Ok(())
+}

@@ -1,0 +1,39 @@
+//! How a tool's answer reaches the client: a short text for the model and the person, plus the
+//! same facts as structured content matching the tool's `outputSchema`. A failed call becomes a
+//! tool error (`isError: true`) whose text carries the error code and the message.
+
+use rmcp::ErrorData;
+use rmcp::handler::server::tool::IntoCallToolResult;
+use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock};
+use serde::Serialize;
+
+use crate::error::CallError;
+
+/// A successful answer: `text` says it in a few lines, `data` is the structured content.
+pub struct Reply<T> {
+    text: String,
+    data: T,
+}
+
+impl<T> Reply<T> {
+    pub fn new(text: impl Into<String>, data: T) -> Self {
+        Reply { text: text.into(), data }
+    }
+}
+
+impl<T: Serialize> IntoCallToolResult for Reply<T> {
+    fn into_call_tool_result(self) -> Result<CallToolResponse, ErrorData> {
+        let value = serde_json::to_value(&self.data).map_err(|e| {
+            ErrorData::internal_error(format!("cannot encode the result: {e}"), None)
+        })?;
+        let mut result = CallToolResult::structured(value);
+        result.content = vec![ContentBlock::text(self.text)];
+        Ok(result.into())
+    }
+}
+
+impl IntoCallToolResult for CallError {
+    fn into_call_tool_result(self) -> Result<CallToolResponse, ErrorData> {
+        Ok(CallToolResult::error(vec![ContentBlock::text(self.to_string())]).into())
+    }
+}

@@ -1,0 +1,40 @@
+//! The MCP server: one `ServerHandler` whose tool router joins the tool families (`tabs.rs`,
+//! `browsers.rs`). Tool methods call the [`Core`] and hold no socket code.
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
+use rmcp::{ServerHandler, tool_handler};
+
+use crate::core::Core;
+
+const INSTRUCTIONS: &str = "\
+tabwire connects you to the user's own browser (Chrome, Chromium, Edge, Brave…), where they are \
+already logged in. list_tabs shows the open tabs; open_tab, navigate, activate_tab and close_tab \
+act on them by tab id. The tabs are the user's: do not close or navigate away from a tab you did \
+not open unless asked. When several browsers are attached, list_browsers names them and every \
+tool takes an optional `browser` (host pid, brand or profile id); the default is the most \
+recently attached one. If no browser is connected, tell the user to start Chrome with the \
+tabwire extension and run `tabwire doctor`.";
+
+#[derive(Clone)]
+pub struct TabwireServer {
+    pub(super) core: Core,
+    tool_router: ToolRouter<Self>,
+}
+
+impl TabwireServer {
+    pub fn new(core: Core) -> Self {
+        // Built once and kept: rmcp's default rebuilds the router on every call.
+        let tool_router = Self::browser_tools() + Self::tab_tools();
+        TabwireServer { core, tool_router }
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for TabwireServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("tabwire", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+}

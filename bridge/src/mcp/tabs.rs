@@ -1,0 +1,205 @@
+//! Tab tools: list, open, close, activate, navigate.
+
+use rmcp::handler::server::tool::schema_for_output;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::{tool, tool_router};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::reply::Reply;
+use super::server::TabwireServer;
+use crate::error::CallError;
+use crate::methods::{Tab, Wait};
+
+/// Which browser a tool acts in. Shared by every browser tool.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct Target {
+    /// Which browser to use when several are attached: its host pid, its brand (chrome, edge…)
+    /// or its profile id, as list_browsers shows. Default: the most recently attached browser.
+    #[serde(default)]
+    pub browser: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ListTabsParams {
+    #[serde(flatten)]
+    pub target: Target,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct OpenTabParams {
+    /// The address to open, e.g. `https://example.com/`.
+    pub url: String,
+    /// Whether the new tab becomes the selected tab of its window. Default: true.
+    #[serde(default = "yes")]
+    pub active: bool,
+    #[serde(flatten)]
+    pub target: Target,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct TabParams {
+    /// The tab's id, from list_tabs or open_tab.
+    pub tab_id: i64,
+    #[serde(flatten)]
+    pub target: Target,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct NavigateParams {
+    /// The tab's id, from list_tabs or open_tab.
+    pub tab_id: i64,
+    /// The address to load in the tab.
+    pub url: String,
+    /// `load` (default): return once the page has loaded. `none`: return at once.
+    #[serde(default)]
+    pub wait: Wait,
+    #[serde(flatten)]
+    pub target: Target,
+}
+
+/// The tabs of one browser.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TabList {
+    pub tabs: Vec<Tab>,
+}
+
+/// The tab a tool acted on, as it is now.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct OneTab {
+    pub tab: Tab,
+}
+
+/// A closed tab.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Closed {
+    /// Always true: a tab that could not be closed is an error.
+    pub closed: bool,
+    pub tab_id: i64,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[tool_router(router = tab_tools, vis = "pub(super)")]
+impl TabwireServer {
+    /// List the open tabs of the browser: id, window, url, title, whether active, load status.
+    #[tool(
+        output_schema = schema_for_output::<TabList>(),
+        annotations(
+            title = "List tabs",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn list_tabs(
+        &self,
+        Parameters(p): Parameters<ListTabsParams>,
+    ) -> Result<Reply<TabList>, CallError> {
+        let tabs = self.core.list_tabs(p.target.browser.as_deref()).await?;
+        let mut text = match tabs.len() {
+            1 => "1 tab:".to_owned(),
+            n => format!("{n} tabs:"),
+        };
+        for tab in &tabs {
+            text.push('\n');
+            text.push_str(&line(tab));
+        }
+        Ok(Reply::new(text, TabList { tabs }))
+    }
+
+    /// Open a new tab at `url` and wait until it has loaded. Returns the new tab.
+    #[tool(
+        output_schema = schema_for_output::<OneTab>(),
+        annotations(
+            title = "Open a tab",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    async fn open_tab(
+        &self,
+        Parameters(p): Parameters<OpenTabParams>,
+    ) -> Result<Reply<OneTab>, CallError> {
+        let browser = p.target.browser.as_deref();
+        let tab = self.core.open_tab(browser, &p.url, p.active, Wait::Load).await?;
+        Ok(Reply::new(format!("opened {}", line(&tab)), OneTab { tab }))
+    }
+
+    /// Close a tab. Whatever the page held that was not saved is lost.
+    #[tool(
+        output_schema = schema_for_output::<Closed>(),
+        annotations(
+            title = "Close a tab",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn close_tab(
+        &self,
+        Parameters(p): Parameters<TabParams>,
+    ) -> Result<Reply<Closed>, CallError> {
+        self.core.close_tab(p.target.browser.as_deref(), p.tab_id).await?;
+        let text = format!("closed tab {}", p.tab_id);
+        Ok(Reply::new(text, Closed { closed: true, tab_id: p.tab_id }))
+    }
+
+    /// Bring a tab to the front: select it in its window and focus that window.
+    #[tool(
+        output_schema = schema_for_output::<OneTab>(),
+        annotations(
+            title = "Activate a tab",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn activate_tab(
+        &self,
+        Parameters(p): Parameters<TabParams>,
+    ) -> Result<Reply<OneTab>, CallError> {
+        let tab = self.core.activate_tab(p.target.browser.as_deref(), p.tab_id).await?;
+        Ok(Reply::new(format!("activated {}", line(&tab)), OneTab { tab }))
+    }
+
+    /// Load `url` in an existing tab, replacing its page. By default waits until it has loaded.
+    #[tool(
+        output_schema = schema_for_output::<OneTab>(),
+        annotations(
+            title = "Navigate a tab",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    async fn navigate(
+        &self,
+        Parameters(p): Parameters<NavigateParams>,
+    ) -> Result<Reply<OneTab>, CallError> {
+        let browser = p.target.browser.as_deref();
+        let tab = self.core.navigate(browser, p.tab_id, &p.url, p.wait).await?;
+        Ok(Reply::new(format!("navigated {}", line(&tab)), OneTab { tab }))
+    }
+}
+
+/// `tab 5: Demo — http://127.0.0.1:8080/ (active, loading)`
+fn line(tab: &Tab) -> String {
+    let mut flags = Vec::new();
+    if tab.active {
+        flags.push("active");
+    }
+    if tab.status == "loading" {
+        flags.push("loading");
+    }
+    let flags = if flags.is_empty() { String::new() } else { format!(" ({})", flags.join(", ")) };
+    let title = if tab.title.is_empty() { "(no title)" } else { &tab.title };
+    format!("tab {}: {title} — {}{flags}", tab.id, tab.url)
+}

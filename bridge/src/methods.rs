@@ -1,0 +1,116 @@
+//! The extension's methods (`specs/protocol.md`, "Methods the extension answers"), typed.
+//! MCP tools and CLI commands call these; none of them builds a request by hand.
+
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::core::Core;
+use crate::error::CallError;
+
+/// Quick questions: list, close, activate, state.
+const QUICK: Duration = Duration::from_secs(5);
+/// Waiting for a page to load, or for a page's own command handler.
+const SLOW: Duration = Duration::from_secs(30);
+
+/// A browser tab, as the extension reports it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Tab {
+    /// The tab's id: pass it to the other tab tools. Stable while the tab is open.
+    pub id: i64,
+    /// The id of the window the tab is in.
+    #[serde(default)]
+    pub window_id: i64,
+    #[serde(default)]
+    pub url: String,
+    #[serde(default)]
+    pub title: String,
+    /// Whether this is the selected tab of its window.
+    #[serde(default)]
+    pub active: bool,
+    /// `loading` or `complete`.
+    #[serde(default)]
+    pub status: String,
+    /// Whether the tab's window is the focused window.
+    #[serde(default)]
+    pub window_focused: bool,
+}
+
+/// When `navigate` (and `open_tab`) return.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Wait {
+    /// Once the page has finished loading (tab status `complete`).
+    #[default]
+    Load,
+    /// At once, while the page may still be loading.
+    None,
+}
+
+impl Wait {
+    fn timeout(self) -> Duration {
+        match self {
+            Wait::Load => SLOW,
+            Wait::None => QUICK,
+        }
+    }
+}
+
+impl Core {
+    pub async fn ping(&self, browser: Option<&str>) -> Result<Value, CallError> {
+        self.call(browser, "ping", Value::Null, QUICK).await
+    }
+
+    pub async fn list_tabs(&self, browser: Option<&str>) -> Result<Vec<Tab>, CallError> {
+        self.call_as(browser, "tabs.list", Value::Null, QUICK).await
+    }
+
+    pub async fn open_tab(
+        &self,
+        browser: Option<&str>,
+        url: &str,
+        active: bool,
+        wait: Wait,
+    ) -> Result<Tab, CallError> {
+        let params = json!({ "url": url, "active": active, "wait": wait });
+        self.call_as(browser, "tabs.open", params, wait.timeout()).await
+    }
+
+    pub async fn close_tab(&self, browser: Option<&str>, tab_id: i64) -> Result<(), CallError> {
+        self.call(browser, "tabs.close", json!({ "tab_id": tab_id }), QUICK).await.map(drop)
+    }
+
+    pub async fn activate_tab(&self, browser: Option<&str>, tab_id: i64) -> Result<Tab, CallError> {
+        self.call_as(browser, "tabs.activate", json!({ "tab_id": tab_id }), QUICK).await
+    }
+
+    pub async fn navigate(
+        &self,
+        browser: Option<&str>,
+        tab_id: i64,
+        url: &str,
+        wait: Wait,
+    ) -> Result<Tab, CallError> {
+        let params = json!({ "tab_id": tab_id, "url": url, "wait": wait });
+        self.call_as(browser, "tabs.navigate", params, wait.timeout()).await
+    }
+
+    /// The page's state: what its `provideState` returns, else its last `setState` value.
+    pub async fn get_state(&self, browser: Option<&str>, tab_id: i64) -> Result<Value, CallError> {
+        self.call(browser, "page.get_state", json!({ "tab_id": tab_id }), QUICK).await
+    }
+
+    /// Run the page's `onCommand(kind)` handler with `payload`; returns what it returned.
+    pub async fn page_command(
+        &self,
+        browser: Option<&str>,
+        tab_id: i64,
+        kind: &str,
+        payload: Value,
+    ) -> Result<Value, CallError> {
+        let params = json!({ "tab_id": tab_id, "type": kind, "payload": payload });
+        self.call(browser, "page.command", params, SLOW).await
+    }
+}

@@ -1,0 +1,64 @@
+//! `tabwire status`, as a person and a script see it.
+
+mod support;
+
+use serde_json::{Value, json};
+use support::{Env, tab};
+
+#[tokio::test]
+async fn status_without_a_browser_says_what_to_do() {
+    let env = Env::new();
+    let out = env.tabwire(&["status"]).await;
+    assert!(out.status.success());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        stdout,
+        format!(
+            "runtime dir: {}\nno browser is connected: start Chrome with the tabwire extension, \
+             then run `tabwire doctor`\n",
+            env.dir.display()
+        )
+    );
+    let out = env.tabwire(&["status", "--json"]).await;
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json, json!({ "runtime_dir": env.dir, "browsers": [] }));
+}
+
+#[tokio::test]
+async fn status_lists_browsers_with_their_tab_counts() {
+    let env = Env::new();
+    let mut browser = env.host().await;
+    browser.hello(&env, "chromium", "3f1c9a77").await;
+    let tabs =
+        json!([tab(1, "about:blank", "", true), tab(2, "https://example.com/", "Ex", false)]);
+
+    let (out, _) =
+        tokio::join!(env.tabwire(&["status"]), browser.answer("tabs.list", tabs.clone()));
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        stdout,
+        format!(
+            "runtime dir: {}\nchromium: host pid {}, profile 3f1c9a77, extension 0.1.0, 2 tabs, \
+             default\n",
+            env.dir.display(),
+            browser.pid
+        )
+    );
+
+    let (out, _) =
+        tokio::join!(env.tabwire(&["status", "--json"]), browser.answer("tabs.list", tabs));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let b = &json["browsers"][0];
+    assert_eq!(json["browsers"].as_array().unwrap().len(), 1, "{json}");
+    assert_eq!(
+        (&b["browser"], &b["profile"], &b["tabs"]),
+        (&json!("chromium"), &json!("3f1c9a77"), &json!(2))
+    );
+    assert_eq!(b["host_pid"], browser.pid);
+
+    // --browser that names no attached browser: nothing listed.
+    let out = env.tabwire(&["--browser", "edge", "status", "--json"]).await;
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["browsers"], json!([]));
+}

@@ -1,0 +1,162 @@
+//! The MCP tools, driven through the real `tabwire mcp` and the real host, with the test playing
+//! the browser: what the model sees in the tool list, and what each tool does with what the
+//! browser answers.
+
+mod support;
+
+use serde_json::json;
+use support::{Env, tab, text};
+
+#[tokio::test]
+async fn tools_are_listed_with_schemas_and_annotations() {
+    let env = Env::new();
+    let mcp = env.mcp().await;
+    let tools = mcp.client.list_all_tools().await.unwrap();
+    let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["activate_tab", "close_tab", "list_browsers", "list_tabs", "navigate", "open_tab"]
+    );
+    for tool in &tools {
+        let name = &tool.name;
+        assert!(tool.description.as_ref().is_some_and(|d| d.len() > 20), "{name}: description");
+        let output = tool.output_schema.as_ref().unwrap_or_else(|| panic!("{name}: outputSchema"));
+        assert_eq!(output["type"], "object", "{name}: {output:?}");
+        let notes = tool.annotations.as_ref().unwrap_or_else(|| panic!("{name}: annotations"));
+        assert!(notes.read_only_hint.is_some() && notes.open_world_hint.is_some(), "{name}");
+        let props = &tool.input_schema["properties"];
+        if name != "list_browsers" {
+            let doc = props["browser"]["description"].as_str().unwrap_or_default();
+            assert!(doc.contains("host pid"), "{name}: the browser parameter is explained");
+        }
+    }
+    let tool = |n: &str| tools.iter().find(|t| t.name == n).unwrap();
+    let open = &tool("open_tab").input_schema;
+    assert_eq!(open["required"], json!(["url"]), "{open:?}");
+    assert!(open["properties"]["url"]["description"].as_str().unwrap().contains("address"));
+    assert_eq!(open["properties"]["active"]["type"], "boolean");
+    let navigate = serde_json::to_string(&tool("navigate").input_schema).unwrap();
+    assert!(navigate.contains("\"load\"") && navigate.contains("\"none\""), "{navigate}");
+    let read_only = |n: &str| tool(n).annotations.as_ref().unwrap().read_only_hint;
+    assert_eq!(read_only("list_tabs"), Some(true));
+    assert_eq!(read_only("list_browsers"), Some(true));
+    assert_eq!(read_only("open_tab"), Some(false));
+    assert_eq!(tool("close_tab").annotations.as_ref().unwrap().destructive_hint, Some(true));
+    assert_eq!(tool("open_tab").annotations.as_ref().unwrap().destructive_hint, Some(false));
+    let list_schema = serde_json::to_string(&tool("list_tabs").output_schema).unwrap();
+    assert!(list_schema.contains("window_focused"), "the tab's fields are described");
+
+    let info = mcp.client.peer_info().unwrap();
+    assert_eq!(info.server_info.as_ref().unwrap().name, "tabwire");
+    assert!(info.instructions.as_ref().unwrap().contains("logged in"));
+}
+
+#[tokio::test]
+async fn list_tabs_returns_what_the_browser_answered() {
+    let env = Env::new();
+    let mut browser = env.host().await;
+    browser.hello(&env, "chrome", "3f1c9a77").await;
+    let mcp = env.mcp().await;
+
+    let tabs =
+        json!([tab(5, "http://127.0.0.1:8080/", "Demo", true), tab(9, "about:blank", "", false)]);
+    let (result, _) =
+        tokio::join!(mcp.call("list_tabs", json!({})), browser.answer("tabs.list", tabs.clone()));
+    assert_ne!(result.is_error, Some(true), "{}", text(&result));
+    assert_eq!(result.structured_content, Some(json!({ "tabs": tabs })));
+    let text = text(&result);
+    assert!(text.starts_with("2 tabs:"), "{text}");
+    assert!(text.contains("tab 5: Demo — http://127.0.0.1:8080/ (active)"), "{text}");
+    assert!(text.contains("tab 9: (no title) — about:blank"), "{text}");
+
+    let browsers = mcp.ok("list_browsers", json!({})).await;
+    let list = browsers["browsers"].as_array().unwrap();
+    assert_eq!(list.len(), 1, "{browsers}");
+    assert_eq!(list[0]["browser"], "chrome");
+    assert_eq!(list[0]["profile"], "3f1c9a77");
+    assert_eq!(list[0]["host_pid"], browser.pid);
+    assert_eq!(list[0]["extension_version"], "0.1.0");
+}
+
+#[tokio::test]
+async fn tab_tools_pass_their_parameters_and_return_the_tab() {
+    let env = Env::new();
+    let mut browser = env.host().await;
+    browser.hello(&env, "chromium", "p1").await;
+    let mcp = env.mcp().await;
+    let page = tab(7, "https://example.com/", "Example", true);
+
+    let (opened, params) = tokio::join!(
+        mcp.ok("open_tab", json!({ "url": "https://example.com/" })),
+        browser.answer("tabs.open", page.clone())
+    );
+    assert_eq!(params, json!({ "url": "https://example.com/", "active": true, "wait": "load" }));
+    assert_eq!(opened, json!({ "tab": page }));
+
+    let (_, params) = tokio::join!(
+        mcp.ok("open_tab", json!({ "url": "https://example.com/", "active": false })),
+        browser.answer("tabs.open", page.clone())
+    );
+    assert_eq!(params["active"], false);
+
+    let (moved, params) = tokio::join!(
+        mcp.ok("navigate", json!({ "tab_id": 7, "url": "https://example.org/", "wait": "none" })),
+        browser.answer("tabs.navigate", page.clone())
+    );
+    assert_eq!(params, json!({ "tab_id": 7, "url": "https://example.org/", "wait": "none" }));
+    assert_eq!(moved["tab"]["id"], 7);
+
+    let (_, params) = tokio::join!(
+        mcp.ok("navigate", json!({ "tab_id": 7, "url": "https://example.org/" })),
+        browser.answer("tabs.navigate", page.clone())
+    );
+    assert_eq!(params["wait"], "load", "navigate waits for the load by default");
+
+    let (activated, params) = tokio::join!(
+        mcp.ok("activate_tab", json!({ "tab_id": 7 })),
+        browser.answer("tabs.activate", page.clone())
+    );
+    assert_eq!(params, json!({ "tab_id": 7 }));
+    assert_eq!(activated["tab"], page);
+
+    let (closed, params) = tokio::join!(
+        mcp.call("close_tab", json!({ "tab_id": 7 })),
+        browser.answer("tabs.close", json!({ "closed": true }))
+    );
+    assert_eq!(params, json!({ "tab_id": 7 }));
+    assert_eq!(closed.structured_content, Some(json!({ "closed": true, "tab_id": 7 })));
+    assert_eq!(text(&closed), "closed tab 7");
+}
+
+#[tokio::test]
+async fn an_extension_error_is_a_tool_error_with_code_and_message() {
+    let env = Env::new();
+    let mut browser = env.host().await;
+    browser.hello(&env, "chromium", "p1").await;
+    let mcp = env.mcp().await;
+
+    let message = "no tab has id 99: it was closed or never existed; list_tabs shows the open ones";
+    let browser_side = async {
+        let request = browser.request().await;
+        assert_eq!(request.method, "tabs.close");
+        browser.fail(&request.id, "no_such_tab", message).await;
+    };
+    let (err, ()) = tokio::join!(mcp.err("close_tab", json!({ "tab_id": 99 })), browser_side);
+    assert_eq!(err, format!("no_such_tab: {message}"));
+}
+
+#[tokio::test]
+async fn bad_arguments_are_refused_before_reaching_the_browser() {
+    let env = Env::new();
+    let mut browser = env.host().await;
+    browser.hello(&env, "chromium", "p1").await;
+    let mcp = env.mcp().await;
+
+    let err = mcp.err("close_tab", json!({ "tab_id": "seven" })).await;
+    assert!(err.contains("\"seven\", expected i64"), "the error says what is wrong: {err}");
+
+    let err = mcp.err("list_tabs", json!({ "browser": "firefox" })).await;
+    assert!(err.starts_with("bad_request: no attached browser is \"firefox\""), "{err}");
+    assert!(err.contains(&format!("host pid {}", browser.pid)), "it lists what is attached: {err}");
+}
