@@ -37,7 +37,12 @@ impl Core {
     /// Prepare the runtime directory and start watching it for browsers. `only` restricts the
     /// bridge to one browser (`--browser`: a host pid, a brand or a profile id).
     pub fn start(only: Option<String>) -> Result<Core, RuntimeDirError> {
-        let runtime_dir = runtime_dir::prepare(&runtime_dir::resolve())?;
+        Self::start_in(&runtime_dir::resolve(), only)
+    }
+
+    /// [`Core::start`] with the runtime directory given instead of read from the environment.
+    pub fn start_in(runtime_dir: &Path, only: Option<String>) -> Result<Core, RuntimeDirError> {
+        let runtime_dir = runtime_dir::prepare(runtime_dir)?;
         let (ready_tx, ready) = watch::channel(false);
         let core = Core {
             inner: Arc::new(Inner {

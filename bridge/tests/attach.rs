@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use support::{Env, tab, text};
+use tabwire_host::wire::Message;
 
 const NO_BROWSER: &str =
     "no browser is connected: start Chrome with the tabwire extension, then run `tabwire doctor`";
@@ -141,5 +142,25 @@ async fn several_browsers_the_newest_is_the_default_and_any_can_be_named() {
             old.answer("tabs.list", json!([tab(1, "https://chrome/", "", true)]))
         );
         assert_eq!(tabs["tabs"][0]["url"], "https://chrome/", "named {name}");
+    }
+}
+
+#[tokio::test]
+async fn a_cancelled_tool_call_is_cancelled_in_the_browser() {
+    let env = Env::new();
+    let mut browser = env.host().await;
+    browser.hello(&env, "chromium", "p1").await;
+    let mcp = env.mcp().await;
+
+    // Dropping rmcp's call_tool future sends notifications/cancelled.
+    let mut call = Box::pin(mcp.call("open_tab", json!({ "url": "https://slow.example/" })));
+    let request = tokio::select! {
+        _ = &mut call => panic!("the call ended before the browser saw it"),
+        request = browser.request() => request,
+    };
+    drop(call);
+    match browser.next().await {
+        Message::Cancel(cancel) => assert_eq!(cancel.id, request.id),
+        other => panic!("expected a cancel, got a {}", other.kind()),
     }
 }

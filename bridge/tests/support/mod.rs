@@ -62,7 +62,11 @@ impl Env {
     /// Start the real host, as Chrome would, with the test as its browser. It is attached
     /// (its socket is listed) once `hello` has been sent.
     pub async fn host(&self) -> FakeBrowser {
-        let mut child = Command::new(host_binary())
+        let mut host = Command::new(host_binary());
+        if std::env::var_os("TABWIRE_LOG").is_none() {
+            host.env("TABWIRE_LOG", "warn"); // its info lines would bury the tests' output
+        }
+        let mut child = host
             .arg(format!("chrome-extension://{EXTENSION_ID}/"))
             .env("TABWIRE_RUNTIME_DIR", &self.dir)
             .stdin(Stdio::piped())
@@ -124,20 +128,27 @@ impl FakeBrowser {
         }
     }
 
-    /// The next request the host forwards (host events such as `host_status` are skipped).
-    pub async fn request(&mut self) -> Request {
-        let deadline = Duration::from_secs(5);
+    /// The next request or cancel the host passes on (its own events, such as `host_status`,
+    /// are skipped).
+    pub async fn next(&mut self) -> Message {
         loop {
-            let frame = tokio::time::timeout(deadline, self.from_host.next())
+            let frame = tokio::time::timeout(Duration::from_secs(5), self.from_host.next())
                 .await
-                .expect("no request reached the browser within 5 s")
+                .expect("nothing reached the browser within 5 s")
                 .expect("the host closed its stdout")
                 .expect("a frame from the host");
             match Message::parse(&frame).expect("a protocol message") {
-                Message::Request(request) => return request,
-                Message::Event(_) | Message::Cancel(_) => continue,
-                other => panic!("unexpected {} from the host", other.kind()),
+                Message::Event(_) => continue,
+                message => return message,
             }
+        }
+    }
+
+    /// The next request the host passes on.
+    pub async fn request(&mut self) -> Request {
+        match self.next().await {
+            Message::Request(request) => request,
+            other => panic!("expected a request, the host sent a {}", other.kind()),
         }
     }
 
