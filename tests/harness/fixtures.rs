@@ -6,46 +6,46 @@ use std::path::PathBuf;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
-/// A static file server for `tests/fixtures/`, running on its own thread until dropped.
+/// A static file server for `tests/fixtures/`, on a thread of its own (so it works from sync
+/// and async tests alike) until the process ends.
 pub struct Fixtures {
     base: String,
-    _runtime: tokio::runtime::Runtime,
 }
 
 impl Fixtures {
     pub fn serve() -> Fixtures {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
         let token = format!("{:016x}", rand_u64());
-        let listener = runtime.block_on(TcpListener::bind("127.0.0.1:0")).unwrap();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        listener.set_nonblocking(true).unwrap();
         let port = listener.local_addr().unwrap().port();
         let dir = crate::bins::repo_root().join("tests/fixtures");
         let prefix = format!("/{token}/");
-        runtime.spawn(async move {
-            loop {
-                let Ok((mut sock, _)) = listener.accept().await else { return };
-                let dir = dir.clone();
-                let prefix = prefix.clone();
-                tokio::spawn(async move {
-                    let mut buf = vec![0u8; 8192];
-                    let Ok(n) = sock.read(&mut buf).await else { return };
-                    let head = String::from_utf8_lossy(&buf[..n]);
-                    let path = head.split_whitespace().nth(1).unwrap_or("/").to_owned();
-                    let (status, body, mime) = respond(&dir, &prefix, &path);
-                    let header = format!(
-                        "HTTP/1.1 {status}\r\ncontent-type: {mime}\r\ncontent-length: {}\r\n\
-                         cache-control: no-store\r\nconnection: close\r\n\r\n",
-                        body.len()
-                    );
-                    let _ = sock.write_all(header.as_bytes()).await;
-                    let _ = sock.write_all(&body).await;
-                });
-            }
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            runtime.block_on(async move {
+                let listener = TcpListener::from_std(listener).unwrap();
+                loop {
+                    let Ok((mut sock, _)) = listener.accept().await else { return };
+                    let dir = dir.clone();
+                    let prefix = prefix.clone();
+                    tokio::spawn(async move {
+                        let mut buf = vec![0u8; 8192];
+                        let Ok(n) = sock.read(&mut buf).await else { return };
+                        let head = String::from_utf8_lossy(&buf[..n]);
+                        let path = head.split_whitespace().nth(1).unwrap_or("/").to_owned();
+                        let (status, body, mime) = respond(&dir, &prefix, &path);
+                        let header = format!(
+                            "HTTP/1.1 {status}\r\ncontent-type: {mime}\r\ncontent-length: {}\r\n\
+                             cache-control: no-store\r\nconnection: close\r\n\r\n",
+                            body.len()
+                        );
+                        let _ = sock.write_all(header.as_bytes()).await;
+                        let _ = sock.write_all(&body).await;
+                    });
+                }
+            });
         });
-        Fixtures { base: format!("http://127.0.0.1:{port}/{token}/"), _runtime: runtime }
+        Fixtures { base: format!("http://127.0.0.1:{port}/{token}/") }
     }
 
     /// The URL of a fixture file, e.g. `url("app.html?delay=5")`.
