@@ -1,4 +1,6 @@
 //! `tabwire doctor` (static part) against a healthy set-up and each way it breaks.
+//! Unix only: they check file modes; the Windows paths and keys are unit-tested everywhere.
+#![cfg(unix)]
 
 mod common;
 

@@ -1,4 +1,6 @@
 //! `tabwire install` / `tabwire uninstall` against a temporary home.
+//! Unix only: they check file modes; the Windows paths and keys are unit-tested everywhere.
+#![cfg(unix)]
 
 mod common;
 
