@@ -48,6 +48,9 @@ pub struct LaunchOptions {
     pub env: Vec<(String, String)>,
     /// How long to wait for the host's socket.
     pub timeout: Duration,
+    /// Write the native-host manifest into the profile (`<root>/profile/NativeMessagingHosts/`).
+    /// Off when the caller installed it already (the tests run `tabwire install --user-data-dir`).
+    pub write_manifest: bool,
 }
 
 /// Why the browser could not be started.
@@ -104,10 +107,12 @@ impl Browser {
         };
         let root = opts.root.clone();
         create_private_dir(&root).map_err(io(&root))?;
-        let profile = root.join("profile");
+        let profile = Self::profile_dir(&root);
         let runtime_dir = root.join("run");
         std::fs::create_dir_all(&profile).map_err(io(&profile))?;
-        write_host_manifest(&profile, &opts.host_binary).map_err(io(&profile))?;
+        if opts.write_manifest {
+            write_host_manifest(&profile, &opts.host_binary).map_err(io(&profile))?;
+        }
         let log = root.join("browser.log");
         let log_file = std::fs::File::create(&log).map_err(io(&log))?;
         let log_err = log_file.try_clone().map_err(io(&log))?;
@@ -166,6 +171,11 @@ impl Browser {
         runtime_dir::live_hosts(&self.runtime_dir).into_iter().find(|r| r.socket.exists())
     }
 
+    /// The profile folder a launch with `root` uses, for installing the manifest beforehand.
+    pub fn profile_dir(root: &Path) -> PathBuf {
+        root.join("profile")
+    }
+
     /// The browser's PID.
     pub fn pid(&self) -> u32 {
         self.child.id()
@@ -215,14 +225,9 @@ impl Drop for Browser {
 fn write_host_manifest(profile: &Path, host: &Path) -> std::io::Result<()> {
     let dir = profile.join("NativeMessagingHosts");
     std::fs::create_dir_all(&dir)?;
-    let manifest = serde_json::json!({
-        "name": "dev.tabwire.host",
-        "description": "tabwire native host",
-        "path": host,
-        "type": "stdio",
-        "allowed_origins": [format!("chrome-extension://{}/", tabwire_host::extension_id::EXTENSION_ID)],
-    });
-    std::fs::write(dir.join("dev.tabwire.host.json"), serde_json::to_vec_pretty(&manifest)?)
+    let ids = [tabwire_host::extension_id::EXTENSION_ID.to_owned()];
+    let manifest = tabwire_install::manifest::HostManifest::new(host, &ids).render();
+    std::fs::write(dir.join(tabwire_install::browsers::MANIFEST_FILE), manifest)
 }
 
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {

@@ -4,6 +4,8 @@
 //! removes the dir — also when the test fails, after printing the browser's and host's log.
 
 use std::ops::{Deref, DerefMut};
+use std::path::Path;
+use std::process::Command;
 use std::time::Duration;
 
 use tabwire_launcher::{Browser, DEFAULT_CHROMIUM, LaunchOptions};
@@ -23,18 +25,43 @@ impl Chromium {
         let mut env: Vec<(String, String)> =
             env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         env.push(("TABWIRE_LOG".into(), "debug".into()));
+        let root = bins::scratch_dir("chr");
+        let host = bins::bin("tabwire-host");
+        install_manifest(&root, &host);
         let opts = LaunchOptions {
             chromium: DEFAULT_CHROMIUM.into(),
             extension_dir: bins::repo_root().join("extension"),
-            host_binary: bins::bin("tabwire-host"),
+            host_binary: host,
             headless: true,
-            root: bins::scratch_dir("chr"),
+            root,
             keep: std::env::var_os("TABWIRE_KEEP_TEST_DIRS").is_some(),
             env,
             timeout: Duration::from_secs(30),
+            write_manifest: false,
         };
         Chromium(Browser::launch(&opts).unwrap_or_else(|e| panic!("{e}")))
     }
+}
+
+/// Set the profile up the way a user would: `tabwire install --user-data-dir <profile>`.
+fn install_manifest(root: &Path, host: &Path) {
+    let profile = Browser::profile_dir(root);
+    std::fs::create_dir_all(&profile).unwrap();
+    let out = Command::new(bins::bin("tabwire"))
+        .arg("install")
+        .arg("--user-data-dir")
+        .arg(&profile)
+        .arg("--host-path")
+        .arg(host)
+        .env("TABWIRE_CONFIG_DIR", root.join("config"))
+        .output()
+        .expect("run tabwire install");
+    assert!(
+        out.status.success(),
+        "tabwire install --user-data-dir failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 impl Deref for Chromium {

@@ -21,7 +21,8 @@ impl Fixtures {
         let dir = crate::bins::repo_root().join("tests/fixtures");
         let prefix = format!("/{token}/");
         std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            let runtime =
+                tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
             runtime.block_on(async move {
                 let listener = TcpListener::from_std(listener).unwrap();
                 loop {
