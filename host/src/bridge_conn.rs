@@ -7,8 +7,10 @@
 
 use futures::StreamExt;
 use serde::Deserialize;
+use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::{mpsc, oneshot};
+
+use tokio::sync::{Semaphore, mpsc, oneshot};
 use tokio_util::codec::FramedRead;
 
 use crate::codec::{FrameCodec, FrameError};
@@ -17,18 +19,25 @@ use crate::limits;
 use crate::relay::{BRIDGE_QUEUE, BridgeId, Input, Outgoing};
 use crate::wire::{ErrorBody, Message, code};
 
+/// What every bridge connection shares with the rest of the host.
+#[derive(Clone)]
+pub struct Shared {
+    /// Where readers send what they saw.
+    pub relay: mpsc::Sender<Input>,
+    /// Held by each writer until it has flushed, so shutdown can wait for them.
+    pub alive: mpsc::Sender<()>,
+    /// Bytes the bridges may have on their way to the browser
+    /// ([`limits::TO_BROWSER_IN_FLIGHT`]).
+    pub budget: Arc<Semaphore>,
+}
+
 /// Start the reader and writer tasks of bridge `id` and register it with the relay.
-/// `alive` is held by the writer until it has flushed, so shutdown can wait for it.
-pub async fn start<R, W>(
-    id: BridgeId,
-    reader: R,
-    writer: W,
-    relay: mpsc::Sender<Input>,
-    alive: mpsc::Sender<()>,
-) where
+pub async fn start<R, W>(id: BridgeId, reader: R, writer: W, shared: Shared)
+where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    let Shared { relay, alive, budget } = shared;
     let (tx, rx) = mpsc::channel(BRIDGE_QUEUE);
     if relay.send(Input::BridgeAttached { id, tx }).await.is_err() {
         return;
@@ -43,7 +52,7 @@ pub async fn start<R, W>(
     });
     tokio::spawn(async move {
         tokio::select! {
-            last = read_loop(id, reader, &relay) => {
+            last = read_loop(id, reader, &relay, budget) => {
                 let _ = relay.send(last).await;
             }
             // The writer ended: the relay dropped this bridge, or the peer stopped reading.
@@ -60,6 +69,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
     id: BridgeId,
     reader: R,
     relay: &mpsc::Sender<Input>,
+    budget: Arc<Semaphore>,
 ) -> Input {
     let mut frames = FramedRead::new(reader, FrameCodec::socket());
     loop {
@@ -67,7 +77,12 @@ async fn read_loop<R: AsyncRead + Unpin>(
             None => return Input::BridgeDetached { id },
             Some(Ok(frame)) => match Message::parse(&frame) {
                 Ok(msg) => {
-                    if relay.send(Input::FromBridge { id, msg }).await.is_err() {
+                    let credit = budget
+                        .clone()
+                        .acquire_many_owned(frame.len().min(limits::TO_BROWSER_IN_FLIGHT) as u32)
+                        .await
+                        .ok();
+                    if relay.send(Input::FromBridge { id, msg, credit }).await.is_err() {
                         return Input::BridgeDetached { id };
                     }
                 }

@@ -6,7 +6,6 @@
 
 use std::io;
 
-use bytes::Bytes;
 use futures::StreamExt;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
@@ -16,7 +15,7 @@ use crate::chunk;
 use crate::codec::{FrameCodec, FrameError};
 use crate::frame_writer::FrameWriter;
 use crate::limits;
-use crate::relay::Input;
+use crate::relay::{Input, ToBrowser};
 use crate::wire::Message;
 
 /// Read frames from the browser until it closes the stream or sends something unreadable,
@@ -56,7 +55,7 @@ pub async fn read_loop<R: AsyncRead + Unpin>(input: R, relay: mpsc::Sender<Input
 /// its sender, or tells the relay when the browser stops reading.
 pub async fn write_loop<W: AsyncWrite + Unpin>(
     output: W,
-    mut messages: mpsc::UnboundedReceiver<Bytes>,
+    mut messages: mpsc::UnboundedReceiver<ToBrowser>,
     relay: mpsc::Sender<Input>,
 ) {
     let mut out = FrameWriter::new(output, limits::MAX_TO_BROWSER);
@@ -65,7 +64,10 @@ pub async fn write_loop<W: AsyncWrite + Unpin>(
         while let Some(first) = messages.recv().await {
             let mut msg = Some(first);
             // Take whatever else is ready so a burst goes out in few writes.
-            while let Some(m) = msg.take().or_else(|| messages.try_recv().ok()) {
+            // Each message's budget credit goes back when `m` is dropped, after its write.
+            while let Some(ToBrowser { payload: m, credit: _credit }) =
+                msg.take().or_else(|| messages.try_recv().ok())
+            {
                 if m.len() <= limits::MAX_TO_BROWSER {
                     out.write(&m).await?;
                     continue;

@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 
-use crate::wire::{Chunk, Message};
+use crate::wire::Chunk;
 
 /// Bytes a chunk's JSON envelope takes besides its id and its escaped data, with room for the
 /// largest `index` and `count`: `{"type":"chunk","id":"","index":4294967295,"count":4294967295,"data":""}`.
@@ -24,6 +24,12 @@ fn escaped_len(b: u8) -> usize {
     }
 }
 
+/// Whether some byte of `bytes` needs escaping in a JSON string. Branch-free over the slice so
+/// the compiler vectorizes it: the common case, plain text, is checked at memory speed.
+fn needs_escaping(bytes: &[u8]) -> bool {
+    bytes.iter().fold(false, |any, &b| any | (b < 0x20) | (b == b'"') | (b == b'\\'))
+}
+
 /// Split `json` (the UTF-8 text of one message) into chunk messages whose frames are at most
 /// `max_frame` bytes each. `id` names the chunk stream and must be unique among streams in
 /// flight. Returns the payloads of the chunk frames, in order.
@@ -33,45 +39,62 @@ pub fn split(id: &str, json: &str, max_frame: usize) -> Vec<Vec<u8>> {
         .checked_sub(ENVELOPE + id.len() * 6)
         .filter(|b| *b >= 6)
         .expect("frame limit too small for a chunk envelope");
-    let bytes = json.as_bytes();
-    let mut pieces: Vec<&str> = Vec::new();
-    let mut start = 0;
-    let mut used = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        let cost = escaped_len(bytes[i]);
-        if used + cost > budget {
-            // Cut at the last character boundary at or before i.
-            let mut cut = i;
-            while !json.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            pieces.push(&json[start..cut]);
-            start = cut;
-            used = 0;
-            i = cut;
-            continue;
-        }
-        used += cost;
-        i += 1;
-    }
-    if start < bytes.len() || pieces.is_empty() {
-        pieces.push(&json[start..]);
-    }
-    let count = pieces.len() as u32;
+    let pieces = cut(json, budget);
+    let count = pieces.len();
+    let id_json = serde_json::to_string(id).expect("a string serializes");
     pieces
         .into_iter()
         .enumerate()
-        .map(|(index, data)| {
-            Message::Chunk(Chunk {
-                id: id.to_owned(),
-                index: index as u32,
-                count,
-                data: data.to_owned(),
-            })
-            .to_bytes()
+        .map(|(index, (data, clean))| {
+            // The same text `Message::Chunk(..).to_bytes()` makes, without copying `data` into
+            // an owned message first.
+            let mut out = Vec::with_capacity(ENVELOPE + id_json.len() + data.len() + 16);
+            out.extend_from_slice(br#"{"type":"chunk","id":"#);
+            out.extend_from_slice(id_json.as_bytes());
+            out.extend_from_slice(
+                format!(r#","index":{index},"count":{count},"data":"#).as_bytes(),
+            );
+            if clean {
+                out.push(b'"');
+                out.extend_from_slice(data.as_bytes());
+                out.push(b'"');
+            } else {
+                serde_json::to_writer(&mut out, data).expect("a string serializes");
+            }
+            out.push(b'}');
+            out
         })
         .collect()
+}
+
+/// Cut `json` into pieces whose escaped length is at most `budget`, on character boundaries.
+/// Each piece comes with whether it is clean (needs no escaping, so it can be copied as is).
+fn cut(json: &str, budget: usize) -> Vec<(&str, bool)> {
+    let bytes = json.as_bytes();
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    while start < bytes.len() {
+        let mut end = (start + budget).min(bytes.len());
+        let clean = !needs_escaping(&bytes[start..end]);
+        if !clean {
+            // Walk byte by byte, counting escaped lengths, to where the budget runs out.
+            let mut used = 0;
+            end = start;
+            while end < bytes.len() && used + escaped_len(bytes[end]) <= budget {
+                used += escaped_len(bytes[end]);
+                end += 1;
+            }
+        }
+        while !json.is_char_boundary(end) {
+            end -= 1;
+        }
+        pieces.push((&json[start..end], clean));
+        start = end;
+    }
+    if pieces.is_empty() {
+        pieces.push(("", true));
+    }
+    pieces
 }
 
 /// Why a chunk stream could not be put back together.
@@ -159,6 +182,7 @@ impl Reassembler {
 mod tests {
     use super::*;
     use crate::limits::MAX_TO_BROWSER;
+    use crate::wire::Message;
 
     fn reassemble(frames: &[Vec<u8>]) -> String {
         let mut r = Reassembler::new(usize::MAX);
@@ -189,6 +213,16 @@ mod tests {
             assert!(f.len() <= MAX_TO_BROWSER, "frame of {} bytes", f.len());
         }
         assert_eq!(reassemble(&frames), json);
+    }
+
+    #[test]
+    fn frames_are_the_text_of_chunk_messages() {
+        let json = "{\"a\":\"\u{1}\\\"é😀\"}".repeat(50);
+        for (index, frame) in split("c\"1", &json, 120).iter().enumerate() {
+            let Message::Chunk(c) = Message::parse(frame).unwrap() else { panic!() };
+            assert_eq!(c.index as usize, index);
+            assert_eq!(Message::Chunk(c).to_bytes(), *frame);
+        }
     }
 
     #[test]

@@ -8,9 +8,13 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use tokio::sync::{mpsc, watch};
+use std::sync::Arc;
 
+use tokio::sync::{Semaphore, mpsc, watch};
+
+use crate::bridge_conn::Shared;
 use crate::browser_io;
+use crate::limits;
 use crate::listener;
 use crate::relay::{Input, Relay};
 use crate::runtime_dir::{self, HostRecord};
@@ -87,7 +91,12 @@ pub async fn run(config: Config) -> i32 {
 
     tokio::spawn(browser_io::read_loop(stdin, relay_tx.clone()));
     tokio::spawn(browser_io::write_loop(stdout, browser_rx, relay_tx.clone()));
-    let accepting = tokio::spawn(listener.accept_loop(relay_tx.clone(), alive_tx.clone()));
+    let shared = Shared {
+        relay: relay_tx.clone(),
+        alive: alive_tx.clone(),
+        budget: Arc::new(Semaphore::new(limits::TO_BROWSER_IN_FLIGHT)),
+    };
+    let accepting = tokio::spawn(listener.accept_loop(shared));
     let records = tokio::spawn(keep_record(record, record_path.clone(), hello_rx));
     let stop_tx = relay_tx;
     tokio::spawn(async move {

@@ -22,3 +22,8 @@ pub const DEFAULT_REQUEST_TIMEOUT_MS: u64 = 10_000;
 pub const EVENT_BUFFER_MAX_EVENTS: usize = 10_000;
 /// …and at most this many bytes of them. Over either, the oldest go first.
 pub const EVENT_BUFFER_MAX_BYTES: usize = 16 * 1024 * 1024;
+
+/// Bytes of bridge messages the host holds on their way to the browser (read, not yet
+/// written). A bridge reader waits for room before it takes the next message, so a bridge
+/// that sends faster than the browser reads is slowed down instead of growing the host.
+pub const TO_BROWSER_IN_FLIGHT: usize = 16 * 1024 * 1024;

@@ -8,10 +8,8 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use tokio::sync::mpsc;
-
-use crate::bridge_conn;
-use crate::relay::{BridgeId, Input};
+use crate::bridge_conn::{self, Shared};
+use crate::relay::BridgeId;
 
 /// Where the host of process `pid` listens, inside the runtime directory's `hosts/`.
 pub fn socket_path(hosts_dir: &Path, pid: u32) -> PathBuf {
@@ -63,7 +61,7 @@ mod unix {
 
     impl Listener {
         /// Accept bridges forever, starting a connection for each one of our own user.
-        pub async fn accept_loop(self, relay: mpsc::Sender<Input>, alive: mpsc::Sender<()>) {
+        pub async fn accept_loop(self, shared: Shared) {
             let me = crate::runtime_dir::current_uid();
             let mut next_id: BridgeId = 0;
             loop {
@@ -95,7 +93,7 @@ mod unix {
                 }
                 next_id += 1;
                 let (reader, writer) = stream.into_split();
-                bridge_conn::start(next_id, reader, writer, relay.clone(), alive.clone()).await;
+                bridge_conn::start(next_id, reader, writer, shared.clone()).await;
             }
         }
     }
@@ -128,7 +126,7 @@ mod windows {
     }
 
     impl Listener {
-        pub async fn accept_loop(self, relay: mpsc::Sender<Input>, alive: mpsc::Sender<()>) {
+        pub async fn accept_loop(self, shared: Shared) {
             let Listener { name, first } = self;
             let mut server = first;
             let mut next_id: BridgeId = 0;
@@ -149,7 +147,7 @@ mod windows {
                 };
                 next_id += 1;
                 let (reader, writer) = tokio::io::split(connected);
-                bridge_conn::start(next_id, reader, writer, relay.clone(), alive.clone()).await;
+                bridge_conn::start(next_id, reader, writer, shared.clone()).await;
             }
         }
     }

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use serde::Serialize;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{OwnedSemaphorePermit, mpsc, watch};
 use tokio_util::time::{DelayQueue, delay_queue};
 
 use crate::event_buffer::{Dropped, EventBuffer};
@@ -49,7 +49,9 @@ pub enum Input {
     /// A bridge connected (its peer uid was checked). `tx` feeds its writer.
     BridgeAttached { id: BridgeId, tx: mpsc::Sender<Outgoing> },
     /// A bridge sent a well-formed message (of any type: the actor checks which are allowed).
-    FromBridge { id: BridgeId, msg: Message },
+    /// `credit` is the message's share of the byte budget toward the browser, held until the
+    /// browser writer has written what the message became.
+    FromBridge { id: BridgeId, msg: Message, credit: Option<OwnedSemaphorePermit> },
     /// A bridge sent a frame that is not a message; it gets `error` and is closed.
     BridgeBadInput { id: BridgeId, reply_id: String, error: wire::ErrorBody },
     /// A bridge's connection ended (or its writer failed).
@@ -61,6 +63,14 @@ pub enum Input {
     BrowserEnded { reason: String, bad_input: bool },
     /// SIGTERM, SIGINT or Ctrl-C.
     Stop { reason: String },
+}
+
+/// A message for the browser writer, with the budget credit it holds (see
+/// [`limits::TO_BROWSER_IN_FLIGHT`]); the credit is returned once the message is written.
+#[derive(Debug)]
+pub struct ToBrowser {
+    pub payload: Bytes,
+    pub credit: Option<OwnedSemaphorePermit>,
 }
 
 /// How the relay ended.
@@ -89,7 +99,7 @@ struct Pending {
 pub struct Relay {
     pid: u32,
     rx: mpsc::Receiver<Input>,
-    to_browser: mpsc::UnboundedSender<Bytes>,
+    to_browser: mpsc::UnboundedSender<ToBrowser>,
     hello_seen: watch::Sender<Option<Hello>>,
     bridges: HashMap<BridgeId, Bridge>,
     pending: HashMap<String, Pending>,
@@ -113,7 +123,7 @@ impl Relay {
     pub fn new(
         pid: u32,
         rx: mpsc::Receiver<Input>,
-        to_browser: mpsc::UnboundedSender<Bytes>,
+        to_browser: mpsc::UnboundedSender<ToBrowser>,
         hello_seen: watch::Sender<Option<Hello>>,
     ) -> Self {
         Self {
@@ -167,7 +177,7 @@ impl Relay {
     fn handle(&mut self, input: Input) -> Option<Exit> {
         match input {
             Input::BridgeAttached { id, tx } => self.attach(id, tx),
-            Input::FromBridge { id, msg } => self.on_bridge_message(id, msg),
+            Input::FromBridge { id, msg, credit } => self.on_bridge_message(id, msg, credit),
             Input::BridgeBadInput { id, reply_id, error } => self.reject(id, reply_id, error),
             Input::BridgeDetached { id } => self.detach(id),
             Input::FromBrowser(msg) => self.on_browser_message(msg),
@@ -226,12 +236,17 @@ impl Relay {
         self.host_status();
     }
 
-    fn on_bridge_message(&mut self, id: BridgeId, msg: Message) {
+    fn on_bridge_message(
+        &mut self,
+        id: BridgeId,
+        msg: Message,
+        credit: Option<OwnedSemaphorePermit>,
+    ) {
         if !self.bridges.contains_key(&id) {
             return; // Already closed; its reader had frames in flight.
         }
         match msg {
-            Message::Request(req) => self.request(id, req),
+            Message::Request(req) => self.request(id, req, credit),
             Message::Cancel(Cancel { id: their_id }) => self.cancel(id, &their_id),
             Message::Hello(hello) => {
                 tracing::debug!(bridge = id, protocol = hello.protocol, "bridge said hello");
@@ -263,7 +278,7 @@ impl Relay {
         self.detach(id);
     }
 
-    fn request(&mut self, bridge_id: BridgeId, req: Request) {
+    fn request(&mut self, bridge_id: BridgeId, req: Request, credit: Option<OwnedSemaphorePermit>) {
         self.next_request += 1;
         let host_id = format!("h{}", self.next_request);
         let timeout_ms = req.timeout_ms.unwrap_or(limits::DEFAULT_REQUEST_TIMEOUT_MS);
@@ -277,7 +292,7 @@ impl Relay {
             params: req.params,
             timeout_ms: req.timeout_ms,
         });
-        self.send_to_browser(&forwarded);
+        let _ = self.to_browser.send(ToBrowser { payload: forwarded.to_bytes().into(), credit });
         let pending =
             Pending { bridge: bridge_id, id: req.id, method: req.method, timeout_ms, key };
         self.pending.insert(host_id, pending);
@@ -299,7 +314,8 @@ impl Relay {
             if let Some(p) = self.pending.remove(&host_id) {
                 self.timeouts.try_remove(&p.key);
             }
-            let _ = self.to_browser.send(Message::Cancel(Cancel { id: host_id }).to_bytes().into());
+            let payload = Message::Cancel(Cancel { id: host_id }).to_bytes().into();
+            let _ = self.to_browser.send(ToBrowser { payload, credit: None });
         }
     }
 
@@ -400,7 +416,7 @@ impl Relay {
 
     fn send_to_browser(&self, msg: &Message) {
         // Fails only once the browser writer is gone, and then the relay is ending anyway.
-        let _ = self.to_browser.send(msg.to_bytes().into());
+        let _ = self.to_browser.send(ToBrowser { payload: msg.to_bytes().into(), credit: None });
     }
 
     fn host_status(&self) {
