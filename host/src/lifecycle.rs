@@ -115,7 +115,10 @@ pub async fn run(config: Config) -> i32 {
     if !flushed {
         tracing::warn!("a bridge did not take its last frames within {FLUSH_GRACE:?}");
     }
-    remove(&[&socket, &record_path]);
+    remove(&[&record_path]);
+    // A named pipe (Windows) goes with the process; a unix socket file stays unless removed.
+    #[cfg(unix)]
+    remove(&[&socket]);
     tracing::info!(code = exit.code, "tabwire-host exiting: {}", exit.reason);
     exit.code
 }
@@ -142,13 +145,9 @@ async fn keep_record(
     }
 }
 
-/// Remove what this host created. On Windows the pipe vanishes with the process; only the
-/// record is a file there.
+/// Remove what this host created.
 fn remove(paths: &[&Path]) {
     for path in paths {
-        if cfg!(windows) && path.starts_with(r"\\.\pipe") {
-            continue;
-        }
         if let Err(e) = std::fs::remove_file(path)
             && e.kind() != std::io::ErrorKind::NotFound
         {

@@ -18,6 +18,10 @@ pub const MAX_REASSEMBLED: usize = MAX_FROM_BROWSER;
 /// A request the browser has not answered within this time gets a `timeout` error.
 pub const DEFAULT_REQUEST_TIMEOUT_MS: u64 = 10_000;
 
+/// A longer `timeout_ms` is cut to this (one day): the host's timer cannot wait for ever, and a
+/// request nobody answers for a day is lost anyway.
+pub const MAX_REQUEST_TIMEOUT_MS: u64 = 24 * 60 * 60 * 1000;
+
 /// Events kept while no bridge is attached: at least this many…
 pub const EVENT_BUFFER_MAX_EVENTS: usize = 10_000;
 /// …and at most this many bytes of them. Over either, the oldest go first.

@@ -281,7 +281,10 @@ impl Relay {
     fn request(&mut self, bridge_id: BridgeId, req: Request, credit: Option<OwnedSemaphorePermit>) {
         self.next_request += 1;
         let host_id = format!("h{}", self.next_request);
-        let timeout_ms = req.timeout_ms.unwrap_or(limits::DEFAULT_REQUEST_TIMEOUT_MS);
+        let timeout_ms = req
+            .timeout_ms
+            .unwrap_or(limits::DEFAULT_REQUEST_TIMEOUT_MS)
+            .min(limits::MAX_REQUEST_TIMEOUT_MS);
         let key = self.timeouts.insert(host_id.clone(), Duration::from_millis(timeout_ms));
         let bridge = self.bridges.get_mut(&bridge_id).expect("checked by on_bridge_message");
         bridge.inflight.insert(host_id.clone());

@@ -248,6 +248,20 @@ fn an_unanswered_request_times_out_is_cancelled_and_its_late_answer_dropped() {
 }
 
 #[test]
+fn a_huge_timeout_is_cut_to_a_day_not_a_crash() {
+    let mut host = Host::start_with_hello();
+    let mut a = host.connect();
+    a.recv_hello();
+    a.send(&format!(
+        r#"{{"type":"request","id":"long","method":"ping","timeout_ms":{}}}"#,
+        u64::MAX
+    ));
+    let req = host.recv();
+    respond(&mut host, &req["id"], &json!("pong"));
+    assert_eq!(a.recv(), json!({"type": "response", "id": "long", "result": "pong"}));
+}
+
+#[test]
 fn a_cancel_from_the_bridge_reaches_the_extension_with_the_host_id() {
     let mut host = Host::start_with_hello();
     let mut a = host.connect();
