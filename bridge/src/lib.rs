@@ -4,6 +4,7 @@
 pub mod browser;
 pub mod cli;
 pub mod core;
+pub mod demo;
 pub mod error;
 pub mod mcp;
 pub mod methods;

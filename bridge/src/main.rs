@@ -32,9 +32,19 @@ fn main() -> std::process::ExitCode {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
-    let core = Core::start(cli.browser)?;
+    // Set-up commands must work when the runtime dir is broken: diagnosing that is their job.
     match cli.command {
-        Command::Mcp => mcp::serve(core).await,
-        Command::Status { json } => cli::status::run(core, json).await,
+        Command::Install(args) => return cli::setup::install(&args),
+        Command::Uninstall(args) => return cli::setup::uninstall(&args),
+        Command::Doctor(args) => return cli::setup::doctor(&args).await,
+        Command::Demo(args) => return tabwire_bridge::demo::run(args).await,
+        _ => {}
+    }
+    match cli.command {
+        Command::Mcp(attach) => mcp::serve(Core::start(attach.browser)?).await,
+        Command::Status { attach, json } => {
+            cli::status::run(Core::start(attach.browser)?, json).await
+        }
+        _ => unreachable!("handled above"),
     }
 }

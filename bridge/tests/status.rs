@@ -58,7 +58,7 @@ async fn status_lists_browsers_with_their_tab_counts() {
     assert_eq!(b["host_pid"], browser.pid);
 
     // --browser that names no attached browser: nothing listed.
-    let out = env.tabwire(&["--browser", "edge", "status", "--json"]).await;
+    let out = env.tabwire(&["status", "--browser", "edge", "--json"]).await;
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["browsers"], json!([]));
 }

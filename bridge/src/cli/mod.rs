@@ -1,5 +1,6 @@
 //! The command line: one file per command. `main.rs` only parses and dispatches.
 
+pub mod setup;
 pub mod status;
 
 use clap::{Parser, Subcommand};
@@ -8,23 +9,40 @@ use clap::{Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "tabwire", version, about)]
 pub struct Cli {
-    /// Use only this browser: a host pid, a brand (chrome, edge, …) or a profile id, as
-    /// `tabwire status` shows. Default: every browser running the tabwire extension.
-    #[arg(long, global = true, env = "TABWIRE_BROWSER", value_name = "NAME|PID")]
-    pub browser: Option<String>,
-
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// Which running browser to attach to. (`install` and `doctor` have a `--browser` of their own:
+/// which browser *kinds* to set up or check.)
+#[derive(Debug, Clone, clap::Args)]
+pub struct Attach {
+    /// Use only this browser: a host pid, a brand (chrome, edge, …) or a profile id, as
+    /// `tabwire status` shows. Default: every browser running the tabwire extension.
+    #[arg(long, env = "TABWIRE_BROWSER", value_name = "NAME|PID")]
+    pub browser: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the MCP server on stdin/stdout (what an MCP client starts).
-    Mcp,
+    Mcp(Attach),
     /// Show the attached browsers, their tab counts and the runtime directory.
     Status {
+        #[command(flatten)]
+        attach: Attach,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
+    /// Write the native-host manifest for the browsers on this machine (or the ones you name),
+    /// so that the extension can start `tabwire-host`.
+    Install(tabwire_install::InstallArgs),
+    /// Remove exactly what `tabwire install` wrote.
+    Uninstall(tabwire_install::UninstallArgs),
+    /// Check every link from the browser to this program, and print how to fix what is broken.
+    Doctor(tabwire_install::DoctorArgs),
+    /// Start headless Chromium with the extension and a demo page, and drive it through a real
+    /// MCP session, printing each step with its latency.
+    Demo(crate::demo::DemoArgs),
 }

@@ -1,0 +1,27 @@
+//! `tabwire install`, `uninstall` and `doctor`: the browser table, the manifests and the static
+//! checks live in the `tabwire-install` crate; this file connects them to the terminal and adds
+//! what only a running bridge can check (a ping through each live browser).
+
+use anyhow::Result;
+use tabwire_install::{DoctorArgs, Env, InstallArgs, UninstallArgs};
+
+pub fn install(args: &InstallArgs) -> Result<()> {
+    let env = Env::from_process()?;
+    tabwire_install::run_install(args, &env, &mut std::io::stdout())?;
+    Ok(())
+}
+
+pub fn uninstall(args: &UninstallArgs) -> Result<()> {
+    let env = Env::from_process()?;
+    tabwire_install::run_uninstall(args, &env, &mut std::io::stdout())?;
+    Ok(())
+}
+
+pub async fn doctor(args: &DoctorArgs) -> Result<()> {
+    let env = Env::from_process()?;
+    let healthy = tabwire_install::run_doctor(args, &env, &mut std::io::stdout())?;
+    if !healthy {
+        std::process::exit(1);
+    }
+    Ok(())
+}

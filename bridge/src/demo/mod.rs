@@ -1,0 +1,192 @@
+//! `tabwire demo`: the whole path, end to end, in one command. It starts Chromium with the
+//! extension and a private profile, serves a small web app on 127.0.0.1, starts `tabwire mcp`
+//! as a child and drives it with rmcp's MCP client — the same way Claude Code would — printing
+//! each step with its latency.
+
+mod server;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt, service::RunningService};
+use serde_json::{Value, json};
+use tabwire_launcher::{Browser, DEFAULT_CHROMIUM, LaunchOptions};
+
+/// Options of `tabwire demo`.
+#[derive(Debug, clap::Args)]
+pub struct DemoArgs {
+    /// Show the browser window (needs a display); headless otherwise.
+    #[arg(long)]
+    pub headed: bool,
+    /// The Chromium-family browser to start.
+    #[arg(long, default_value = DEFAULT_CHROMIUM)]
+    pub chromium: PathBuf,
+    /// Keep the browser's scratch folder (profile, log) afterwards.
+    #[arg(long)]
+    pub keep: bool,
+    /// How many state reads to time at the end.
+    #[arg(long, default_value_t = 200)]
+    pub reads: usize,
+}
+
+pub async fn run(args: DemoArgs) -> Result<()> {
+    if args.headed
+        && std::env::var_os("DISPLAY").is_none()
+        && std::env::var_os("WAYLAND_DISPLAY").is_none()
+    {
+        bail!(
+            "--headed needs a display (DISPLAY or WAYLAND_DISPLAY is not set); run without --headed"
+        );
+    }
+    let exe = std::env::current_exe().context("where is this tabwire binary?")?;
+    let env = tabwire_install::Env::from_process()?;
+    let host = tabwire_install::locate::locate_host(None, &env)?;
+    let extension_dir = tabwire_install::locate::find_extension_dir(&env).context(
+        "cannot find the extension folder (extension/manifest.json) above this binary; \
+         set TABWIRE_EXTENSION_DIR to it",
+    )?;
+    let root = std::env::temp_dir().join(format!("tabwire-demo-{}", std::process::id()));
+    let opts = LaunchOptions {
+        chromium: args.chromium.clone(),
+        extension_dir,
+        host_binary: host.path,
+        headless: !args.headed,
+        root,
+        keep: args.keep,
+        env: Vec::new(),
+        timeout: Duration::from_secs(30),
+        write_manifest: true,
+    };
+
+    println!("tabwire demo — a scripted MCP session against a real browser\n");
+    let t = Instant::now();
+    let url = server::serve_demo_page().await.context("serving the demo page")?;
+    let browser = tokio::task::spawn_blocking(move || Browser::launch(&opts)).await??;
+    let host = browser.host().context("the host went away")?;
+    step(
+        "start Chromium + extension, host listening",
+        t.elapsed(),
+        &format!("host pid {}", host.pid),
+    );
+
+    let t = Instant::now();
+    let mut cmd = tokio::process::Command::new(&exe);
+    cmd.arg("mcp").env("TABWIRE_RUNTIME_DIR", &browser.runtime_dir);
+    let client: RunningService<RoleClient, ()> =
+        ().serve(TokioChildProcess::new(cmd)?).await.context("MCP handshake with `tabwire mcp`")?;
+    step("start `tabwire mcp`, MCP handshake", t.elapsed(), "");
+
+    let session = Session { client };
+    let browsers = session.call("list_browsers", json!({})).await?;
+    let b = &browsers["browsers"][0];
+    println!(
+        "      {} {} (profile {})",
+        b["browser"].as_str().unwrap_or("?"),
+        b["extension_version"].as_str().unwrap_or(""),
+        b["profile"].as_str().unwrap_or("?")
+    );
+
+    let opened = session.call("open_tab", json!({ "url": url })).await?;
+    let tab = opened["tab"]["id"].clone();
+    println!("      tab {tab}: {}", opened["tab"]["title"].as_str().unwrap_or(""));
+
+    let tabs = session.call("list_tabs", json!({})).await?;
+    println!("      {} tab(s) open", tabs["tabs"].as_array().map_or(0, |t| t.len()));
+
+    let state = session.call("get_state", json!({ "tab_id": tab, "force_refresh": true })).await?;
+    println!("      items: {}", state["state"]["items"]);
+
+    let changed = session
+        .call(
+            "send_command",
+            json!({ "tab_id": tab, "type": "add_item", "payload": { "item": "coffee" } }),
+        )
+        .await?;
+    println!("      the page now has {} items", changed["result"]["items"]);
+
+    let state = session.call("get_state", json!({ "tab_id": tab })).await?;
+    println!(
+        "      items: {} (source: {}, updated by {})",
+        state["state"]["items"],
+        state["source"].as_str().unwrap_or("?"),
+        state["state"]["updated_by"].as_str().unwrap_or("?")
+    );
+
+    println!("\n  timing {} reads of the page's state:", args.reads);
+    for force in [false, true] {
+        let mut lat = Vec::with_capacity(args.reads);
+        for _ in 0..args.reads {
+            let t = Instant::now();
+            session
+                .call_quiet("get_state", json!({ "tab_id": tab, "force_refresh": force }))
+                .await?;
+            lat.push(t.elapsed());
+        }
+        lat.sort();
+        let p = |q: f64| lat[((lat.len() as f64 - 1.0) * q).round() as usize];
+        println!(
+            "    {:<44} p50 {:>7.3} ms   p99 {:>7.3} ms",
+            if force {
+                "get_state, fresh from the page"
+            } else {
+                "get_state, from the bridge's cache"
+            },
+            ms(p(0.5)),
+            ms(p(0.99)),
+        );
+    }
+
+    session.client.cancel().await.ok();
+    drop(browser);
+    println!("\ndone: browser stopped, its profile removed.");
+    Ok(())
+}
+
+struct Session {
+    client: RunningService<RoleClient, ()>,
+}
+
+impl Session {
+    /// Call a tool, print the step with its latency, return its structured result.
+    async fn call(&self, tool: &str, args: Value) -> Result<Value> {
+        let t = Instant::now();
+        let result = self.call_quiet(tool, args.clone()).await?;
+        let shown = if args.as_object().is_some_and(|a| a.is_empty()) {
+            String::new()
+        } else {
+            args.to_string()
+        };
+        step(&format!("{tool} {shown}"), t.elapsed(), "");
+        Ok(result)
+    }
+
+    async fn call_quiet(&self, tool: &str, args: Value) -> Result<Value> {
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        if let Value::Object(map) = args {
+            params = params.with_arguments(map);
+        }
+        let result: CallToolResult = self.client.call_tool(params).await?;
+        if result.is_error == Some(true) {
+            let text: Vec<&str> = result
+                .content
+                .iter()
+                .filter_map(|c| c.as_text())
+                .map(|t| t.text.as_str())
+                .collect();
+            bail!("{tool} failed: {}", text.join(" "));
+        }
+        Ok(result.structured_content.unwrap_or(Value::Null))
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn step(what: &str, took: Duration, note: &str) {
+    let what: String = what.chars().take(70).collect();
+    println!("  ✓ {what:<72} {:>9.3} ms  {note}", ms(took));
+}
