@@ -8,6 +8,7 @@
 use futures::StreamExt;
 use serde::Deserialize;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use tokio::sync::{Semaphore, mpsc, oneshot};
@@ -16,7 +17,7 @@ use tokio_util::codec::FramedRead;
 use crate::codec::{FrameCodec, FrameError};
 use crate::frame_writer::FrameWriter;
 use crate::limits;
-use crate::relay::{BRIDGE_QUEUE, BridgeId, Input, Outgoing};
+use crate::relay::{BRIDGE_QUEUE, BridgeId, BridgeLink, Input, Outgoing};
 use crate::wire::{ErrorBody, Message, code};
 
 /// What every bridge connection shares with the rest of the host.
@@ -39,13 +40,22 @@ where
 {
     let Shared { relay, alive, budget } = shared;
     let (tx, rx) = mpsc::channel(BRIDGE_QUEUE);
-    if relay.send(Input::BridgeAttached { id, tx }).await.is_err() {
+    let (kill, killed) = oneshot::channel();
+    let queued = Arc::new(AtomicUsize::new(0));
+    let link = BridgeLink { tx, queued: queued.clone(), kill };
+    if relay.send(Input::BridgeAttached { id, link }).await.is_err() {
         return;
     }
     let (writer_done, writer_gone) = oneshot::channel::<()>();
     tokio::spawn(async move {
-        if let Err(e) = write_loop(writer, rx).await {
-            tracing::debug!(bridge = id, "writing to the bridge failed: {e}");
+        tokio::select! {
+            result = write_loop(writer, rx, &queued) => {
+                if let Err(e) = result {
+                    tracing::debug!(bridge = id, "writing to the bridge failed: {e}");
+                }
+            }
+            // Killed (it stopped reading): drop the socket and the queue now.
+            Ok(()) = killed => {}
         }
         drop(writer_done);
         drop(alive);
@@ -119,11 +129,13 @@ fn id_of(frame: &[u8]) -> String {
 async fn write_loop<W: AsyncWrite + Unpin>(
     writer: W,
     mut rx: mpsc::Receiver<Outgoing>,
+    queued: &AtomicUsize,
 ) -> Result<(), FrameError> {
     let mut out = FrameWriter::new(writer, limits::MAX_SOCKET_FRAME);
     while let Some(first) = rx.recv().await {
         let mut next = Some(first);
         while let Some(item) = next.take().or_else(|| rx.try_recv().ok()) {
+            let len = item.len();
             match item {
                 Outgoing::Frame(frame) => out.write(&frame).await?,
                 Outgoing::Batch(frames) => {
@@ -132,6 +144,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(
                     }
                 }
             }
+            queued.fetch_sub(len, Ordering::Relaxed);
         }
         out.flush().await?;
     }

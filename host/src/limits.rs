@@ -31,3 +31,8 @@ pub const EVENT_BUFFER_MAX_BYTES: usize = 16 * 1024 * 1024;
 /// written). A bridge reader waits for room before it takes the next message, so a bridge
 /// that sends faster than the browser reads is slowed down instead of growing the host.
 pub const TO_BROWSER_IN_FLIGHT: usize = 16 * 1024 * 1024;
+
+/// A bridge whose writer already has this many bytes waiting when another message comes has
+/// stopped reading: it is disconnected, and what waited for it is freed. Above the largest
+/// message, so one big message never trips it.
+pub const BRIDGE_QUEUE_BYTES: usize = 64 * 1024 * 1024;

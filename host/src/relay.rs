@@ -16,11 +16,13 @@
 
 use std::collections::{HashMap, HashSet};
 use std::future::poll_fn;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
 use serde::Serialize;
-use tokio::sync::{OwnedSemaphorePermit, mpsc, watch};
+use tokio::sync::{OwnedSemaphorePermit, mpsc, oneshot, watch};
 use tokio_util::time::{DelayQueue, delay_queue};
 
 use crate::event_buffer::{Dropped, EventBuffer};
@@ -43,11 +45,60 @@ pub enum Outgoing {
     Batch(Vec<Bytes>),
 }
 
+impl Outgoing {
+    /// Payload bytes, for the queue's byte count.
+    pub fn len(&self) -> usize {
+        match self {
+            Outgoing::Frame(f) => f.len(),
+            Outgoing::Batch(fs) => fs.iter().map(Bytes::len).sum(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The relay's end of one bridge's writer.
+#[derive(Debug)]
+pub struct BridgeLink {
+    /// Feeds the writer; dropping it lets the writer flush and close.
+    pub tx: mpsc::Sender<Outgoing>,
+    /// Bytes queued and not yet written; the writer subtracts what it wrote.
+    pub queued: Arc<AtomicUsize>,
+    /// Sending on it makes the writer stop at once, dropping what is queued.
+    pub kill: oneshot::Sender<()>,
+}
+
+/// Why a frame could not be queued for a bridge.
+enum Unsent {
+    /// The bridge stopped reading: its queue is over a limit.
+    Stuck(String),
+    /// The writer is gone.
+    Gone,
+}
+
+impl BridgeLink {
+    fn send(&self, out: Outgoing) -> Result<(), Unsent> {
+        let len = out.len();
+        let before = self.queued.fetch_add(len, Ordering::Relaxed);
+        if before >= limits::BRIDGE_QUEUE_BYTES {
+            return Err(Unsent::Stuck(format!("{before} bytes wait for it")));
+        }
+        self.tx.try_send(out).map_err(|e| match e {
+            mpsc::error::TrySendError::Full(_) => {
+                Unsent::Stuck(format!("{BRIDGE_QUEUE} messages wait for it"))
+            }
+            mpsc::error::TrySendError::Closed(_) => Unsent::Gone,
+        })
+    }
+}
+
 /// Everything the actor reacts to.
 #[derive(Debug)]
 pub enum Input {
     /// A bridge connected (its peer uid was checked). `tx` feeds its writer.
-    BridgeAttached { id: BridgeId, tx: mpsc::Sender<Outgoing> },
+    BridgeAttached { id: BridgeId, link: BridgeLink },
     /// A bridge sent a well-formed message (of any type: the actor checks which are allowed).
     /// `credit` is the message's share of the byte budget toward the browser, held until the
     /// browser writer has written what the message became.
@@ -82,7 +133,7 @@ pub struct Exit {
 }
 
 struct Bridge {
-    tx: mpsc::Sender<Outgoing>,
+    link: BridgeLink,
     /// Host ids of this bridge's requests in flight.
     inflight: HashSet<String>,
 }
@@ -176,10 +227,10 @@ impl Relay {
 
     fn handle(&mut self, input: Input) -> Option<Exit> {
         match input {
-            Input::BridgeAttached { id, tx } => self.attach(id, tx),
+            Input::BridgeAttached { id, link } => self.attach(id, link),
             Input::FromBridge { id, msg, credit } => self.on_bridge_message(id, msg, credit),
             Input::BridgeBadInput { id, reply_id, error } => self.reject(id, reply_id, error),
-            Input::BridgeDetached { id } => self.detach(id),
+            Input::BridgeDetached { id } => drop(self.detach(id)),
             Input::FromBrowser(msg) => self.on_browser_message(msg),
             Input::BrowserEnded { reason, bad_input } => {
                 if bad_input {
@@ -197,9 +248,9 @@ impl Relay {
         None
     }
 
-    fn attach(&mut self, id: BridgeId, tx: mpsc::Sender<Outgoing>) {
+    fn attach(&mut self, id: BridgeId, link: BridgeLink) {
         let first = self.bridges.is_empty();
-        self.bridges.insert(id, Bridge { tx, inflight: HashSet::new() });
+        self.bridges.insert(id, Bridge { link, inflight: HashSet::new() });
         tracing::info!(bridge = id, bridges = self.bridges.len(), "bridge attached");
         if let Some(hello) = &self.hello {
             self.send_to_bridge(id, Outgoing::Frame(hello.clone()));
@@ -223,8 +274,10 @@ impl Relay {
         self.host_status();
     }
 
-    fn detach(&mut self, id: BridgeId) {
-        let Some(bridge) = self.bridges.remove(&id) else { return };
+    /// Forget bridge `id`, cancel its requests, and return its link (dropping it closes the
+    /// connection once the writer has flushed).
+    fn detach(&mut self, id: BridgeId) -> Option<BridgeLink> {
+        let bridge = self.bridges.remove(&id)?;
         for host_id in bridge.inflight {
             if let Some(p) = self.pending.remove(&host_id) {
                 self.timeouts.try_remove(&p.key);
@@ -234,6 +287,7 @@ impl Relay {
         }
         tracing::info!(bridge = id, bridges = self.bridges.len(), "bridge detached");
         self.host_status();
+        Some(bridge.link)
     }
 
     fn on_bridge_message(
@@ -275,7 +329,7 @@ impl Relay {
         tracing::warn!(bridge = id, code = %error.code, "bad input from a bridge, closing it: {}", error.message);
         let reply = Message::Response(Response { id: reply_id, result: Err(error) });
         self.send_to_bridge(id, Outgoing::Frame(reply.to_bytes().into()));
-        self.detach(id);
+        drop(self.detach(id));
     }
 
     fn request(&mut self, bridge_id: BridgeId, req: Request, credit: Option<OwnedSemaphorePermit>) {
@@ -404,16 +458,15 @@ impl Relay {
     /// disconnected rather than allowed to grow the host without end.
     fn send_to_bridge(&mut self, id: BridgeId, out: Outgoing) {
         let Some(bridge) = self.bridges.get(&id) else { return };
-        match bridge.tx.try_send(out) {
+        match bridge.link.send(out) {
             Ok(()) => {}
-            Err(mpsc::error::TrySendError::Full(_)) => {
-                tracing::warn!(
-                    bridge = id,
-                    "bridge fell {BRIDGE_QUEUE} messages behind; closing it"
-                );
-                self.detach(id);
+            Err(Unsent::Stuck(why)) => {
+                tracing::warn!(bridge = id, "the bridge stopped reading ({why}); closing it");
+                if let Some(link) = self.detach(id) {
+                    let _ = link.kill.send(());
+                }
             }
-            Err(mpsc::error::TrySendError::Closed(_)) => self.detach(id),
+            Err(Unsent::Gone) => drop(self.detach(id)),
         }
     }
 
@@ -462,7 +515,7 @@ impl Relay {
         };
         let frame: Bytes = Message::Event(event).to_bytes().into();
         for bridge in self.bridges.values() {
-            let _ = bridge.tx.try_send(Outgoing::Frame(frame.clone()));
+            let _ = bridge.link.send(Outgoing::Frame(frame.clone()));
         }
         // Dropping the senders lets each writer flush what it has and close its socket.
         self.bridges.clear();

@@ -313,3 +313,48 @@ fn big_messages_reach_the_browser_in_chunks_and_the_bridge_whole() {
     assert_eq!(resp["id"], "big");
     assert_eq!(resp["result"], params);
 }
+
+#[test]
+fn a_bridge_that_stops_reading_is_closed_and_the_others_go_on() {
+    let mut host = Host::start_with_hello();
+    let mut stuck = host.connect();
+    stuck.recv_hello();
+    let mut good = host.connect();
+    good.recv_hello();
+    host.wait_bridges(2);
+    // 70 events of 1 MiB: more than the 64 MiB a bridge may fall behind.
+    let count = 70;
+    let reader = std::thread::spawn(move || {
+        let mut got = 0;
+        while got < count {
+            let frame =
+                support::read_frame(&mut good.stream).unwrap().expect("the good bridge stays");
+            assert!(frame.starts_with(br#"{"type":"event","event":"state_update""#));
+            got += 1;
+        }
+        good
+    });
+    let big = "y".repeat(1 << 20);
+    for _ in 0..count {
+        host.send(&format!(r#"{{"type":"event","event":"state_update","data":"{big}"}}"#));
+    }
+    let mut good = reader.join().unwrap();
+    host.wait_for_log("the bridge stopped reading");
+    assert_eq!(host.recv_status()["bridges"], 1);
+    // What reached the stuck bridge's socket before it was closed is readable; then it ends.
+    let mut before_close = 0;
+    loop {
+        match support::read_frame(&mut stuck.stream) {
+            Ok(Some(_)) => before_close += 1,
+            Ok(None) => break,
+            // Cut off mid-frame, or reset: closed either way.
+            Err(e) if e.kind() != std::io::ErrorKind::WouldBlock => break,
+            Err(e) => panic!("the stuck bridge was not closed: {e}"),
+        }
+    }
+    assert!(before_close < count, "{before_close} events reached the stuck bridge");
+    good.request("after", "ping", "null");
+    let req = host.recv();
+    respond(&mut host, &req["id"], &json!("pong"));
+    assert_eq!(good.recv()["result"], "pong");
+}
