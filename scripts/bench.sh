@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Every benchmark, in release, printing numbers (none of them is a pass/fail test).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/setup.sh
+cargo build --locked --release --workspace --bins
+cargo bench --locked -p tabwire-host --bench relay
+cargo bench --locked -p tabwire-tests --bench browser

@@ -1,0 +1,31 @@
+//! Percentiles of a latency sample, printed one line per measurement.
+
+use std::time::Duration;
+
+pub struct Sample(Vec<Duration>);
+
+impl Sample {
+    pub fn new() -> Sample {
+        Sample(Vec::new())
+    }
+
+    pub fn push(&mut self, d: Duration) {
+        self.0.push(d);
+    }
+
+    pub fn percentile(&mut self, q: f64) -> Duration {
+        self.0.sort_unstable();
+        self.0[((self.0.len() as f64 - 1.0) * q).round() as usize]
+    }
+
+    /// `label  n=…  p50 … ms  p99 … ms`
+    pub fn print(&mut self, label: &str) -> (f64, f64) {
+        let (p50, p99) = (ms(self.percentile(0.5)), ms(self.percentile(0.99)));
+        println!("  {label:<58} n={:<6} p50 {p50:>8.3} ms   p99 {p99:>8.3} ms", self.0.len());
+        (p50, p99)
+    }
+}
+
+pub fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
