@@ -5,6 +5,7 @@ pub mod browser;
 pub mod cli;
 pub mod core;
 pub mod demo;
+pub mod doctor;
 pub mod error;
 pub mod mcp;
 pub mod methods;

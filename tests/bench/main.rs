@@ -2,8 +2,8 @@
 //! build): latencies through a real headless Chromium, printed as numbers. Not a test: nothing
 //! here passes or fails on time. Each section prints its own baseline measured in the same run.
 
-mod stats;
 mod round_trip;
+mod stats;
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {

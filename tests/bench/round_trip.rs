@@ -16,7 +16,8 @@ pub async fn run() {
     let browser = Chromium::start();
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
-    let tab = mcp.ok("open_tab", json!({ "url": pages.url("app.html") })).await["tab"]["id"].clone();
+    let tab =
+        mcp.ok("open_tab", json!({ "url": pages.url("app.html") })).await["tab"]["id"].clone();
 
     let mut baseline = Sample::new();
     for _ in 0..CALLS {

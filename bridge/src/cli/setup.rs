@@ -19,8 +19,9 @@ pub fn uninstall(args: &UninstallArgs) -> Result<()> {
 
 pub async fn doctor(args: &DoctorArgs) -> Result<()> {
     let env = Env::from_process()?;
-    let healthy = tabwire_install::run_doctor(args, &env, &mut std::io::stdout())?;
-    if !healthy {
+    let findings = crate::doctor::findings(None, args, &env).await?;
+    tabwire_install::render(&findings, args.json, &mut std::io::stdout())?;
+    if !tabwire_install::all_ok(&findings) {
         std::process::exit(1);
     }
     Ok(())

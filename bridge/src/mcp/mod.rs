@@ -1,6 +1,7 @@
 //! `tabwire mcp`: the MCP server on stdio. stdout is the MCP channel; logs go to stderr.
 
 mod browsers;
+mod diagnose;
 mod reply;
 mod server;
 mod tabs;

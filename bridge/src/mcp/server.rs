@@ -25,7 +25,7 @@ pub struct TabwireServer {
 impl TabwireServer {
     pub fn new(core: Core) -> Self {
         // Built once and kept: rmcp's default rebuilds the router on every call.
-        let tool_router = Self::browser_tools() + Self::tab_tools();
+        let tool_router = Self::browser_tools() + Self::tab_tools() + Self::diagnose_tools();
         TabwireServer { core, tool_router }
     }
 }

@@ -1,0 +1,93 @@
+//! The live half of `tabwire doctor` and of the `diagnose` tool: what only a running bridge can
+//! check. The static half (manifests, runtime dir, stale sockets) is `tabwire_install::doctor`.
+//!
+//! For each live host: did it say hello (the extension is connected to it), and does a `ping`
+//! go through the extension and back — with its latency, because "connected but slow" is a
+//! finding too.
+
+use std::time::{Duration, Instant};
+
+use tabwire_host::runtime_dir;
+use tabwire_install::{DoctorArgs, Env, Finding};
+
+use crate::core::Core;
+
+const PING_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// Static and live findings, in that order.
+pub async fn findings(
+    core: Option<&Core>,
+    args: &DoctorArgs,
+    env: &Env,
+) -> anyhow::Result<Vec<Finding>> {
+    let mut findings = tabwire_install::static_findings(args, env)?;
+    let started;
+    let core = match core {
+        Some(core) => core,
+        // A runtime dir that cannot be used is already a static finding; nothing to ping then.
+        None => match Core::start_in(&env.runtime_dir, None) {
+            Ok(core) => {
+                started = core;
+                &started
+            }
+            Err(_) => return Ok(findings),
+        },
+    };
+    findings.extend(live_findings(core).await);
+    Ok(findings)
+}
+
+/// One finding per live host: pinged through the extension, or why not.
+pub async fn live_findings(core: &Core) -> Vec<Finding> {
+    core.ready().await;
+    let hosts = runtime_dir::live_hosts(core.runtime_dir());
+    let attached = core.browsers();
+    let mut out = Vec::new();
+    if hosts.is_empty() {
+        out.push(Finding::broken(
+            "browser connection",
+            "no browser is running the tabwire extension right now (no live host in the \
+             runtime directory)",
+            "start the browser with the tabwire extension loaded (chrome://extensions → \
+             Developer mode → Load unpacked → the extension folder `tabwire install` printed); \
+             its service worker starts tabwire-host by itself",
+        ));
+        return out;
+    }
+    for host in hosts {
+        let check = format!("ping via host {}", host.pid);
+        let Some(info) = attached.iter().find(|b| b.host_pid == host.pid) else {
+            out.push(Finding::broken(
+                check,
+                format!(
+                    "host {} is running but this bridge could not attach to it (no hello \
+                     from its extension within a second)",
+                    host.pid
+                ),
+                "reload the extension in chrome://extensions, or restart the browser",
+            ));
+            continue;
+        };
+        let selector = host.pid.to_string();
+        let t = Instant::now();
+        match core.call(Some(&selector), "ping", serde_json::Value::Null, PING_TIMEOUT).await {
+            Ok(_) => out.push(Finding::ok(
+                check,
+                format!(
+                    "{} (profile {}, extension {}) answered in {:.2} ms",
+                    info.browser,
+                    info.profile,
+                    info.extension_version,
+                    t.elapsed().as_secs_f64() * 1000.0
+                ),
+            )),
+            Err(e) => out.push(Finding::broken(
+                check,
+                format!("{} did not answer a ping: {e}", info.browser),
+                "reload the extension in chrome://extensions; if that does not help, restart the \
+                 browser and run `tabwire doctor` again",
+            )),
+        }
+    }
+    out
+}

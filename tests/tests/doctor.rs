@@ -1,0 +1,90 @@
+//! `tabwire doctor` against a real browser: healthy → exit 0 with a measured ping; broken →
+//! exit non-zero naming the fault and its fix. (Every static fault, one by one, is covered in
+//! install/tests/doctor.rs; here the real binary and a real Chromium.)
+
+use std::process::Command;
+
+use tabwire_tests::{Chromium, bins};
+
+fn doctor(browser: &Chromium, extra: &[&str]) -> (bool, String) {
+    let profile = tabwire_launcher::Browser::profile_dir(&browser.root);
+    let out = Command::new(bins::bin("tabwire"))
+        .arg("doctor")
+        .arg("--user-data-dir")
+        .arg(&profile)
+        .args(extra)
+        .env("TABWIRE_RUNTIME_DIR", &browser.runtime_dir)
+        .env("TABWIRE_CONFIG_DIR", browser.root.join("config"))
+        .output()
+        .expect("run tabwire doctor");
+    let text =
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    (out.status.success(), text)
+}
+
+#[test]
+fn healthy_setup_pings_through_the_browser() {
+    let browser = Chromium::start();
+    let (ok, text) = doctor(&browser, &[]);
+    assert!(ok, "doctor should pass:\n{text}");
+    assert!(text.contains("answered in"), "a measured ping:\n{text}");
+
+    let (ok, json) = doctor(&browser, &["--json"]);
+    assert!(ok, "{json}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&json).expect("--json prints one JSON document");
+    let findings = doc["findings"].as_array().expect("findings array");
+    let ping = findings
+        .iter()
+        .find(|f| f["check"].as_str().is_some_and(|c| c.starts_with("ping")))
+        .expect("a ping finding");
+    assert_eq!(ping["ok"], true, "{ping}");
+}
+
+#[test]
+fn broken_manifest_and_dead_host_are_named_with_their_fix() {
+    let browser = Chromium::start();
+    let profile = tabwire_launcher::Browser::profile_dir(&browser.root);
+    let manifest = profile.join("NativeMessagingHosts/dev.tabwire.host.json");
+    std::fs::write(&manifest, "{ not json").unwrap();
+    // A socket left behind by a host that died.
+    let hosts = tabwire_host::runtime_dir::hosts_dir(&browser.runtime_dir);
+    std::fs::write(hosts.join("999999.sock"), b"").unwrap();
+
+    let (ok, text) = doctor(&browser, &[]);
+    assert!(!ok, "doctor must exit non-zero:\n{text}");
+    assert!(text.contains("is not valid JSON"), "{text}");
+    assert!(text.contains("install --user-data-dir"), "the fix is named:\n{text}");
+    assert!(text.contains("999999.sock"), "the stale socket is named:\n{text}");
+    assert!(text.contains("rm -f"), "with its fix:\n{text}");
+}
+
+#[test]
+fn no_browser_running_is_a_finding_with_a_fix() {
+    let root = bins::scratch_dir("doc");
+    let profile = root.join("profile");
+    std::fs::create_dir_all(&profile).unwrap();
+    let run = |args: &[&str]| {
+        Command::new(bins::bin("tabwire"))
+            .args(args)
+            .env("TABWIRE_RUNTIME_DIR", root.join("run"))
+            .env("TABWIRE_CONFIG_DIR", root.join("config"))
+            .output()
+            .unwrap()
+    };
+    let host = bins::bin("tabwire-host");
+    let out = run(&[
+        "install",
+        "--user-data-dir",
+        profile.to_str().unwrap(),
+        "--host-path",
+        host.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run(&["doctor", "--user-data-dir", profile.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "{text}");
+    assert!(text.contains("no browser is running the tabwire extension"), "{text}");
+    assert!(text.contains("Load unpacked"), "{text}");
+    let _ = std::fs::remove_dir_all(root);
+}
