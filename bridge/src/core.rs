@@ -13,6 +13,9 @@ use tokio::sync::{broadcast, watch};
 
 use crate::browser::{self, BrowserEvent, BrowserInfo, Connection};
 use crate::error::CallError;
+use crate::events::EventQueue;
+use crate::inbox::Inbox;
+use crate::state_cache::StateCache;
 
 /// Events kept for a subscriber that falls behind before it starts losing the oldest.
 const EVENT_BACKLOG: usize = 4096;
@@ -28,7 +31,9 @@ pub(crate) struct Inner {
     only: Option<String>,
     /// Attached browsers, oldest first: the last one is the default.
     attached: Mutex<Vec<Arc<Connection>>>,
-    events: broadcast::Sender<BrowserEvent>,
+    /// Where the connections' readers put events: the session's queue, the state cache, and
+    /// the broadcast behind [`Core::events`].
+    inbox: Inbox,
     /// True once the hosts present at start-up have been attached (or given up on).
     ready: watch::Receiver<bool>,
 }
@@ -49,7 +54,11 @@ impl Core {
                 runtime_dir,
                 only: only.filter(|s| !s.trim().is_empty()),
                 attached: Mutex::new(Vec::new()),
-                events: broadcast::channel(EVENT_BACKLOG).0,
+                inbox: Inbox {
+                    broadcast: broadcast::channel(EVENT_BACKLOG).0,
+                    queue: EventQueue::new(),
+                    cache: StateCache::default(),
+                },
                 ready,
             }),
         };
@@ -75,7 +84,19 @@ impl Core {
     /// Every event from every attached browser, from now on. A subscriber that falls more than
     /// a few thousand events behind loses the oldest (`RecvError::Lagged` says how many).
     pub fn events(&self) -> broadcast::Receiver<BrowserEvent> {
-        self.inner.events.subscribe()
+        self.inner.inbox.broadcast.subscribe()
+    }
+
+    /// This session's event queue: every event from the browsers (and from other sessions) in
+    /// arrival order, losing none in a burst. Other parts of the bridge add their own with
+    /// `core.queue().push(SessionEvent::new("operation", Some(tab_id), &data))`.
+    pub fn queue(&self) -> &EventQueue {
+        &self.inner.inbox.queue
+    }
+
+    /// The pages' last known states.
+    pub fn state_cache(&self) -> &StateCache {
+        &self.inner.inbox.cache
     }
 
     /// Call an extension method (`specs/protocol.md`, "Methods the extension answers") in the
@@ -154,8 +175,8 @@ impl Core {
         self.inner.only.as_deref()
     }
 
-    pub(crate) fn event_sender(&self) -> broadcast::Sender<BrowserEvent> {
-        self.inner.events.clone()
+    pub(crate) fn inbox(&self) -> Inbox {
+        self.inner.inbox.clone()
     }
 
     pub(crate) fn attach(&self, conn: Arc<Connection>) {

@@ -7,5 +7,8 @@ pub mod core;
 pub mod demo;
 pub mod doctor;
 pub mod error;
+pub mod events;
+mod inbox;
 pub mod mcp;
 pub mod methods;
+pub mod state_cache;

@@ -2,12 +2,12 @@
 //!
 //! Three pieces share the socket. `call` registers a pending request and hands the frame to the
 //! writer task; the reader task resolves the pending request when its response arrives and
-//! forwards events. When the socket ends, the reader fails every pending call at once with
+//! hands events to the [`Inbox`]. When the socket ends, the reader fails every pending call at once with
 //! `browser_disconnected` — a caller never waits for its timeout to learn the browser is gone.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -18,12 +18,13 @@ use tabwire_host::runtime_dir::{HostRecord, current_uid, now_ms};
 use tabwire_host::wire::{Cancel, Event, Message, PROTOCOL_VERSION, Request, code};
 use tokio::net::UnixStream;
 use tokio::net::unix::OwnedReadHalf;
-use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::codec::{FramedRead, FramedWrite};
 use tokio_util::sync::CancellationToken;
 
 use super::BrowserInfo;
 use crate::error::CallError;
+use crate::inbox::Inbox;
 
 /// The host answers a timed-out request itself; wait this much longer before giving up on it
 /// locally, so the caller sees the host's `timeout` error rather than ours.
@@ -40,8 +41,18 @@ pub struct BrowserEvent {
 type Reply = Result<Box<RawValue>, CallError>;
 
 /// Calls in flight, by request id. `None` once the connection has ended: a call that arrives
-/// after that fails at once instead of waiting for a response that cannot come.
-type Pending = Arc<Mutex<Option<HashMap<String, oneshot::Sender<Reply>>>>>;
+/// after that fails at once instead of waiting for a response that cannot come. A reply carries
+/// its arrival number (see [`next_arrival`]).
+type Pending = Arc<Mutex<Option<HashMap<String, oneshot::Sender<(Reply, u64)>>>>>;
+
+/// Every frame any connection of this process reads gets the next number: what arrived later
+/// has the larger one. The state cache uses it to keep an older answer from replacing a newer
+/// update that the reader stored while the answer was on its way to its caller.
+static ARRIVALS: AtomicU64 = AtomicU64::new(1);
+
+fn next_arrival() -> u64 {
+    ARRIVALS.fetch_add(1, Ordering::Relaxed)
+}
 
 /// An attached browser. Dropping the last handle closes the socket, which tells the host to
 /// cancel whatever this bridge still had in flight.
@@ -49,9 +60,10 @@ pub struct Connection {
     info: BrowserInfo,
     outgoing: mpsc::UnboundedSender<Message>,
     pending: Pending,
-    next_id: AtomicU64,
     /// Fired when the socket ends (or this handle is dropped, which ends the reader).
     closed: CancellationToken,
+    /// Why the connection ended, once it has.
+    close_reason: Arc<OnceLock<String>>,
 }
 
 /// Why a host could not be attached.
@@ -74,10 +86,10 @@ pub enum AttachError {
 
 impl Connection {
     /// Connect to a host's socket and wait for its hello. Waits as long as the host takes: the
-    /// host sends hello only once its extension has said hello. Events are published on `events`.
-    pub async fn open(
+    /// host sends hello only once its extension has said hello. Events go to `inbox`.
+    pub(crate) async fn open(
         record: &HostRecord,
-        events: broadcast::Sender<BrowserEvent>,
+        inbox: Inbox,
     ) -> Result<Arc<Connection>, AttachError> {
         let socket = record.socket.display().to_string();
         let stream = UnixStream::connect(&record.socket)
@@ -112,17 +124,17 @@ impl Connection {
             info,
             outgoing,
             pending: Arc::new(Mutex::new(Some(HashMap::new()))),
-            next_id: AtomicU64::new(1),
             closed: CancellationToken::new(),
+            close_reason: Arc::new(OnceLock::new()),
         });
         tokio::spawn(write_loop(FramedWrite::new(write, FrameCodec::socket()), to_write));
         tokio::spawn(read_loop(
             frames,
             conn.pending.clone(),
-            events,
-            conn.info.host_pid,
-            conn.info.label(),
+            inbox,
+            conn.info.clone(),
             conn.closed.clone(),
+            conn.close_reason.clone(),
         ));
         Ok(conn)
     }
@@ -136,15 +148,32 @@ impl Connection {
         self.closed.cancelled().await
     }
 
+    /// Why the connection ended (empty while it is open).
+    pub fn close_reason(&self) -> &str {
+        self.close_reason.get().map_or("", String::as_str)
+    }
+
     /// Send one request and wait for its answer. `timeout` goes to the host, which answers
     /// `timeout` and cancels the work in the browser; if even that answer does not come, the
     /// call gives up shortly after. Dropping the future cancels the request in the browser.
     pub async fn call(&self, method: &str, params: Box<RawValue>, timeout: Duration) -> Reply {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed).to_string();
+        self.call_stamped(method, params, timeout).await.0
+    }
+
+    /// [`Connection::call`], and the arrival number of the answer (0 for an error made here).
+    /// Each request gets a fresh UUID as its id: unique without coordination, and a late answer
+    /// can never be mistaken for another call's.
+    pub async fn call_stamped(
+        &self,
+        method: &str,
+        params: Box<RawValue>,
+        timeout: Duration,
+    ) -> (Reply, u64) {
+        let id = uuid::Uuid::new_v4().to_string();
         let (tx, rx) = oneshot::channel();
         match self.pending.lock().expect("pending map poisoned").as_mut() {
             Some(map) => map.insert(id.clone(), tx),
-            None => return Err(CallError::disconnected(&self.info.label())),
+            None => return (Err(CallError::disconnected(&self.info.label())), 0),
         };
         let in_flight = InFlight { conn: self, id: id.clone() };
         let request = Request {
@@ -154,20 +183,23 @@ impl Connection {
             timeout_ms: Some(timeout.as_millis() as u64),
         };
         if self.outgoing.send(Message::Request(request)).is_err() {
-            return Err(CallError::disconnected(&self.info.label()));
+            return (Err(CallError::disconnected(&self.info.label())), 0);
         }
         let reply = match tokio::time::timeout(timeout + GRACE, rx).await {
             Ok(Ok(reply)) => reply,
-            Ok(Err(_)) => Err(CallError::disconnected(&self.info.label())),
-            Err(_) => Err(CallError::new(
-                code::TIMEOUT,
-                format!(
-                    "{} did not answer {method} within {} ms; the browser may be busy or \
+            Ok(Err(_)) => (Err(CallError::disconnected(&self.info.label())), 0),
+            Err(_) => (
+                Err(CallError::new(
+                    code::TIMEOUT,
+                    format!(
+                        "{} did not answer {method} within {} ms; the browser may be busy or \
                      stuck, try again",
-                    self.info.label(),
-                    timeout.as_millis()
-                ),
-            )),
+                        self.info.label(),
+                        timeout.as_millis()
+                    ),
+                )),
+                0,
+            ),
         };
         drop(in_flight);
         reply
@@ -215,11 +247,13 @@ async fn write_loop(
 async fn read_loop(
     mut frames: FramedRead<OwnedReadHalf, FrameCodec>,
     pending: Pending,
-    events: broadcast::Sender<BrowserEvent>,
-    host_pid: u32,
-    label: String,
+    inbox: Inbox,
+    info: BrowserInfo,
     closed: CancellationToken,
+    close_reason: Arc<OnceLock<String>>,
 ) {
+    let host_pid = info.host_pid;
+    let mut said_reason = None;
     let reason = loop {
         let frame = tokio::select! {
             frame = frames.next() => frame,
@@ -230,6 +264,7 @@ async fn read_loop(
             Some(Err(e)) => break e.to_string(),
             Some(Ok(frame)) => frame,
         };
+        let arrival = next_arrival();
         match Message::parse(&frame) {
             Ok(Message::Response(response)) => {
                 let waiter = pending
@@ -239,23 +274,29 @@ async fn read_loop(
                     .and_then(|map| map.remove(&response.id));
                 match waiter {
                     Some(tx) => {
-                        let _ = tx.send(response.result.map_err(CallError::from));
+                        let _ = tx.send((response.result.map_err(CallError::from), arrival));
                     }
-                    None => tracing::debug!(id = %response.id, "response to no pending request"),
+                    // A caller that gave up (cancelled, timed out) removed its entry.
+                    None => {
+                        tracing::info!(id = %response.id, "dropping a response to no pending request")
+                    }
                 }
             }
             Ok(Message::Event(event)) => {
-                // No subscriber is not an error: events matter only to whoever listens.
-                let _ = events.send(BrowserEvent { host_pid, event: Arc::new(event) });
+                if let Some(reason) = inbox.event(&info, arrival, event) {
+                    said_reason = Some(reason);
+                }
             }
             Ok(other) => tracing::debug!(kind = other.kind(), "ignoring a message from the host"),
             Err(e) => tracing::warn!(host_pid, error = %e, "the host sent a bad message"),
         }
     };
+    let reason = said_reason.unwrap_or(reason);
     tracing::info!(host_pid, %reason, "browser detached");
+    let _ = close_reason.set(reason);
     let waiters = pending.lock().expect("pending map poisoned").take();
     for (_, tx) in waiters.into_iter().flatten() {
-        let _ = tx.send(Err(CallError::disconnected(&label)));
+        let _ = tx.send((Err(CallError::disconnected(&info.label())), 0));
     }
     closed.cancel();
 }

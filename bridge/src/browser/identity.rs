@@ -42,6 +42,16 @@ impl BrowserInfo {
         format!("{name} (host pid {})", self.host_pid)
     }
 
+    /// What names this browser across host restarts: its profile id (its host pid when the
+    /// extension gave none). The state cache is keyed by it.
+    pub fn key(&self) -> String {
+        if self.profile.is_empty() {
+            format!("pid:{}", self.host_pid)
+        } else {
+            self.profile.clone()
+        }
+    }
+
     pub fn matches(&self, selector: &str) -> bool {
         matches(selector, self.host_pid, &self.browser, &self.profile)
     }

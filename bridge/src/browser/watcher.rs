@@ -79,7 +79,7 @@ async fn attach(
     settled: oneshot::Sender<()>,
 ) {
     let pid = record.pid;
-    let conn = match Connection::open(&record, core.event_sender()).await {
+    let conn = match Connection::open(&record, core.inbox()).await {
         Ok(conn) => conn,
         Err(e) => {
             tracing::warn!(pid, error = %e, "cannot attach to a browser's host");
@@ -97,12 +97,15 @@ async fn attach(
     }
     tracing::info!(browser = %conn.info().label(), "browser attached");
     core.attach(conn.clone());
+    core.inbox().connected(conn.info());
     drop(settled);
     let weak = core.downgrade();
     drop(core);
     conn.closed().await;
     if let Some(inner) = weak.upgrade() {
-        Core::from_inner(inner).detach(&conn);
+        let core = Core::from_inner(inner);
+        core.detach(&conn);
+        core.inbox().disconnected(conn.info(), conn.close_reason());
     }
     let _ = forget.send(pid);
 }

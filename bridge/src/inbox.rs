@@ -1,0 +1,112 @@
+//! Where events from the browsers go. A connection's reader hands each event here the moment it
+//! is read; this decides what it means for the bridge: a page's state goes into the state cache,
+//! a closed or reloaded tab leaves it, and every event joins the session's queue in arrival
+//! order — straight from the reader, so a burst cannot overrun anything on the way.
+//! Subscribers of [`crate::core::Core::events`] get a copy too.
+
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::json;
+use serde_json::value::RawValue;
+use tabwire_host::wire::Event;
+use tokio::sync::broadcast;
+
+use crate::browser::{BrowserEvent, BrowserInfo};
+use crate::events::{EventQueue, SessionEvent, kind};
+use crate::state_cache::StateCache;
+
+/// Shared by the core and every connection's reader.
+#[derive(Clone)]
+pub(crate) struct Inbox {
+    pub broadcast: broadcast::Sender<BrowserEvent>,
+    pub queue: EventQueue,
+    pub cache: StateCache,
+}
+
+/// What a `tab` event's data says (`specs/protocol.md`, "Events the extension sends").
+#[derive(Deserialize)]
+struct TabChange {
+    kind: String,
+    #[serde(default)]
+    url: Option<String>,
+    #[serde(default)]
+    status: Option<String>,
+}
+
+/// What the host's `browser_disconnected` event says.
+#[derive(Deserialize)]
+struct Disconnected {
+    #[serde(default)]
+    reason: Option<String>,
+}
+
+impl Inbox {
+    /// One event from the browser `from`; `arrival` numbers it among every frame this process
+    /// has read. Returns why the browser went away, when the event says it did.
+    pub fn event(&self, from: &BrowserInfo, arrival: u64, event: Event) -> Option<String> {
+        if self.broadcast.receiver_count() > 0 {
+            let event = Arc::new(event.clone());
+            let _ = self.broadcast.send(BrowserEvent { host_pid: from.host_pid, event });
+        }
+        let Event { event: name, tab_id, data, seq } = event;
+        let data: Arc<RawValue> = Arc::from(data);
+        let key = from.key();
+        match (name.as_str(), tab_id) {
+            ("browser_disconnected", _) => {
+                // The connection is about to close; the watcher queues the `browser` event then.
+                let said: Option<Disconnected> = serde_json::from_str(data.get()).ok();
+                return Some(said.and_then(|d| d.reason).unwrap_or_else(|| name.clone()));
+            }
+            (kind::STATE_UPDATE, Some(tab)) => {
+                self.cache.put(&key, tab, data.clone(), arrival);
+            }
+            (kind::TAB, Some(tab)) => match serde_json::from_str::<TabChange>(data.get()) {
+                Ok(change) if change.kind == "removed" => {
+                    self.cache.tab_removed(&key, tab, arrival)
+                }
+                Ok(change) => self.cache.tab_updated(
+                    &key,
+                    tab,
+                    change.url.as_deref(),
+                    change.status.as_deref(),
+                    arrival,
+                ),
+                Err(e) => tracing::warn!(tab, error = %e, "a tab event this bridge cannot read"),
+            },
+            _ => {}
+        }
+        self.queue.push(SessionEvent::from_raw(&name, tab_id, data).from_host(from.host_pid, seq));
+        None
+    }
+
+    /// A browser was attached.
+    pub fn connected(&self, from: &BrowserInfo) {
+        self.queue.push(SessionEvent::new(
+            kind::BROWSER,
+            None,
+            &json!({
+                "kind": "connected",
+                "browser": from.browser,
+                "profile": from.profile,
+                "host_pid": from.host_pid,
+                "extension_version": from.extension_version,
+            }),
+        ));
+    }
+
+    /// A browser went away (closed, its extension reloaded, its host killed).
+    pub fn disconnected(&self, from: &BrowserInfo, reason: &str) {
+        self.queue.push(SessionEvent::new(
+            kind::BROWSER,
+            None,
+            &json!({
+                "kind": "disconnected",
+                "browser": from.browser,
+                "profile": from.profile,
+                "host_pid": from.host_pid,
+                "reason": reason,
+            }),
+        ));
+    }
+}
