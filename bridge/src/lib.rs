@@ -11,4 +11,5 @@ pub mod events;
 mod inbox;
 pub mod mcp;
 pub mod methods;
+pub mod operations;
 pub mod state_cache;

@@ -1,0 +1,546 @@
+//! Operations: a message sent to a chat web app in a tab (claude.ai, chatgpt.com, …), followed
+//! to its end by what happens in the page (`specs/operations.md`).
+//!
+//! [`Operations`] owns this session's operations. `send` types and submits the message through
+//! the extension (`chat.send`) and returns at once; the extension's content script then reports
+//! milestones as `operation` events, which every bridge receives. This one applies those of the
+//! operations it knows — its own, and the unfinished ones it adopted from the store at start-up
+//! — through the state machine ([`machine`]), then tells waiters, the session's event queue and
+//! the store, in that order: the disk never delays a notification.
+
+pub mod adapters;
+pub mod machine;
+pub mod record;
+pub mod store;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tabwire_host::runtime_dir::now_ms;
+use tabwire_host::wire::code;
+use tokio::sync::broadcast;
+
+use crate::browser::BrowserEvent;
+use crate::core::Core;
+use crate::error::CallError;
+use crate::events::{SessionEvent, kind};
+use crate::methods::Tab;
+use adapters::{Adapter, Catalog};
+use machine::{Kind, Status};
+use record::{Milestone, Operation};
+use store::{Store, Writer};
+
+/// How long `chat.send` may wait for the text box and send button to appear in the page.
+const INPUT_WAIT: Duration = Duration::from_secs(10);
+/// Questions to the extension that need no waiting (status, cancel).
+const QUICK: Duration = Duration::from_secs(5);
+/// Milestones kept for a waiter that falls behind (far more than an answer produces).
+const LIVE_BACKLOG: usize = 256;
+/// Finished operations kept in memory (the store keeps its own, see store.rs).
+const KEEP_IN_MEMORY: usize = store::KEEP_FINISHED;
+
+/// The operations of this session. Cheap to clone.
+#[derive(Clone)]
+pub struct Operations {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    core: Core,
+    config_dir: PathBuf,
+    writer: Writer,
+    table: Mutex<HashMap<String, Entry>>,
+}
+
+struct Entry {
+    op: Operation,
+    /// Each applied milestone, for `wait_for_operation`.
+    live: broadcast::Sender<Milestone>,
+}
+
+impl Entry {
+    fn new(op: Operation) -> Entry {
+        Entry { op, live: broadcast::channel(LIVE_BACKLOG).0 }
+    }
+}
+
+/// Which adapter `send` uses: one by name, or one given whole.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum AdapterChoice {
+    /// The name of a loaded adapter, as list_adapters shows.
+    Name(String),
+    /// A whole adapter, used for this call only.
+    Whole(Box<Adapter>),
+}
+
+/// What `send` needs.
+#[derive(Debug, Clone)]
+pub struct SendRequest {
+    pub browser: Option<String>,
+    pub tab_id: Option<i64>,
+    pub text: String,
+    pub adapter: Option<AdapterChoice>,
+    /// The operation becomes `timed_out` if it has not ended by then.
+    pub timeout: Duration,
+}
+
+/// A milestone as the extension sends it (`specs/protocol.md`, event `operation`).
+#[derive(Debug, Deserialize)]
+struct WireMilestone {
+    operation_id: String,
+    milestone: String,
+    /// Its number among this operation's milestones in the page; absent for those the
+    /// extension's worker makes itself (tab closed, navigated away).
+    #[serde(default)]
+    n: Option<u64>,
+    #[serde(default)]
+    at: Option<f64>,
+    #[serde(default)]
+    data: Value,
+}
+
+impl Operations {
+    /// Load the stored operations (state dir from `$TABWIRE_STATE_DIR`, adapters from
+    /// `$TABWIRE_CONFIG_DIR`) and start following. Call it before the runtime first yields
+    /// after [`Core::start`], so that no event of an adopted operation is missed.
+    pub fn start(core: Core) -> Operations {
+        Self::start_with(core, store::default_dir(), adapters::config_dir())
+    }
+
+    pub fn start_with(core: Core, state_dir: PathBuf, config_dir: PathBuf) -> Operations {
+        let store = Store::at(state_dir);
+        let loaded = store.load().unwrap_or_else(|e| {
+            tracing::warn!(
+                file = %store.path().display(),
+                "cannot read the stored operations ({e}); starting without them"
+            );
+            Vec::new()
+        });
+        let me = std::process::id();
+        let mut table = HashMap::new();
+        let mut adopted = Vec::new();
+        for mut op in loaded {
+            if op.owner_pid != me && alive(op.owner_pid) {
+                continue; // another running session follows it
+            }
+            if !op.status.is_final() {
+                op.owner_pid = me;
+                adopted.push(op.operation_id.clone());
+            }
+            table.insert(op.operation_id.clone(), Entry::new(op));
+        }
+        let ops = Operations {
+            inner: Arc::new(Inner {
+                core: core.clone(),
+                config_dir,
+                writer: store.spawn_writer(),
+                table: Mutex::new(table),
+            }),
+        };
+        tokio::spawn(follow(Arc::downgrade(&ops.inner), core.events()));
+        for id in &adopted {
+            ops.arm_deadline(id);
+        }
+        if !adopted.is_empty() {
+            tracing::info!(count = adopted.len(), "picking up unfinished operations");
+            let ops = ops.clone();
+            tokio::spawn(async move {
+                ops.inner.core.ready().await;
+                for id in adopted {
+                    ops.catch_up(&id).await;
+                }
+            });
+        }
+        ops
+    }
+
+    /// The adapters loaded now: built-in ones and the config dir's.
+    pub fn catalog(&self) -> Catalog {
+        Catalog::load(&self.inner.config_dir)
+    }
+
+    /// Type `text` into the chat in a tab and submit it; returns the new operation as soon as
+    /// the message is on its way. Fails (and records the operation as failed) when the page
+    /// does not fit the adapter.
+    pub async fn send(&self, req: SendRequest) -> Result<Operation, CallError> {
+        if req.text.trim().is_empty() {
+            return Err(bad("`text` is empty: give the message to send"));
+        }
+        let core = &self.inner.core;
+        let conn = core.pick(req.browser.as_deref()).await?;
+        let (profile, host_pid) = (conn.info().profile.clone(), conn.info().host_pid);
+        let browser = host_pid.to_string();
+        let tabs = core.list_tabs(Some(&browser)).await?;
+        let catalog = self.catalog();
+        let (tab, adapter) = choose(&catalog, &tabs, req.tab_id, req.adapter)?;
+        let now = now_ms();
+        let deadline = now + req.timeout.as_millis() as u64;
+        let id = format!("op_{}", &uuid::Uuid::new_v4().simple().to_string()[..16]);
+        let op = Operation::new(
+            id.clone(),
+            tab.id,
+            profile,
+            adapter.name.clone(),
+            &req.text,
+            now,
+            deadline,
+        );
+        self.insert(op);
+        self.arm_deadline(&id);
+        let params = json!({
+            "tab_id": tab.id,
+            "operation_id": id,
+            "text": req.text,
+            "adapter": adapter,
+            "wait_ms": INPUT_WAIT.as_millis() as u64,
+        });
+        let sent = core.call(Some(&browser), "chat.send", params, INPUT_WAIT + QUICK).await;
+        if let Err(e) = sent {
+            let data = json!({ "reason": e.code(), "message": e.message() });
+            self.apply(&id, Kind::Failed, now_ms(), data, None);
+            return Err(CallError::new(
+                e.code(),
+                format!("{} (operation {id} is recorded as failed)", e.message()),
+            ));
+        }
+        self.get(&id)
+    }
+
+    pub fn get(&self, id: &str) -> Result<Operation, CallError> {
+        let table = self.lock();
+        table.get(id).map(|e| e.op.clone()).ok_or_else(|| unknown(id, &table))
+    }
+
+    /// This session's operations, oldest first, optionally only those in `status`.
+    pub fn list(&self, status: Option<Status>) -> Vec<Operation> {
+        let table = self.lock();
+        let mut ops: Vec<Operation> = table
+            .values()
+            .filter(|e| status.is_none_or(|s| e.op.status == s))
+            .map(|e| e.op.clone())
+            .collect();
+        ops.sort_by(|a, b| (a.created_at, &a.operation_id).cmp(&(b.created_at, &b.operation_id)));
+        ops
+    }
+
+    /// The operation now, and every milestone applied from now on. Taken under one lock, so a
+    /// waiter neither misses nor repeats a milestone.
+    pub fn subscribe(
+        &self,
+        id: &str,
+    ) -> Result<(Operation, broadcast::Receiver<Milestone>), CallError> {
+        let table = self.lock();
+        let entry = table.get(id).ok_or_else(|| unknown(id, &table))?;
+        Ok((entry.op.clone(), entry.live.subscribe()))
+    }
+
+    /// Stop an operation: it becomes `cancelled` and the page stops observing. One that has
+    /// already ended is returned as it is.
+    pub async fn cancel(&self, id: &str) -> Result<Operation, CallError> {
+        self.get(id)?;
+        let data = json!({ "reason": "cancelled", "message": "cancelled with cancel_operation" });
+        if self.apply(id, Kind::Cancelled, now_ms(), data, None) {
+            self.stop_in_page(id).await;
+        }
+        self.get(id)
+    }
+
+    /// Wait until every change so far is on disk (call before the process exits).
+    pub async fn flush(&self) {
+        self.inner.writer.flush().await;
+    }
+
+    /// Apply one milestone through the table. Returns whether it was applied. `page_n` is the
+    /// page's number for it: one at or below the last seen is a repeat and is skipped.
+    fn apply(&self, id: &str, on: Kind, at: u64, data: Value, page_n: Option<u64>) -> bool {
+        let mut table = self.lock();
+        let Some(entry) = table.get_mut(id) else { return false };
+        if let Some(n) = page_n {
+            if n <= entry.op.page_seq {
+                tracing::debug!(operation = id, n, "milestone already applied");
+                return false;
+            }
+            entry.op.page_seq = n;
+        }
+        let from = entry.op.status;
+        match entry.op.apply(on, at, data, now_ms()) {
+            Ok(_) => {
+                let milestone = entry.op.last().cloned().expect("just pushed");
+                let _ = entry.live.send(milestone.clone());
+                let event = json!({
+                    "operation_id": id,
+                    "milestone": milestone.name,
+                    "status": entry.op.status,
+                    "at": milestone.at,
+                    "data": milestone.data,
+                });
+                let tab = entry.op.tab_id;
+                self.inner.core.queue().push(SessionEvent::new(kind::OPERATION, Some(tab), &event));
+                self.inner.writer.save(&entry.op);
+                true
+            }
+            Err(refusal) => {
+                tracing::warn!(operation = id, %from, milestone = %on, "refused: {refusal}");
+                if page_n.is_some() {
+                    self.inner.writer.save(&entry.op); // remember the number
+                }
+                false
+            }
+        }
+    }
+
+    fn insert(&self, op: Operation) {
+        let mut table = self.lock();
+        self.inner.writer.save(&op);
+        table.insert(op.operation_id.clone(), Entry::new(op));
+        let finished = table.values().filter(|e| e.op.status.is_final()).count();
+        if finished > KEEP_IN_MEMORY + KEEP_IN_MEMORY / 10 {
+            let mut ends: Vec<(u64, String)> = table
+                .values()
+                .filter(|e| e.op.status.is_final())
+                .map(|e| (e.op.updated_at, e.op.operation_id.clone()))
+                .collect();
+            ends.sort_unstable();
+            for (_, id) in ends.into_iter().take(finished - KEEP_IN_MEMORY) {
+                table.remove(&id);
+            }
+        }
+    }
+
+    /// `timed_out` once the deadline passes, unless it ended before.
+    fn arm_deadline(&self, id: &str) {
+        let Ok(op) = self.get(id) else { return };
+        let weak = Arc::downgrade(&self.inner);
+        let id = id.to_owned();
+        let wait = Duration::from_millis(op.deadline_at.saturating_sub(now_ms()));
+        tokio::spawn(async move {
+            tokio::time::sleep(wait).await;
+            let Some(inner) = weak.upgrade() else { return };
+            let ops = Operations { inner };
+            if ops.get(&id).is_ok_and(|op| op.status.is_final()) {
+                return;
+            }
+            let secs = op.deadline_at.saturating_sub(op.created_at) / 1000;
+            let data = json!({
+                "reason": "timed_out",
+                "message": format!(
+                    "the operation had not finished after {secs} s; the page may still be \
+                     answering: look at the tab, or send again with a larger timeout_secs"
+                ),
+            });
+            if ops.apply(&id, Kind::TimedOut, now_ms(), data, None) {
+                ops.stop_in_page(&id).await;
+            }
+        });
+    }
+
+    /// Tell the page to stop observing (best effort: the tab may be gone).
+    async fn stop_in_page(&self, id: &str) {
+        let Ok(op) = self.get(id) else { return };
+        let Some(host_pid) = self.browser_of(&op) else { return };
+        let params = json!({ "tab_id": op.tab_id, "operation_id": id });
+        if let Err(e) = self.inner.core.call(Some(&host_pid), "chat.cancel", params, QUICK).await {
+            tracing::debug!(operation = id, "chat.cancel: {e}");
+        }
+    }
+
+    /// Host pid (as a browser selector) of the attached browser that holds `op`'s tab.
+    fn browser_of(&self, op: &Operation) -> Option<String> {
+        let browsers = self.inner.core.browsers();
+        browsers.iter().find(|b| b.profile == op.browser).map(|b| b.host_pid.to_string())
+    }
+
+    /// An adopted operation: ask the page where it is, apply what this bridge missed, or fail
+    /// it when its tab is gone.
+    async fn catch_up(&self, id: &str) {
+        let Ok(op) = self.get(id) else { return };
+        let gone =
+            |message: String| json!({ "reason": "tab_gone_while_bridge_down", "message": message });
+        let Some(browser) = self.browser_of(&op) else {
+            let message = format!(
+                "the browser that held tab {} (profile {}) is no longer running",
+                op.tab_id, op.browser
+            );
+            self.apply(id, Kind::Failed, now_ms(), gone(message), None);
+            return;
+        };
+        let params = json!({ "tab_id": op.tab_id, "operation_id": id });
+        let status = self.inner.core.call(Some(&browser), "chat.status", params, QUICK).await;
+        match status {
+            Err(e) if e.code() == code::NO_SUCH_TAB => {
+                let message =
+                    format!("tab {} was closed while no tabwire bridge followed it", op.tab_id);
+                self.apply(id, Kind::Failed, now_ms(), gone(message), None);
+            }
+            Err(e) => tracing::warn!(operation = id, "cannot ask the page for its status: {e}"),
+            Ok(v) if v["found"] != true => {
+                let data = json!({
+                    "reason": "navigated_away",
+                    "message": format!(
+                        "the page in tab {} was replaced (navigated or reloaded) while no \
+                         tabwire bridge followed it", op.tab_id
+                    ),
+                });
+                self.apply(id, Kind::Failed, now_ms(), data, None);
+            }
+            Ok(v) => {
+                let missed: Vec<WireMilestone> =
+                    serde_json::from_value(v["milestones"].clone()).unwrap_or_default();
+                for m in missed {
+                    self.take(m);
+                }
+            }
+        }
+    }
+
+    /// One milestone from the extension.
+    fn take(&self, m: WireMilestone) {
+        let Some(on) = Kind::parse(&m.milestone) else {
+            tracing::warn!(
+                operation = m.operation_id,
+                milestone = m.milestone,
+                "unknown milestone"
+            );
+            return;
+        };
+        let at = m.at.map(|t| t as u64).unwrap_or_else(now_ms);
+        self.apply(&m.operation_id, on, at, m.data, m.n);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
+        self.inner.table.lock().expect("operations table poisoned")
+    }
+}
+
+/// Apply the `operation` events of the operations this session knows; the rest are other
+/// sessions' business.
+async fn follow(inner: Weak<Inner>, mut events: broadcast::Receiver<BrowserEvent>) {
+    loop {
+        let event = match events.recv().await {
+            Ok(event) => event,
+            Err(broadcast::error::RecvError::Lagged(n)) => {
+                let Some(inner) = inner.upgrade() else { return };
+                tracing::warn!(lost = n, "fell behind the browsers' events; asking the pages");
+                let ops = Operations { inner };
+                tokio::spawn(async move {
+                    for op in ops.list(None).into_iter().filter(|op| !op.status.is_final()) {
+                        ops.catch_up(&op.operation_id).await;
+                    }
+                });
+                continue;
+            }
+            Err(broadcast::error::RecvError::Closed) => return,
+        };
+        if event.event.event != kind::OPERATION {
+            continue;
+        }
+        let Some(inner) = inner.upgrade() else { return };
+        match serde_json::from_str::<WireMilestone>(event.event.data.get()) {
+            Ok(m) => Operations { inner }.take(m),
+            Err(e) => tracing::warn!("an operation event this bridge cannot read: {e}"),
+        }
+    }
+}
+
+/// The tab and the adapter for a send: the tab given (or the best open one the adapter fits),
+/// the adapter given (or the first that fits the tab's address).
+fn choose(
+    catalog: &Catalog,
+    tabs: &[Tab],
+    tab_id: Option<i64>,
+    choice: Option<AdapterChoice>,
+) -> Result<(Tab, Adapter), CallError> {
+    let given = match choice {
+        None => None,
+        Some(AdapterChoice::Whole(adapter)) => {
+            adapter.check().map_err(|e| bad(format!("the adapter passed is not usable: {e}")))?;
+            Some(*adapter)
+        }
+        Some(AdapterChoice::Name(name)) => {
+            Some(catalog.named(&name).cloned().ok_or_else(|| {
+                bad(format!(
+                    "no adapter is named {name:?}; loaded: {}. list_adapters shows them",
+                    catalog.names()
+                ))
+            })?)
+        }
+    };
+    let fits = |tab: &Tab| match &given {
+        Some(adapter) => adapter.fits(&tab.url).then(|| adapter.clone()),
+        None => catalog.for_url(&tab.url).cloned(),
+    };
+    let tab = match tab_id {
+        Some(id) => tabs.iter().find(|t| t.id == id).cloned().ok_or_else(|| {
+            CallError::new(
+                code::NO_SUCH_TAB,
+                format!("no tab has id {id}: it was closed or never existed; list_tabs shows the open ones"),
+            )
+        })?,
+        None => {
+            let mut fitting: Vec<&Tab> = tabs.iter().filter(|t| fits(t).is_some()).collect();
+            fitting.sort_by_key(|t| (!(t.active && t.window_focused), !t.active));
+            let what = match &given {
+                Some(a) => format!("adapter {:?} ({})", a.name, a.matches.join(", ")),
+                None => format!("any adapter ({})", catalog.names()),
+            };
+            fitting.first().map(|t| (*t).clone()).ok_or_else(|| {
+                bad(format!(
+                    "no open tab fits {what}; open the chat with open_tab (e.g. \
+                     https://claude.ai/new), or pass tab_id and an adapter"
+                ))
+            })?
+        }
+    };
+    // A tab named explicitly with an adapter given explicitly: trust the caller, whatever the URL.
+    let adapter = match (&given, tab_id) {
+        (Some(adapter), Some(_)) => adapter.clone(),
+        _ => fits(&tab).ok_or_else(|| {
+            bad(format!(
+                "no adapter fits tab {} ({}); loaded: {}. Pass `adapter` (a name from \
+                 list_adapters, or a whole adapter), or add one to {}",
+                tab.id,
+                tab.url,
+                catalog.names(),
+                catalog.directory
+            ))
+        })?,
+    };
+    Ok((tab, adapter))
+}
+
+fn bad(message: impl Into<String>) -> CallError {
+    CallError::new(code::BAD_REQUEST, message)
+}
+
+fn unknown(id: &str, table: &HashMap<String, Entry>) -> CallError {
+    CallError::new(
+        code::BAD_REQUEST,
+        format!(
+            "no operation has id {id:?} in this session ({} known); list_operations shows them",
+            table.len()
+        ),
+    )
+}
+
+/// Whether a process with this pid runs (a pid of 0 is nobody).
+fn alive(pid: u32) -> bool {
+    #[cfg(unix)]
+    {
+        if pid == 0 {
+            return false;
+        }
+        // SAFETY: signal 0 only checks that the process exists and may be signalled.
+        let r = unsafe { libc::kill(pid as libc::pid_t, 0) };
+        r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        false
+    }
+}

@@ -1,0 +1,376 @@
+//! Operations on disk: `$TABWIRE_STATE_DIR/operations.json`, so that a bridge that is
+//! restarted can pick up what its predecessor was following.
+//!
+//! Several `tabwire mcp` sessions may run at once and share the file. Each write therefore
+//! takes an exclusive `flock` on `operations.lock`, reads the file, merges its own changed
+//! operations in by id (the more advanced record wins), prunes, and replaces the file
+//! atomically (temp file + rename). Readers never see half a file; writers never lose each
+//! other's operations. (Windows has no flock here: there the last writer's merge wins.)
+//!
+//! Writes happen off the async runtime, in the [`Writer`] task, after the milestone has gone
+//! to the client: the disk never delays a notification.
+
+use std::collections::{HashMap, HashSet};
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use tabwire_host::runtime_dir::now_ms;
+use tokio::sync::{mpsc, oneshot};
+
+use super::record::Operation;
+
+/// Finished operations kept at most…
+pub const KEEP_FINISHED: usize = 1_000;
+/// …and for at most this long.
+pub const KEEP_FOR_MS: u64 = 7 * 24 * 3600 * 1000;
+
+const FILE: &str = "operations.json";
+const LOCK: &str = "operations.lock";
+const FORMAT: u32 = 1;
+
+#[derive(Serialize, Deserialize)]
+struct Contents {
+    format: u32,
+    operations: Vec<Operation>,
+}
+
+/// The state directory: `$TABWIRE_STATE_DIR`, else the OS's (`~/.local/state/tabwire` on
+/// Linux, the local data directory elsewhere).
+pub fn default_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("TABWIRE_STATE_DIR").filter(|v| !v.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    match directories::BaseDirs::new() {
+        Some(dirs) => dirs.state_dir().unwrap_or(dirs.data_local_dir()).join("tabwire"),
+        None => std::env::temp_dir().join("tabwire-state"),
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Store {
+    dir: PathBuf,
+}
+
+impl Store {
+    pub fn at(dir: impl Into<PathBuf>) -> Store {
+        Store { dir: dir.into() }
+    }
+
+    pub fn path(&self) -> PathBuf {
+        self.dir.join(FILE)
+    }
+
+    /// Every stored operation, pruned. A file that cannot be read as operations is moved
+    /// aside (`operations.json.corrupt-<ms>`) with a warning, and the store starts empty.
+    pub fn load(&self) -> io::Result<Vec<Operation>> {
+        let _lock = self.lock()?;
+        let mut ops = self.read()?;
+        prune(&mut ops, now_ms());
+        Ok(ops)
+    }
+
+    /// Merge `changed` into the file by operation id, prune, and replace the file atomically.
+    pub fn save(&self, changed: &[Operation]) -> io::Result<()> {
+        let _lock = self.lock()?;
+        let mut ops = self.read()?;
+        let mut index: HashMap<String, usize> =
+            ops.iter().enumerate().map(|(i, op)| (op.operation_id.clone(), i)).collect();
+        for op in changed {
+            match index.get(&op.operation_id) {
+                Some(&i) if !further(op, &ops[i]) => {}
+                Some(&i) => ops[i] = op.clone(),
+                None => {
+                    index.insert(op.operation_id.clone(), ops.len());
+                    ops.push(op.clone());
+                }
+            }
+        }
+        prune(&mut ops, now_ms());
+        let text = serde_json::to_vec_pretty(&Contents { format: FORMAT, operations: ops })
+            .map_err(io::Error::other)?;
+        let tmp = self.dir.join(format!(".{FILE}.{}.tmp", std::process::id()));
+        let mut file = fs::File::create(&tmp)?;
+        file.write_all(&text)?;
+        file.sync_data()?;
+        fs::rename(&tmp, self.path())
+    }
+
+    fn read(&self) -> io::Result<Vec<Operation>> {
+        let path = self.path();
+        let bytes = match fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        match serde_json::from_slice::<Contents>(&bytes) {
+            Ok(contents) => Ok(contents.operations),
+            Err(e) => {
+                let aside = self.dir.join(format!("{FILE}.corrupt-{}", now_ms()));
+                fs::rename(&path, &aside)?;
+                tracing::warn!(
+                    file = %path.display(),
+                    moved_to = %aside.display(),
+                    "the operations file is not readable ({e}); moved it aside and started \
+                     afresh: operations it held are no longer followed"
+                );
+                Ok(Vec::new())
+            }
+        }
+    }
+
+    /// Create the directory (0700) and hold the lock file until the guard drops.
+    fn lock(&self) -> io::Result<Lock> {
+        create_private_dir(&self.dir)?;
+        let file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(self.dir.join(LOCK))?;
+        Lock::exclusive(file)
+    }
+
+    /// A task that saves what it is sent, coalescing bursts, off the async runtime.
+    pub fn spawn_writer(self) -> Writer {
+        let (tx, rx) = mpsc::unbounded_channel();
+        tokio::spawn(write_loop(self, rx));
+        Writer { tx }
+    }
+}
+
+/// Whether `a` is further along than `b` (then it replaces `b` in the file).
+fn further(a: &Operation, b: &Operation) -> bool {
+    let rank = |op: &Operation| {
+        (op.status.is_final(), op.milestones.len(), op.chars, op.page_seq, op.updated_at)
+    };
+    rank(a) >= rank(b)
+}
+
+/// Keep every unfinished operation; of the finished ones, those of the last 7 days, and of
+/// those the newest 1,000.
+fn prune(ops: &mut Vec<Operation>, now: u64) {
+    let cutoff = now.saturating_sub(KEEP_FOR_MS);
+    ops.retain(|op| !op.status.is_final() || op.updated_at >= cutoff);
+    let mut finished: Vec<(u64, usize)> = ops
+        .iter()
+        .enumerate()
+        .filter(|(_, op)| op.status.is_final())
+        .map(|(i, op)| (op.updated_at, i))
+        .collect();
+    if finished.len() <= KEEP_FINISHED {
+        return;
+    }
+    finished.sort_unstable_by(|a, b| b.cmp(a));
+    let dropped: HashSet<usize> = finished[KEEP_FINISHED..].iter().map(|&(_, i)| i).collect();
+    let mut i = 0;
+    ops.retain(|_| {
+        i += 1;
+        !dropped.contains(&(i - 1))
+    });
+}
+
+fn create_private_dir(dir: &Path) -> io::Result<()> {
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
+/// An exclusive advisory lock, released when dropped (closing the file releases a flock).
+struct Lock(#[allow(dead_code)] fs::File);
+
+impl Lock {
+    #[cfg(unix)]
+    fn exclusive(file: fs::File) -> io::Result<Lock> {
+        use std::os::fd::AsRawFd;
+        loop {
+            // SAFETY: flock on a descriptor we own; it stays open as long as the Lock.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } == 0 {
+                return Ok(Lock(file));
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+    }
+
+    #[cfg(not(unix))]
+    fn exclusive(file: fs::File) -> io::Result<Lock> {
+        Ok(Lock(file))
+    }
+}
+
+enum Job {
+    Save(Box<Operation>),
+    Flush(oneshot::Sender<()>),
+}
+
+/// Sends operations to the writer task. Cheap to clone.
+#[derive(Clone)]
+pub struct Writer {
+    tx: mpsc::UnboundedSender<Job>,
+}
+
+impl Writer {
+    /// Save this version of an operation (soon; a burst is written once).
+    pub fn save(&self, op: &Operation) {
+        let _ = self.tx.send(Job::Save(Box::new(op.clone())));
+    }
+
+    /// Wait until everything sent before is on disk.
+    pub async fn flush(&self) {
+        let (tx, rx) = oneshot::channel();
+        if self.tx.send(Job::Flush(tx)).is_ok() {
+            let _ = rx.await;
+        }
+    }
+}
+
+async fn write_loop(store: Store, mut rx: mpsc::UnboundedReceiver<Job>) {
+    while let Some(first) = rx.recv().await {
+        let mut batch: HashMap<String, Operation> = HashMap::new();
+        let mut flushed = Vec::new();
+        let mut job = Some(first);
+        while let Some(j) = job.take().or_else(|| rx.try_recv().ok()) {
+            match j {
+                Job::Save(op) => {
+                    batch.insert(op.operation_id.clone(), *op);
+                }
+                Job::Flush(done) => flushed.push(done),
+            }
+        }
+        if !batch.is_empty() {
+            let writing = store.clone();
+            let ops: Vec<Operation> = batch.into_values().collect();
+            let saved = tokio::task::spawn_blocking(move || writing.save(&ops)).await;
+            match saved {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => tracing::warn!(
+                    file = %store.path().display(),
+                    "cannot save the operations ({e}); they are followed in memory but a \
+                     restarted tabwire will not know them. Check TABWIRE_STATE_DIR"
+                ),
+                Err(e) => tracing::error!("the operations writer failed: {e}"),
+            }
+        }
+        for done in flushed {
+            let _ = done.send(());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::operations::machine::{Kind, Status};
+
+    fn scratch() -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "tabwire-store-{}-{}",
+            std::process::id(),
+            uuid::Uuid::new_v4()
+        ));
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn op(id: &str, now: u64) -> Operation {
+        Operation::new(id.into(), 1, "p".into(), "a".into(), "hi", now, now + 60_000)
+    }
+
+    fn finished(id: &str, at: u64) -> Operation {
+        let mut op = op(id, at);
+        op.apply(Kind::Cancelled, at, json!({}), at).unwrap();
+        op
+    }
+
+    #[test]
+    fn saves_and_loads() {
+        let dir = scratch();
+        let store = Store::at(&dir);
+        let mut a = op("a", now_ms());
+        store.save(std::slice::from_ref(&a)).unwrap();
+        a.apply(Kind::MessageSent, now_ms(), json!({}), now_ms()).unwrap();
+        store.save(std::slice::from_ref(&a)).unwrap();
+        assert_eq!(store.load().unwrap(), vec![a]);
+        let _ = fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn two_writers_merge_by_id_and_the_further_record_wins() {
+        let dir = scratch();
+        let (one, two) = (Store::at(&dir), Store::at(&dir));
+        let now = now_ms();
+        let mut a = op("a", now);
+        one.save(&[a.clone(), op("b", now)]).unwrap();
+        two.save(&[op("c", now)]).unwrap();
+        a.apply(Kind::MessageSent, now, json!({}), now).unwrap();
+        two.save(std::slice::from_ref(&a)).unwrap();
+        // A stale copy of `a` (still pending) must not undo the other writer's progress.
+        one.save(&[op("a", now)]).unwrap();
+        let loaded = one.load().unwrap();
+        let ids: Vec<_> = loaded.iter().map(|o| o.operation_id.as_str()).collect();
+        assert_eq!(ids, ["a", "b", "c"]);
+        assert_eq!(loaded[0].status, Status::Sent);
+        let _ = fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn concurrent_writers_lose_nothing() {
+        let dir = scratch();
+        let threads: Vec<_> = (0..4)
+            .map(|t| {
+                let store = Store::at(&dir);
+                std::thread::spawn(move || {
+                    for i in 0..25 {
+                        store.save(&[op(&format!("t{t}-{i}"), now_ms())]).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(Store::at(&dir).load().unwrap().len(), 100);
+        let _ = fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_corrupt_file_is_moved_aside() {
+        let dir = scratch();
+        fs::write(dir.join(FILE), b"{\"format\":1,\"operations\":[{\"trunc").unwrap();
+        let store = Store::at(&dir);
+        assert_eq!(store.load().unwrap(), vec![]);
+        let aside: Vec<_> = fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n.starts_with("operations.json.corrupt-"))
+            .collect();
+        assert_eq!(aside.len(), 1, "moved aside once");
+        assert!(!dir.join(FILE).exists());
+        store.save(&[op("a", now_ms())]).unwrap();
+        assert_eq!(store.load().unwrap().len(), 1, "the store works again");
+        let _ = fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn prunes_old_and_surplus_finished_operations_but_keeps_unfinished() {
+        let now = now_ms();
+        let mut ops =
+            vec![op("running-old", now - KEEP_FOR_MS - 10), finished("old", now - KEEP_FOR_MS - 1)];
+        for i in 0..(KEEP_FINISHED as u64 + 5) {
+            ops.push(finished(&format!("f{i}"), now - 10_000 + i));
+        }
+        prune(&mut ops, now);
+        assert!(ops.iter().any(|o| o.operation_id == "running-old"));
+        assert!(!ops.iter().any(|o| o.operation_id == "old"));
+        assert_eq!(ops.iter().filter(|o| o.status.is_final()).count(), KEEP_FINISHED);
+        assert!(!ops.iter().any(|o| o.operation_id == "f0"), "the oldest finished go first");
+        assert!(ops.iter().any(|o| o.operation_id == "f5"));
+    }
+}
