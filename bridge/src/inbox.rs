@@ -58,6 +58,11 @@ impl Inbox {
                 let said: Option<Disconnected> = serde_json::from_str(data.get()).ok();
                 return Some(said.and_then(|d| d.reason).unwrap_or_else(|| name.clone()));
             }
+            (kind::OPERATION, _) => {
+                // Raw milestones go to every bridge; the operations that own them
+                // (crate::operations) queue them once applied, so only this session's appear.
+                return None;
+            }
             (kind::STATE_UPDATE, Some(tab)) => {
                 self.cache.put(&key, tab, data.clone(), arrival);
             }

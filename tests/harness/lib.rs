@@ -10,6 +10,7 @@ pub mod bins;
 pub mod chromium;
 pub mod fixtures;
 pub mod mcp;
+pub mod progress;
 
 pub use chromium::Chromium;
 pub use fixtures::Fixtures;

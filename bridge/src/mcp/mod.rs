@@ -2,6 +2,7 @@
 
 mod browsers;
 mod diagnose;
+mod operations;
 mod reply;
 mod server;
 mod tabs;
@@ -13,8 +14,11 @@ pub use server::TabwireServer;
 
 /// Serve MCP on stdin/stdout until the client goes away.
 pub async fn serve(core: Core) -> anyhow::Result<()> {
-    let service = TabwireServer::new(core).serve(rmcp::transport::stdio()).await?;
+    let server = TabwireServer::new(core);
+    let operations = server.operations.clone();
+    let service = server.serve(rmcp::transport::stdio()).await?;
     let reason = service.waiting().await?;
     tracing::info!(?reason, "MCP session ended");
+    operations.flush().await; // the last milestones reach the disk before the process ends
     Ok(())
 }

@@ -6,6 +6,7 @@ use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{ServerHandler, tool_handler};
 
 use crate::core::Core;
+use crate::operations::Operations;
 
 const INSTRUCTIONS: &str = "\
 tabwire connects you to the user's own browser (Chrome, Chromium, Edge, Brave…), where they are \
@@ -19,14 +20,19 @@ tabwire extension and run `tabwire doctor`.";
 #[derive(Clone)]
 pub struct TabwireServer {
     pub(super) core: Core,
+    pub(super) operations: Operations,
     tool_router: ToolRouter<Self>,
 }
 
 impl TabwireServer {
     pub fn new(core: Core) -> Self {
         // Built once and kept: rmcp's default rebuilds the router on every call.
-        let tool_router = Self::browser_tools() + Self::tab_tools() + Self::diagnose_tools();
-        TabwireServer { core, tool_router }
+        let tool_router = Self::browser_tools()
+            + Self::tab_tools()
+            + Self::diagnose_tools()
+            + Self::operation_tools();
+        let operations = Operations::start(core.clone());
+        TabwireServer { core, operations, tool_router }
     }
 }
 

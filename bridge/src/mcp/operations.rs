@@ -1,0 +1,442 @@
+//! Operation tools: send_message_async, wait_for_operation, get_operation, list_operations,
+//! cancel_operation, list_adapters (`specs/operations.md`). They call
+//! [`crate::operations::Operations`]; the only thing done here is turning milestones into MCP
+//! progress notifications for a waiting call.
+
+use std::time::Duration;
+
+use rmcp::handler::server::tool::schema_for_output;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{ProgressNotificationParam, ProgressToken, RequestMetaObject};
+use rmcp::service::{Peer, RoleServer};
+use rmcp::{tool, tool_router};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tabwire_host::wire::code;
+use tokio::sync::broadcast::error::RecvError;
+use tokio_util::sync::CancellationToken;
+
+use super::reply::{Reply, unless_cancelled};
+use super::server::TabwireServer;
+use super::tabs::Target;
+use crate::error::CallError;
+use crate::operations::adapters::Catalog;
+use crate::operations::machine::{Kind, Status};
+use crate::operations::record::{Failure, Milestone, Operation};
+use crate::operations::{AdapterChoice, SendRequest};
+
+const DEFAULT_OPERATION_SECS: u64 = 600;
+const MAX_OPERATION_SECS: u64 = 24 * 3600;
+const DEFAULT_WAIT_SECS: u64 = 300;
+const MAX_WAIT_SECS: u64 = 3600;
+/// Characters of the answer a progress message quotes.
+const QUOTE: usize = 80;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SendMessageParams {
+    /// The message to send, as the user would type it into the chat.
+    pub text: String,
+    /// The chat's tab, from list_tabs or open_tab. Default: an open tab that an adapter fits
+    /// (the active one first).
+    #[serde(default)]
+    pub tab_id: Option<i64>,
+    /// The site adapter: a name from list_adapters, or a whole adapter object
+    /// (`{name, matches, input, submit, user_message, assistant_message, generating, done?,
+    /// stable_ms?}`). Default: the first adapter whose `matches` fit the tab's address.
+    #[serde(default)]
+    pub adapter: Option<AdapterChoice>,
+    /// Give the operation up (`timed_out`) if it has not ended after this many seconds.
+    /// Default 600.
+    #[serde(default = "default_operation_secs")]
+    pub timeout_secs: u64,
+    #[serde(flatten)]
+    pub target: Target,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct OperationParams {
+    /// The operation's id, from send_message_async or list_operations.
+    pub operation_id: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct WaitForOperationParams {
+    /// The operation's id, from send_message_async or list_operations.
+    pub operation_id: String,
+    /// Return after this many seconds even if it has not ended (it goes on). Default 300.
+    #[serde(default = "default_wait_secs")]
+    pub timeout_secs: u64,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ListOperationsParams {
+    /// Only operations in this state: pending, sent, streaming, completed, failed, cancelled
+    /// or timed_out. Default: all.
+    #[serde(default)]
+    pub status: Option<Status>,
+}
+
+/// A new operation: follow it with wait_for_operation.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Started {
+    pub operation_id: String,
+    pub status: Status,
+    pub tab_id: i64,
+    /// The site adapter used.
+    pub adapter: String,
+}
+
+/// An operation as it is now.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct OperationView {
+    pub operation_id: String,
+    /// pending, sent, streaming, completed, failed, cancelled or timed_out.
+    pub status: Status,
+    pub tab_id: i64,
+    pub adapter: String,
+    /// The start of the message that was sent.
+    pub text: String,
+    /// What happened, in order (progress reports folded into the latest).
+    pub milestones: Vec<Milestone>,
+    /// The answer, once completed.
+    pub response_text: Option<String>,
+    /// Why it failed, was cancelled or timed out.
+    pub error: Option<Failure>,
+    /// Milliseconds since the Unix epoch.
+    pub created_at: u64,
+    pub updated_at: u64,
+    /// When it will be given up as timed_out if still running.
+    pub deadline_at: u64,
+}
+
+impl From<Operation> for OperationView {
+    fn from(op: Operation) -> Self {
+        OperationView {
+            operation_id: op.operation_id,
+            status: op.status,
+            tab_id: op.tab_id,
+            adapter: op.adapter,
+            text: op.text,
+            milestones: op.milestones,
+            response_text: op.response_text,
+            error: op.error,
+            created_at: op.created_at,
+            updated_at: op.updated_at,
+            deadline_at: op.deadline_at,
+        }
+    }
+}
+
+/// Several operations, oldest first.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct OperationList {
+    pub operations: Vec<OperationView>,
+}
+
+fn default_operation_secs() -> u64 {
+    DEFAULT_OPERATION_SECS
+}
+
+fn default_wait_secs() -> u64 {
+    DEFAULT_WAIT_SECS
+}
+
+#[tool_router(router = operation_tools, vis = "pub(super)")]
+impl TabwireServer {
+    /// Send a message to a chat web app in a tab (claude.ai, chatgpt.com, gemini, or any page
+    /// a site adapter describes) and return an operation id at once, as soon as the message is
+    /// typed and submitted. Follow it with wait_for_operation, which reports when the message
+    /// was sent, when the answer started and when it finished, and returns the answer.
+    #[tool(
+        output_schema = schema_for_output::<Started>(),
+        annotations(
+            title = "Send a message to a chat tab",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    async fn send_message_async(
+        &self,
+        Parameters(p): Parameters<SendMessageParams>,
+        cancel: CancellationToken,
+    ) -> Result<Reply<Started>, CallError> {
+        if p.timeout_secs == 0 || p.timeout_secs > MAX_OPERATION_SECS {
+            return Err(CallError::new(
+                code::BAD_REQUEST,
+                format!("`timeout_secs` must be from 1 to {MAX_OPERATION_SECS} (one day)"),
+            ));
+        }
+        let request = SendRequest {
+            browser: p.target.browser,
+            tab_id: p.tab_id,
+            text: p.text,
+            adapter: p.adapter,
+            timeout: Duration::from_secs(p.timeout_secs),
+        };
+        let op = unless_cancelled(cancel, self.operations.send(request)).await?;
+        let text = format!(
+            "operation {} {} in tab {} (adapter {}); wait_for_operation follows it",
+            op.operation_id, op.status, op.tab_id, op.adapter
+        );
+        let started = Started {
+            operation_id: op.operation_id,
+            status: op.status,
+            tab_id: op.tab_id,
+            adapter: op.adapter,
+        };
+        Ok(Reply::new(text, started))
+    }
+
+    /// Wait until an operation ends (completed, failed, cancelled or timed_out) and return it
+    /// with the answer; at once if it already ended. When the request carries a progressToken,
+    /// each milestone is sent as a progress notification (total 3: sent, started, completed).
+    /// Cancelling this call stops the wait, not the operation (cancel_operation does that).
+    #[tool(
+        output_schema = schema_for_output::<OperationView>(),
+        annotations(
+            title = "Wait for an operation",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn wait_for_operation(
+        &self,
+        Parameters(p): Parameters<WaitForOperationParams>,
+        meta: RequestMetaObject,
+        peer: Peer<RoleServer>,
+        cancel: CancellationToken,
+    ) -> Result<Reply<OperationView>, CallError> {
+        if p.timeout_secs > MAX_WAIT_SECS {
+            return Err(CallError::new(
+                code::BAD_REQUEST,
+                format!("`timeout_secs` must be at most {MAX_WAIT_SECS}; wait again for longer"),
+            ));
+        }
+        let (now, mut live) = self.operations.subscribe(&p.operation_id)?;
+        let mut progress = Progress::new(meta.get_progress_token(), peer);
+        for m in &now.milestones {
+            progress.tell(m).await;
+        }
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(p.timeout_secs);
+        let mut ended = now.status.is_final();
+        while !ended {
+            tokio::select! {
+                m = live.recv() => match m {
+                    Ok(m) => {
+                        progress.tell(&m).await;
+                        ended = ends(m.name);
+                    }
+                    Err(RecvError::Lagged(_)) => {}
+                    Err(RecvError::Closed) => break,
+                },
+                () = tokio::time::sleep_until(deadline) => break,
+                () = cancel.cancelled() => {
+                    return Err(CallError::new(code::CANCELLED, "the client cancelled the wait; the operation goes on"));
+                }
+            }
+        }
+        let op = self.operations.get(&p.operation_id)?;
+        let text = if op.status.is_final() {
+            describe(&op)
+        } else {
+            format!(
+                "operation {} is still {} after {} s; wait again, or cancel_operation",
+                op.operation_id, op.status, p.timeout_secs
+            )
+        };
+        Ok(Reply::new(text, op.into()))
+    }
+
+    /// An operation as it is now: status, milestones, the answer once completed.
+    #[tool(
+        output_schema = schema_for_output::<OperationView>(),
+        annotations(
+            title = "Get an operation",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn get_operation(
+        &self,
+        Parameters(p): Parameters<OperationParams>,
+    ) -> Result<Reply<OperationView>, CallError> {
+        let op = self.operations.get(&p.operation_id)?;
+        Ok(Reply::new(describe(&op), op.into()))
+    }
+
+    /// This session's operations (and unfinished ones picked up from an earlier session),
+    /// oldest first.
+    #[tool(
+        output_schema = schema_for_output::<OperationList>(),
+        annotations(
+            title = "List operations",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn list_operations(
+        &self,
+        Parameters(p): Parameters<ListOperationsParams>,
+    ) -> Reply<OperationList> {
+        let ops = self.operations.list(p.status);
+        let mut text = match ops.len() {
+            0 => "no operations".to_owned(),
+            1 => "1 operation:".to_owned(),
+            n => format!("{n} operations:"),
+        };
+        for op in &ops {
+            text.push('\n');
+            text.push_str(&format!(
+                "{} {} — tab {}, {}: {}",
+                op.operation_id,
+                op.status,
+                op.tab_id,
+                op.adapter,
+                quote(&op.text)
+            ));
+        }
+        Reply::new(text, OperationList { operations: ops.into_iter().map(Into::into).collect() })
+    }
+
+    /// Stop following an operation: it becomes cancelled and the page stops being observed.
+    /// (The chat itself may go on answering.) An operation that already ended is left as is.
+    #[tool(
+        output_schema = schema_for_output::<OperationView>(),
+        annotations(
+            title = "Cancel an operation",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn cancel_operation(
+        &self,
+        Parameters(p): Parameters<OperationParams>,
+    ) -> Result<Reply<OperationView>, CallError> {
+        let op = self.operations.cancel(&p.operation_id).await?;
+        Ok(Reply::new(describe(&op), op.into()))
+    }
+
+    /// The site adapters loaded (user ones from the config directory first, then the built-in
+    /// ones), where each came from, and adapter files that could not be used.
+    #[tool(
+        output_schema = schema_for_output::<Catalog>(),
+        annotations(
+            title = "List site adapters",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn list_adapters(&self) -> Reply<Catalog> {
+        let catalog = self.operations.catalog();
+        let mut lines: Vec<String> = catalog
+            .adapters
+            .iter()
+            .map(|l| {
+                format!("{} — {} ({})", l.adapter.name, l.adapter.matches.join(", "), l.source)
+            })
+            .collect();
+        for problem in &catalog.problems {
+            lines.push(format!("skipped {}: {}", problem.path, problem.error));
+        }
+        lines.push(format!("user adapters are read from {}", catalog.directory));
+        Reply::new(lines.join("\n"), catalog)
+    }
+}
+
+/// Whether a milestone ends its operation.
+fn ends(kind: Kind) -> bool {
+    matches!(kind, Kind::ResponseCompleted | Kind::Failed | Kind::Cancelled | Kind::TimedOut)
+}
+
+/// Milestones as MCP progress notifications for one call: progress 1 when sent, 2 when the
+/// answer started, 3 when it ended (however it ended); each progress report in between counts
+/// 2 + k/(k+1), so the value always rises, as the spec requires, and stays below 3.
+struct Progress {
+    token: Option<ProgressToken>,
+    peer: Peer<RoleServer>,
+    last: f64,
+    reports: u32,
+}
+
+impl Progress {
+    fn new(token: Option<ProgressToken>, peer: Peer<RoleServer>) -> Progress {
+        Progress { token, peer, last: 0.0, reports: 0 }
+    }
+
+    async fn tell(&mut self, m: &Milestone) {
+        let Some(token) = &self.token else { return };
+        let value = match m.name {
+            Kind::MessageSent => 1.0,
+            Kind::ResponseStarted => 2.0,
+            Kind::ResponseProgress => {
+                self.reports += 1;
+                2.0 + f64::from(self.reports) / f64::from(self.reports + 1)
+            }
+            _ => 3.0,
+        };
+        if value <= self.last {
+            return;
+        }
+        self.last = value;
+        let param = ProgressNotificationParam::new(token.clone(), value)
+            .with_total(3.0)
+            .with_message(milestone_line(m));
+        if let Err(e) = self.peer.notify_progress(param).await {
+            tracing::debug!("progress notification not sent: {e}");
+        }
+    }
+}
+
+/// `message_sent: “What is…”`, `response_progress: 120 chars …`, `failed: tab_closed: …`
+fn milestone_line(m: &Milestone) -> String {
+    let field = |k: &str| m.data.get(k).and_then(Value::as_str).unwrap_or_default();
+    match m.name {
+        Kind::MessageSent => format!("message_sent: {}", quote(field("excerpt"))),
+        Kind::ResponseStarted => "response_started".to_owned(),
+        Kind::ResponseProgress => {
+            let chars = m.data.get("chars").and_then(Value::as_u64).unwrap_or(0);
+            format!("response_progress: {chars} chars: {}", quote(field("excerpt")))
+        }
+        Kind::ResponseCompleted => {
+            let text = field("text");
+            format!("response_completed: {} chars: {}", text.chars().count(), quote(text))
+        }
+        Kind::Failed | Kind::Cancelled | Kind::TimedOut => {
+            format!("{}: {}: {}", m.name, field("reason"), field("message"))
+        }
+    }
+}
+
+/// `“first words…”`
+fn quote(text: &str) -> String {
+    let mut short: String = text.chars().take(QUOTE).collect();
+    if short.len() < text.len() {
+        short.push('…');
+    }
+    format!("“{short}”")
+}
+
+/// The text of an operation's result: its state, and the answer when there is one.
+fn describe(op: &Operation) -> String {
+    let head = format!(
+        "operation {} {} in tab {} ({})",
+        op.operation_id, op.status, op.tab_id, op.adapter
+    );
+    match (&op.response_text, &op.error) {
+        (Some(answer), _) => format!("{head}; the answer:\n{answer}"),
+        (None, Some(e)) => format!("{head}: {}: {}", e.reason, e.message),
+        (None, None) => {
+            let last = op.last().map(|m| m.name.name()).unwrap_or("nothing yet");
+            format!("{head}; last milestone: {last}")
+        }
+    }
+}
