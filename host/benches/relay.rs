@@ -159,8 +159,10 @@ impl Host {
         line.split_whitespace().nth(1).unwrap().parse().unwrap()
     }
 
+    /// SIGTERM (the browser stand-in thread still holds stdin), then wait for the exit.
     fn stop(mut self) {
-        drop(self.stdin);
+        // SAFETY: signalling our own child by its pid.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
         let _ = self.child.wait();
     }
 }
