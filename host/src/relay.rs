@@ -217,11 +217,12 @@ impl Relay {
     }
 
     async fn next(&mut self) -> Step {
+        // Timers first: a steady flood of input must not starve them.
         tokio::select! {
             biased;
-            input = self.rx.recv() => Step::Input(input),
             Some(expired) = poll_fn(|cx| self.timeouts.poll_expired(cx)),
                 if !self.timeouts.is_empty() => Step::Timeout(expired.into_inner()),
+            input = self.rx.recv() => Step::Input(input),
         }
     }
 
