@@ -5,4 +5,4 @@ cd "$(dirname "$0")/.."
 source scripts/setup.sh
 # Tests drive the real binaries, so build all of them first.
 cargo build --locked --workspace --bins
-cargo test --locked --workspace "$@"
+cargo test --locked --workspace --no-fail-fast "$@"
