@@ -211,7 +211,7 @@
       op.phase = 'streaming';
     }
     if (answer && text(answer).length > op.chars) progress(op);
-    if (a.done && count(a.done) > op.base.dones) return complete(op);
+    if (a.done && !generating && count(a.done) > op.base.dones) return complete(op); // a done of this answer, not of another
     clearTimeout(op.stableTimer); // every change restarts the quiet time
     op.stableTimer = generating ? null : setTimeout(() => complete(op), a.stable_ms);
   }

@@ -25,8 +25,9 @@ pub struct Received {
     pub at_ms: f64,
 }
 
-/// The client side: records progress notifications into a channel, synchronously (rmcp runs
-/// each notification callback on its own task, so anything slower could reorder them).
+/// The client side: records progress notifications into a channel, synchronously. rmcp runs
+/// each notification callback on a task of its own: on a multi-thread runtime two of them may
+/// run in either order, so a test of the order runs its client on a current-thread runtime.
 pub struct Recorder {
     tx: mpsc::UnboundedSender<Received>,
 }

@@ -91,12 +91,31 @@ async fn progress_until_end(mcp: &mut ProgressMcp, token: &ProgressToken) -> Vec
     }
 }
 
+/// The stored operations, once `ready` holds for them (checked every 10 ms, for at most 5 s).
+async fn stored_when(state_dir: &std::path::Path, ready: impl Fn(&Value) -> bool) -> Value {
+    let path = state_dir.join("operations.json");
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let text = std::fs::read(&path).unwrap_or_default();
+        let ops = serde_json::from_slice::<Value>(&text).map(|v| v["operations"].clone());
+        match ops {
+            Ok(ops) if ops.is_array() && ready(&ops) => return ops,
+            _ if std::time::Instant::now() > deadline => {
+                panic!("{} never got there", path.display())
+            }
+            _ => tokio::time::sleep(Duration::from_millis(10)).await,
+        }
+    }
+}
+
 fn names(op: &Value) -> Vec<String> {
     let list = op["milestones"].as_array().unwrap_or_else(|| panic!("no milestones in {op}"));
     list.iter().map(|m| m["name"].as_str().unwrap().to_owned()).collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+// One thread: rmcp's client runs each notification callback on a task of its own, and only a
+// current-thread runtime runs those tasks in the order the notifications arrived.
+#[tokio::test(flavor = "current_thread")]
 async fn a_whole_operation_with_progress_in_order() {
     let world = World::new("op-whole");
     let mut mcp = world.mcp().await;
@@ -138,8 +157,11 @@ async fn a_whole_operation_with_progress_in_order() {
     let reports = &values[2..values.len() - 1];
     assert!(!reports.is_empty(), "progress reports while the answer streamed: {values:?}");
     assert!(reports.iter().all(|v| *v > 2.0 && *v < 3.0));
-    // 20 words every 30 ms is ≈ 600 ms: at most 4 reports a second.
-    assert!(reports.len() <= 4, "throttled to 4 a second: {} reports", reports.len());
+    // At most 4 reports a second: the first at once, then one per 250 ms of streaming.
+    let at = |i: usize| op["milestones"][i]["at"].as_u64().unwrap();
+    let streamed_ms = at(3) - at(1);
+    let allowed = 1 + streamed_ms as usize / 250 + 1;
+    assert!(reports.len() <= allowed, "{} reports in {streamed_ms} ms", reports.len());
     assert!(
         message(seen.len() - 1).starts_with("response_completed: "),
         "{}",
@@ -157,14 +179,287 @@ async fn a_whole_operation_with_progress_in_order() {
     let none = mcp.ok("list_operations", json!({ "status": "streaming" })).await;
     assert_eq!(none["operations"], json!([]));
 
-    // And on disk.
-    let stored: Value =
-        serde_json::from_slice(&std::fs::read(world.state_dir().join("operations.json")).unwrap())
-            .unwrap();
-    let stored_op = &stored["operations"][0];
-    assert_eq!(stored_op["operation_id"], id.as_str());
-    assert_eq!(stored_op["status"], "completed");
+    // And on disk (written just after the notification, off the bridge's async runtime).
+    let stored = stored_when(&world.state_dir(), |ops| ops[0]["status"] == "completed").await;
+    assert_eq!(stored[0]["operation_id"], id.as_str());
+    assert_eq!(stored[0]["response_text"], answer(1, asked, 20));
 
     let unknown = mcp.err("get_operation", json!({ "operation_id": "op_nope" })).await;
     assert!(unknown.contains("no operation has id \"op_nope\""), "{unknown}");
+}
+
+/// Start an operation and return its id.
+async fn send(mcp: &ProgressMcp, tab: i64, text: &str) -> String {
+    let started = mcp
+        .ok("send_message_async", json!({ "tab_id": tab, "text": text, "adapter": adapter() }))
+        .await;
+    started["operation_id"].as_str().expect("operation_id").to_owned()
+}
+
+/// Wait for an operation to end; its final form.
+async fn wait(mcp: &ProgressMcp, id: &str) -> Value {
+    mcp.ok("wait_for_operation", json!({ "operation_id": id, "timeout_secs": 60 })).await
+}
+
+/// Progress notifications for `token` until one at or above `value`.
+async fn progress_reaching(mcp: &mut ProgressMcp, token: &ProgressToken, value: f64) -> Received {
+    loop {
+        let r = mcp.next_progress(LONG).await;
+        if &r.param.progress_token == token && r.param.progress >= value {
+            return r;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_operations_in_two_tabs_at_once() {
+    let world = World::new("op-two");
+    let mcp = world.mcp().await;
+    let query = "words=30&word_ms=25&start_ms=50";
+    let (one, two) = (world.open_chat(&mcp, query).await, world.open_chat(&mcp, query).await);
+    let a = send(&mcp, one, "first question").await;
+    let b = send(&mcp, two, "second question").await;
+    let (a, b) = tokio::join!(wait(&mcp, &a), wait(&mcp, &b));
+    assert_eq!(a["response_text"], answer(1, "first question", 30), "{a}");
+    assert_eq!(b["response_text"], answer(1, "second question", 30), "{b}");
+    assert_eq!((a["tab_id"].as_i64(), b["tab_id"].as_i64()), (Some(one), Some(two)));
+    // They ran at once: the second was sent before the first finished.
+    let at = |op: &Value, i: usize| op["milestones"][i]["at"].as_u64().unwrap();
+    assert!(at(&b, 0) < at(&a, 3), "overlapping: {a} {b}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_the_wait_and_cancelling_the_operation() {
+    let world = World::new("op-cancel");
+    let mut mcp = world.mcp().await;
+    let tab = world.open_chat(&mcp, "words=40&word_ms=30&start_ms=50").await;
+
+    // Cancelling the wait (notifications/cancelled) leaves the operation running.
+    let id = send(&mcp, tab, "keep going").await;
+    let waiting = mcp.start_call("wait_for_operation", json!({ "operation_id": id })).await;
+    let token = waiting.progress_token.clone();
+    progress_reaching(&mut mcp, &token, 1.0).await;
+    waiting.cancel(Some("the test moved on".into())).await.expect("send notifications/cancelled");
+    let done = wait(&mcp, &id).await;
+    assert_eq!(done["status"], "completed");
+    assert_eq!(done["response_text"], answer(1, "keep going", 40));
+
+    // cancel_operation stops it mid-answer; the page's later words change nothing.
+    let stop = send(&mcp, tab, "stop me").await;
+    let waiting = mcp.start_call("wait_for_operation", json!({ "operation_id": stop })).await;
+    let token = waiting.progress_token.clone();
+    progress_reaching(&mut mcp, &token, 2.0).await; // the answer started
+    let cancelled = mcp.ok("cancel_operation", json!({ "operation_id": stop })).await;
+    assert_eq!(cancelled["status"], "cancelled");
+    assert_eq!(cancelled["error"]["reason"], "cancelled");
+    let ended = result(waiting.await_response().await.unwrap());
+    assert_eq!(ended.structured_content.unwrap()["status"], "cancelled", "the wait ends with it");
+    let last = progress_reaching(&mut mcp, &token, 3.0).await;
+    assert!(last.param.message.unwrap().starts_with("cancelled: cancelled"));
+    // A third message, sent after, finishes after the cancelled answer would have.
+    let third = send(&mcp, tab, "after").await;
+    assert_eq!(wait(&mcp, &third).await["response_text"], answer(3, "after", 40));
+    let still = mcp.ok("get_operation", json!({ "operation_id": stop })).await;
+    assert_eq!(still["status"], "cancelled");
+    assert_eq!(names(&still).last().unwrap(), "cancelled");
+    let again = mcp.ok("cancel_operation", json!({ "operation_id": third })).await;
+    assert_eq!(again["status"], "completed", "an ended operation is left as it is");
+
+    // An operation whose deadline passes times out.
+    let slow = world.open_chat(&mcp, "words=200&word_ms=50&start_ms=50").await;
+    let started = mcp
+        .ok(
+            "send_message_async",
+            json!({ "tab_id": slow, "text": "too slow", "adapter": adapter(), "timeout_secs": 1 }),
+        )
+        .await;
+    let timed = wait(&mcp, started["operation_id"].as_str().unwrap()).await;
+    assert_eq!(timed["status"], "timed_out", "{timed}");
+    assert!(timed["error"]["message"].as_str().unwrap().contains("after 1 s"), "{timed}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tab_closed_or_navigated_mid_answer() {
+    let world = World::new("op-gone");
+    let mut mcp = world.mcp().await;
+    let query = "words=300&word_ms=30&start_ms=50";
+    let (closing, leaving) =
+        (world.open_chat(&mcp, query).await, world.open_chat(&mcp, query).await);
+
+    let a = send(&mcp, closing, "about to close").await;
+    let waiting = mcp.start_call("wait_for_operation", json!({ "operation_id": a })).await;
+    let token = waiting.progress_token.clone();
+    progress_reaching(&mut mcp, &token, 2.0).await;
+    mcp.ok("close_tab", json!({ "tab_id": closing })).await;
+    let failed = result(waiting.await_response().await.unwrap());
+    let failed = failed.structured_content.unwrap();
+    assert_eq!(failed["status"], "failed", "{failed}");
+    assert_eq!(failed["error"]["reason"], "tab_closed");
+    assert!(
+        failed["error"]["message"].as_str().unwrap().contains(&format!("tab {closing} was closed"))
+    );
+
+    let b = send(&mcp, leaving, "about to leave").await;
+    let waiting = mcp.start_call("wait_for_operation", json!({ "operation_id": b })).await;
+    let token = waiting.progress_token.clone();
+    progress_reaching(&mut mcp, &token, 2.0).await;
+    let elsewhere = world.pages.url("plain.html");
+    mcp.ok("navigate", json!({ "tab_id": leaving, "url": elsewhere })).await;
+    let failed = result(waiting.await_response().await.unwrap()).structured_content.unwrap();
+    assert_eq!(failed["status"], "failed", "{failed}");
+    assert_eq!(failed["error"]["reason"], "navigated_away");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_bridge_picks_operations_up() {
+    let world = World::new("op-restart");
+    let mut first = world.mcp().await;
+    let (kept, closed) = (
+        world.open_chat(&first, "words=60&word_ms=40&start_ms=50").await,
+        world.open_chat(&first, "words=300&word_ms=40&start_ms=50").await,
+    );
+    let a = send(&first, kept, "survive").await;
+    let b = send(&first, closed, "vanish").await;
+    let waiting = first.start_call("wait_for_operation", json!({ "operation_id": a })).await;
+    let token = waiting.progress_token.clone();
+    progress_reaching(&mut first, &token, 2.0).await;
+    first.kill();
+
+    // While no bridge of this state dir runs, another session closes b's tab.
+    let other_dir = world.dir.join("other");
+    let other = ProgressMcp::start_with(
+        &world.browser.runtime_dir,
+        &[("TABWIRE_STATE_DIR", other_dir.as_os_str())],
+    )
+    .await;
+    other.ok("close_tab", json!({ "tab_id": closed })).await;
+    assert_eq!(other.ok("list_operations", json!({})).await["operations"], json!([]));
+
+    let mut second = world.mcp().await;
+    let waiting = second
+        .start_call("wait_for_operation", json!({ "operation_id": a, "timeout_secs": 30 }))
+        .await;
+    let token = waiting.progress_token.clone();
+    let done = result(waiting.await_response().await.unwrap()).structured_content.unwrap();
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["response_text"], answer(1, "survive", 60));
+    let seen = progress_until_end(&mut second, &token).await;
+    assert_eq!(seen[0].param.progress, 1.0, "the new bridge tells the milestones it picked up");
+
+    let gone = wait(&second, &b).await;
+    assert_eq!(gone["status"], "failed", "{gone}");
+    assert_eq!(gone["error"]["reason"], "tab_gone_while_bridge_down");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adapters_from_the_config_dir_and_mismatches() {
+    let world = World::new("op-adapters");
+    let dir = world.config_dir().join("adapters");
+    std::fs::create_dir_all(&dir).unwrap();
+    // A contenteditable chat that sends on Enter, described by a file in the config dir.
+    let mut ce = adapter();
+    ce["name"] = json!("fixture-ce");
+    ce["matches"] = json!(["http://127.0.0.1:*/*chat.html?editor=ce*"]);
+    ce["input"] = json!("#editor[contenteditable]");
+    ce["submit"] = json!("enter");
+    std::fs::write(dir.join("fixture-ce.json"), serde_json::to_vec(&ce).unwrap()).unwrap();
+    std::fs::write(dir.join("broken.json"), b"{\"name\": 1}").unwrap();
+    let mcp = world.mcp().await;
+
+    let listed = mcp.ok("list_adapters", json!({})).await;
+    let adapters = listed["adapters"].as_array().unwrap();
+    let names: Vec<&str> =
+        adapters.iter().map(|l| l["adapter"]["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["fixture-ce", "claude.ai", "chatgpt.com", "gemini.google.com"]);
+    assert!(adapters[0]["source"].as_str().unwrap().ends_with("adapters/fixture-ce.json"));
+    assert_eq!(adapters[1]["source"], "built-in");
+    assert!(listed["problems"][0]["path"].as_str().unwrap().ends_with("broken.json"));
+
+    // No tab id, no adapter: the open tab the config dir's adapter fits is used.
+    let tab = world.open_chat(&mcp, "editor=ce&words=5&word_ms=20&start_ms=20").await;
+    let started =
+        mcp.ok("send_message_async", json!({ "text": "typed into a contenteditable" })).await;
+    assert_eq!(
+        (started["tab_id"].as_i64(), started["adapter"].as_str()),
+        (Some(tab), Some("fixture-ce"))
+    );
+    let done = wait(&mcp, started["operation_id"].as_str().unwrap()).await;
+    assert_eq!(done["response_text"], answer(1, "typed into a contenteditable", 5));
+
+    // Selectors the page does not fit: clear errors that name the selector.
+    let plain = world.open_chat(&mcp, "words=5").await;
+    let mut wrong = adapter();
+    wrong["input"] = json!("#send");
+    let err = mcp
+        .err("send_message_async", json!({ "tab_id": plain, "text": "x", "adapter": wrong }))
+        .await;
+    assert!(
+        err.starts_with(
+            "adapter_mismatch: adapter \"fixture\": its `input` selector `#send` matches a <button>"
+        ),
+        "{err}"
+    );
+    let mut invalid = adapter();
+    invalid["user_message"] = json!("div[");
+    let err = mcp
+        .err("send_message_async", json!({ "tab_id": plain, "text": "x", "adapter": invalid }))
+        .await;
+    assert!(err.contains("its `user_message` selector `div[` is not valid CSS"), "{err}");
+    let mut missing = adapter();
+    missing["input"] = json!("textarea.composer");
+    let err = mcp
+        .err("send_message_async", json!({ "tab_id": plain, "text": "x", "adapter": missing }))
+        .await;
+    assert!(
+        err.contains("matches its `input` selector `textarea.composer` (waited 10000 ms)"),
+        "{err}"
+    );
+    let failed = mcp.ok("list_operations", json!({ "status": "failed" })).await;
+    assert_eq!(failed["operations"].as_array().unwrap().len(), 3, "recorded as failed: {failed}");
+    assert_eq!(failed["operations"][0]["error"]["reason"], "adapter_mismatch");
+
+    let err = mcp.err("send_message_async", json!({ "text": "x", "adapter": "nope" })).await;
+    assert!(err.contains("no adapter is named \"nope\""), "{err}");
+    let elsewhere = mcp.ok("open_tab", json!({ "url": world.pages.url("plain.html") })).await;
+    let err = mcp
+        .err("send_message_async", json!({ "tab_id": elsewhere["tab"]["id"], "text": "x" }))
+        .await;
+    assert!(err.contains("no adapter fits tab"), "{err}");
+}
+
+/// A state file as a crashed bridge may leave it: one operation still streaming.
+fn stored_streaming_operation() -> Value {
+    json!({ "format": 1, "operations": [{
+        "operation_id": "op_left_behind", "status": "streaming", "tab_id": 7,
+        "browser": "no-such-profile", "adapter": "fixture", "text": "hello",
+        "milestones": [], "response_text": null, "error": null,
+        "created_at": 1, "updated_at": 1, "deadline_at": u64::MAX / 2, "owner_pid": 0
+    }]})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stored_operations_without_their_browser_fail_and_a_corrupt_file_is_set_aside() {
+    let dir = bins::scratch_dir("op-store");
+    let run = dir.join("run");
+    let (left, corrupt) = (dir.join("left"), dir.join("corrupt"));
+    for state in [&left, &corrupt] {
+        std::fs::create_dir_all(state).unwrap();
+    }
+
+    std::fs::write(left.join("operations.json"), stored_streaming_operation().to_string()).unwrap();
+    let mcp = ProgressMcp::start_with(&run, &[("TABWIRE_STATE_DIR", left.as_os_str())]).await;
+    let op = mcp.ok("wait_for_operation", json!({ "operation_id": "op_left_behind" })).await;
+    assert_eq!(op["status"], "failed", "{op}");
+    assert_eq!(op["error"]["reason"], "tab_gone_while_bridge_down");
+
+    std::fs::write(corrupt.join("operations.json"), b"{\"format\":1,\"operations\":[{").unwrap();
+    let mcp = ProgressMcp::start_with(&run, &[("TABWIRE_STATE_DIR", corrupt.as_os_str())]).await;
+    assert_eq!(mcp.ok("list_operations", json!({})).await["operations"], json!([]));
+    let aside: Vec<String> = std::fs::read_dir(&corrupt)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with("operations.json.corrupt-"))
+        .collect();
+    assert_eq!(aside.len(), 1, "the corrupt file is kept aside: {aside:?}");
+    let _ = std::fs::remove_dir_all(dir);
 }

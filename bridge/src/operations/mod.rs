@@ -38,6 +38,8 @@ use store::{Store, Writer};
 const INPUT_WAIT: Duration = Duration::from_secs(10);
 /// Questions to the extension that need no waiting (status, cancel).
 const QUICK: Duration = Duration::from_secs(5);
+/// Asking a page for an operation's status: answered at once, but a loaded machine may be slow.
+const STATUS: Duration = Duration::from_secs(30);
 /// Milestones kept for a waiter that falls behind (far more than an answer produces).
 const LIVE_BACKLOG: usize = 256;
 /// Finished operations kept in memory (the store keeps its own, see store.rs).
@@ -242,7 +244,9 @@ impl Operations {
     /// Stop an operation: it becomes `cancelled` and the page stops observing. One that has
     /// already ended is returned as it is.
     pub async fn cancel(&self, id: &str) -> Result<Operation, CallError> {
-        self.get(id)?;
+        if self.get(id)?.status.is_final() {
+            return self.get(id); // nothing to stop; not a refusal worth a warning
+        }
         let data = json!({ "reason": "cancelled", "message": "cancelled with cancel_operation" });
         if self.apply(id, Kind::Cancelled, now_ms(), data, None) {
             self.stop_in_page(id).await;
@@ -370,7 +374,7 @@ impl Operations {
             return;
         };
         let params = json!({ "tab_id": op.tab_id, "operation_id": id });
-        let status = self.inner.core.call(Some(&browser), "chat.status", params, QUICK).await;
+        let status = self.inner.core.call(Some(&browser), "chat.status", params, STATUS).await;
         match status {
             Err(e) if e.code() == code::NO_SUCH_TAB => {
                 let message =

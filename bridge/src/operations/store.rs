@@ -65,6 +65,9 @@ impl Store {
     /// Every stored operation, pruned. A file that cannot be read as operations is moved
     /// aside (`operations.json.corrupt-<ms>`) with a warning, and the store starts empty.
     pub fn load(&self) -> io::Result<Vec<Operation>> {
+        if !self.path().exists() {
+            return Ok(Vec::new()); // nothing stored: create nothing until there is
+        }
         let _lock = self.lock()?;
         let mut ops = self.read()?;
         prune(&mut ops, now_ms());
