@@ -12,4 +12,5 @@ mod inbox;
 pub mod mcp;
 pub mod methods;
 pub mod operations;
+pub mod page;
 pub mod state_cache;

@@ -28,6 +28,10 @@ async fn tools_are_listed_with_schemas_and_annotations() {
         "list_operations",
         "cancel_operation",
         "list_adapters",
+        "get_state",
+        "send_command",
+        "wait_for_event",
+        "wait_for_state_change",
     ] {
         assert!(names.contains(&documented), "{documented} missing from {names:?}");
     }

@@ -2,7 +2,9 @@
 
 mod browsers;
 mod diagnose;
+mod events;
 mod operations;
+mod page;
 mod reply;
 mod server;
 mod tabs;

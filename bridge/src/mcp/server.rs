@@ -14,8 +14,11 @@ already logged in. list_tabs shows the open tabs; open_tab, navigate, activate_t
 act on them by tab id. The tabs are the user's: do not close or navigate away from a tab you did \
 not open unless asked. When several browsers are attached, list_browsers names them and every \
 tool takes an optional `browser` (host pid, brand or profile id); the default is the most \
-recently attached one. If no browser is connected, tell the user to start Chrome with the \
-tabwire extension and run `tabwire doctor`.";
+recently attached one. Pages built for tabwire (window.tabwire) publish a state and accept \
+commands: get_state reads it (from tabwire's copy unless force_refresh), send_command drives the \
+page, and wait_for_state_change returns what the user did there since you last looked. If no \
+browser is connected, tell the user to start Chrome with the tabwire extension and run \
+`tabwire doctor`.";
 
 #[derive(Clone)]
 pub struct TabwireServer {
@@ -30,6 +33,8 @@ impl TabwireServer {
         let tool_router = Self::browser_tools()
             + Self::tab_tools()
             + Self::diagnose_tools()
+            + Self::page_tools()
+            + Self::event_tools()
             + Self::operation_tools();
         let operations = Operations::start(core.clone());
         TabwireServer { core, operations, tool_router }

@@ -1,0 +1,212 @@
+//! Waiting tools: wait_for_event (one event of the kinds asked for) and wait_for_state_change
+//! (every event the pages pushed, at once). Both take from this session's queue
+//! (`crate::events`), so an event is returned once, to one waiter.
+
+use std::time::Duration;
+
+use rmcp::handler::server::tool::schema_for_output;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::{tool, tool_router};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tabwire_host::wire::code;
+use tokio_util::sync::CancellationToken;
+
+use super::reply::{Reply, unless_cancelled};
+use super::server::TabwireServer;
+use crate::error::CallError;
+use crate::events::{Filter, SessionEvent, kind};
+
+/// The kinds wait_for_event can wait for.
+const KINDS: [&str; 9] = [
+    kind::WORKER_COMPLETE,
+    kind::MESSAGE,
+    kind::QUESTION,
+    kind::PAGE_EVENT,
+    kind::STATE_UPDATE,
+    kind::TAB,
+    kind::BROWSER,
+    kind::OPERATION,
+    kind::DROPPED,
+];
+const MAX_EVENT_WAIT_SECS: u64 = 3600;
+const MAX_STATE_WAIT_SECS: u64 = 120;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct WaitForEventParams {
+    /// Only these kinds: worker_complete, message, question, page_event, state_update, tab,
+    /// browser, operation, dropped. Default: any kind.
+    #[serde(default)]
+    pub types: Option<Vec<String>>,
+    /// How long to wait, in seconds (at most 3600). Default: 300.
+    #[serde(default = "five_minutes")]
+    pub timeout_secs: u64,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct WaitForStateChangeParams {
+    /// Only events of this tab. Default: every tab.
+    #[serde(default)]
+    pub tab_id: Option<i64>,
+    /// How long to wait, in seconds (at most 120). Default: 30.
+    #[serde(default = "thirty_seconds")]
+    pub timeout_secs: u64,
+}
+
+/// One event from the session's queue, or `{"type": "timeout"}`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Waited {
+    /// The event's kind, or `timeout` when none came in time.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Its position in this session's queue.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tab_id: Option<i64>,
+    /// Host pid of the browser it came from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_pid: Option<u32>,
+    /// The host's sequence number (browser events).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
+    /// When it was queued, in milliseconds since the Unix epoch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at_ms: Option<u64>,
+    /// The event itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+/// The page events taken from the queue.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct StateChanges {
+    /// Every page event that was queued, oldest first (possibly preceded by a `dropped` event).
+    pub events: Vec<SessionEvent>,
+    /// True when none came within the timeout.
+    pub timed_out: bool,
+}
+
+fn five_minutes() -> u64 {
+    300
+}
+
+fn thirty_seconds() -> u64 {
+    30
+}
+
+#[tool_router(router = event_tools, vis = "pub(super)")]
+impl TabwireServer {
+    /// Wait for the next event of this session and return it, removing it from the queue.
+    /// Events queue up from the moment the session starts, in order: page_event (a page's
+    /// tabwire.pushEvent), state_update, tab, browser (connected/disconnected),
+    /// worker_complete, message and question (from other sessions, see get_session),
+    /// operation. With `types`, the first event of those kinds is returned and the others stay
+    /// queued. Returns {"type": "timeout"} when nothing came within timeout_secs.
+    #[tool(
+        output_schema = schema_for_output::<Waited>(),
+        annotations(
+            title = "Wait for an event",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn wait_for_event(
+        &self,
+        Parameters(p): Parameters<WaitForEventParams>,
+        cancel: CancellationToken,
+    ) -> Result<Reply<Waited>, CallError> {
+        let timeout = seconds(p.timeout_secs, MAX_EVENT_WAIT_SECS)?;
+        let kinds = p.types.unwrap_or_default();
+        if let Some(bad) = kinds.iter().find(|k| !KINDS.contains(&k.as_str())) {
+            return Err(CallError::new(
+                code::BAD_REQUEST,
+                format!("unknown event type {bad:?}; the types are: {}", KINDS.join(", ")),
+            ));
+        }
+        let filter = Filter { kinds, tab_id: None };
+        let taken = async { Ok(self.core.queue().take_one(&filter, timeout).await) };
+        let Some(event) = unless_cancelled(cancel, taken).await? else {
+            let text = format!("no event within {} s", p.timeout_secs);
+            let timeout = Waited {
+                kind: kind::TIMEOUT.to_owned(),
+                id: None,
+                tab_id: None,
+                host_pid: None,
+                seq: None,
+                at_ms: None,
+                data: None,
+            };
+            return Ok(Reply::new(text, timeout));
+        };
+        let text = describe(&event);
+        Ok(Reply::new(
+            text,
+            Waited {
+                data: Some(event.data_value()),
+                kind: event.kind,
+                id: Some(event.id),
+                tab_id: event.tab_id,
+                host_pid: event.host_pid,
+                seq: event.seq,
+                at_ms: Some(event.at_ms),
+            },
+        ))
+    }
+
+    /// Wait until pages push events (tabwire.pushEvent) and return all of them at once, as an
+    /// array, oldest first — the way to follow what the user does in a page. Returns at once
+    /// when some are already queued; else waits up to timeout_secs and returns
+    /// {"events": [], "timed_out": true}. Each event is returned once (also with several
+    /// waiters). The pages are told how many were taken (their onDrained callbacks run).
+    #[tool(
+        output_schema = schema_for_output::<StateChanges>(),
+        annotations(
+            title = "Wait for page events",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn wait_for_state_change(
+        &self,
+        Parameters(p): Parameters<WaitForStateChangeParams>,
+        cancel: CancellationToken,
+    ) -> Result<Reply<StateChanges>, CallError> {
+        let timeout = seconds(p.timeout_secs, MAX_STATE_WAIT_SECS)?;
+        let events =
+            unless_cancelled(cancel, self.core.wait_page_events(p.tab_id, timeout)).await?;
+        self.core.tell_drained(&events).await;
+        let text = match events.len() {
+            0 => format!("no page event within {} s", p.timeout_secs),
+            n => {
+                let lines: Vec<String> = events.iter().map(describe).collect();
+                format!("{n} page event{}:\n{}", if n == 1 { "" } else { "s" }, lines.join("\n"))
+            }
+        };
+        let timed_out = events.is_empty();
+        Ok(Reply::new(text, StateChanges { events, timed_out }))
+    }
+}
+
+fn seconds(secs: u64, max: u64) -> Result<Duration, CallError> {
+    if secs > max {
+        return Err(CallError::new(
+            code::BAD_REQUEST,
+            format!("timeout_secs must be at most {max}; got {secs}. Wait again to wait longer"),
+        ));
+    }
+    Ok(Duration::from_secs(secs))
+}
+
+/// `page_event from tab 5: {"kind":"click"}`
+fn describe(event: &SessionEvent) -> String {
+    match event.tab_id {
+        Some(tab) => format!("{} from tab {tab}: {}", event.kind, event.data.get()),
+        None => format!("{}: {}", event.kind, event.data.get()),
+    }
+}

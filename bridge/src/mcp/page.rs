@@ -1,0 +1,258 @@
+//! Page tools: get_state, send_command — for pages that use `window.tabwire`
+//! (`specs/page-sdk.md`).
+
+use std::time::Duration;
+
+use rmcp::handler::server::tool::schema_for_output;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::{tool, tool_router};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tabwire_host::wire::code;
+use tokio_util::sync::CancellationToken;
+
+use super::reply::{Reply, unless_cancelled};
+use super::server::TabwireServer;
+use super::tabs::Target;
+use crate::error::CallError;
+use crate::page::Source;
+
+/// The longest `timeout_ms` a page tool accepts: one hour.
+const MAX_TIMEOUT_MS: u64 = 3_600_000;
+/// A state whose JSON is longer than this is left out of the text content (it stays in the
+/// structured content): rmcp's clients drop a message over 16 MiB.
+const TEXT_LIMIT: usize = 1024 * 1024;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct GetStateParams {
+    /// The tab's id, from list_tabs or open_tab. Default: the active tab of the focused window.
+    #[serde(default)]
+    pub tab_id: Option<i64>,
+    /// Only this part of the state: a JSON Pointer (RFC 6901) such as `/items/0/title`.
+    /// Default: the whole state.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Ask the page now instead of answering from tabwire's copy. The copy is updated whenever
+    /// the page publishes its state and after each send_command, but a change the page makes
+    /// without publishing it (for example the user editing by hand in a page that only
+    /// publishes on commands) is seen only with force_refresh. Default: false.
+    #[serde(default)]
+    pub force_refresh: bool,
+    /// How long to wait for the page when asking it, in milliseconds. Default: 2000.
+    #[serde(default = "two_seconds")]
+    pub timeout_ms: u64,
+    #[serde(flatten)]
+    pub target: Target,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SendCommandParams {
+    /// The tab's id, from list_tabs or open_tab. Default: the active tab of the focused window.
+    #[serde(default)]
+    pub tab_id: Option<i64>,
+    /// The command's name, as the page registered it with `tabwire.onCommand(type, handler)`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// What the page's handler receives: any JSON value. Default: null.
+    #[serde(default)]
+    pub payload: Value,
+    /// How long to wait for the handler's answer, in milliseconds. Default: 30000.
+    #[serde(default = "thirty_seconds")]
+    pub timeout_ms: u64,
+    #[serde(flatten)]
+    pub target: Target,
+}
+
+/// A page's state and how fresh it is.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PageState {
+    pub tab_id: i64,
+    /// The browser it came from, e.g. `chrome (host pid 4242)`.
+    pub browser: String,
+    /// The state the page published (or the part of it at `path`).
+    pub state: Value,
+    /// The JSON Pointer asked for, when one was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// `cache`: tabwire's copy, as old as `age_ms`. `fresh`: asked of the page just now.
+    pub source: Source,
+    /// Milliseconds since tabwire received this state.
+    pub age_ms: u64,
+    /// When tabwire received it, in milliseconds since the Unix epoch.
+    pub fetched_at: u64,
+    /// Set when a fresh read failed and the cached copy was returned instead: why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
+}
+
+/// What a page's command handler returned.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct CommandResult {
+    pub tab_id: i64,
+    /// The command that ran.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The handler's return value (null when it returned nothing).
+    pub result: Value,
+}
+
+fn two_seconds() -> u64 {
+    2000
+}
+
+fn thirty_seconds() -> u64 {
+    30_000
+}
+
+#[tool_router(router = page_tools, vis = "pub(super)")]
+impl TabwireServer {
+    /// Read the state a page publishes through `window.tabwire` (its provideState/setState).
+    /// Answers at once from tabwire's copy, which the page keeps current whenever it publishes
+    /// and after every send_command; `source` and `age_ms` say how fresh it is. Pass
+    /// force_refresh: true to ask the page itself — needed when the page may have changed
+    /// without publishing (for example the user edited it by hand). Errors `no_handler` when
+    /// the page does not use window.tabwire.
+    #[tool(
+        output_schema = schema_for_output::<PageState>(),
+        annotations(
+            title = "Read a page's state",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn get_state(
+        &self,
+        Parameters(p): Parameters<GetStateParams>,
+        cancel: CancellationToken,
+    ) -> Result<Reply<PageState>, CallError> {
+        let timeout = timeout(p.timeout_ms)?;
+        let browser = p.target.browser.as_deref();
+        let read = self.core.read_state(browser, p.tab_id, p.force_refresh, timeout);
+        let read = unless_cancelled(cancel, read).await?;
+        let whole: Value = serde_json::from_str(read.state.get()).map_err(|e| {
+            CallError::new(code::INTERNAL, format!("the cached state is not JSON: {e}"))
+        })?;
+        let state = match &p.path {
+            None => whole,
+            Some(path) => at_path(whole, path, read.tab_id)?,
+        };
+        let source = match read.source {
+            Source::Cache => "from tabwire's copy",
+            Source::Fresh => "fresh from the page",
+        };
+        let mut text = format!("tab {} state, {source}, {} ms old", read.tab_id, read.age_ms);
+        if let Some(path) = &p.path {
+            text.push_str(&format!(", at {path}"));
+        }
+        if let Some(warning) = &read.warning {
+            text.push_str(&format!("\nwarning: {warning}"));
+        }
+        let json = state.to_string();
+        if json.len() <= TEXT_LIMIT {
+            text.push_str(":\n");
+            text.push_str(&json);
+        } else {
+            // MCP clients read at most 16 MiB per message: the state is not sent twice.
+            let mib = json.len() as f64 / (1024.0 * 1024.0);
+            text.push_str(&format!(
+                ": {mib:.1} MiB of JSON, too large to repeat here; it is in the structured \
+                 result. Pass `path` to read one part"
+            ));
+        }
+        Ok(Reply::new(
+            text,
+            PageState {
+                tab_id: read.tab_id,
+                browser: read.browser,
+                state,
+                path: p.path,
+                source: read.source,
+                age_ms: read.age_ms,
+                fetched_at: read.fetched_at_ms,
+                warning: read.warning,
+            },
+        ))
+    }
+
+    /// Run a command a page offers through `window.tabwire.onCommand(type, handler)` and return
+    /// the handler's result. A page that publishes its state has done so before this returns,
+    /// so get_state then shows the change. Errors `no_handler` when the page has no handler
+    /// for `type`, `page_error` when the handler throws.
+    #[tool(
+        output_schema = schema_for_output::<CommandResult>(),
+        annotations(
+            title = "Run a page command",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    async fn send_command(
+        &self,
+        Parameters(p): Parameters<SendCommandParams>,
+        cancel: CancellationToken,
+    ) -> Result<Reply<CommandResult>, CallError> {
+        let timeout = timeout(p.timeout_ms)?;
+        if p.kind.trim().is_empty() {
+            return Err(CallError::new(
+                code::BAD_REQUEST,
+                "type is empty: name the command, as the page registered it with onCommand",
+            ));
+        }
+        let browser = p.target.browser.as_deref();
+        let run = self.core.send_command(browser, p.tab_id, &p.kind, &p.payload, timeout);
+        let (tab_id, result) = unless_cancelled(cancel, run).await?;
+        let text = format!("tab {tab_id} ran {}: {result}", p.kind);
+        Ok(Reply::new(text, CommandResult { tab_id, kind: p.kind, result }))
+    }
+}
+
+fn timeout(ms: u64) -> Result<Duration, CallError> {
+    if ms == 0 || ms > MAX_TIMEOUT_MS {
+        return Err(CallError::new(
+            code::BAD_REQUEST,
+            format!("timeout_ms must be between 1 and {MAX_TIMEOUT_MS} (one hour); got {ms}"),
+        ));
+    }
+    Ok(Duration::from_millis(ms))
+}
+
+/// The value at JSON Pointer `path` in `state`.
+fn at_path(mut state: Value, path: &str, tab_id: i64) -> Result<Value, CallError> {
+    if !path.is_empty() && !path.starts_with('/') {
+        return Err(CallError::new(
+            code::BAD_REQUEST,
+            format!("path {path:?} is not a JSON Pointer: it starts with `/`, e.g. /items/0"),
+        ));
+    }
+    match state.pointer_mut(path) {
+        Some(value) => Ok(value.take()),
+        None => {
+            let keys = match &state {
+                Value::Object(map) => {
+                    let keys: Vec<&str> = map.keys().map(String::as_str).collect();
+                    format!("its top-level keys are: {}", keys.join(", "))
+                }
+                other => format!("it is {}", kind_of(other)),
+            };
+            Err(CallError::new(
+                code::BAD_REQUEST,
+                format!("the state of tab {tab_id} has nothing at {path}; {keys}"),
+            ))
+        }
+    }
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
