@@ -149,8 +149,11 @@ impl Host {
         Host { child, stdin, received, socket }
     }
 
+    /// A bridge that subscribes to events, as `tabwire mcp` does.
     fn connect(&self) -> UnixStream {
-        UnixStream::connect(&self.socket).unwrap()
+        let mut stream = UnixStream::connect(&self.socket).unwrap();
+        stream.write_all(&framed(br#"{"type":"hello","protocol":1,"subscribe":true}"#)).unwrap();
+        stream
     }
 
     fn vm_hwm_kib(&self) -> u64 {

@@ -134,6 +134,8 @@ pub struct Exit {
 
 struct Bridge {
     link: BridgeLink,
+    /// Said `hello {subscribe: true}`: receives events. Until then it only asks questions.
+    subscribed: bool,
     /// Host ids of this bridge's requests in flight.
     inflight: HashSet<String>,
 }
@@ -250,12 +252,23 @@ impl Relay {
     }
 
     fn attach(&mut self, id: BridgeId, link: BridgeLink) {
-        let first = self.bridges.is_empty();
-        self.bridges.insert(id, Bridge { link, inflight: HashSet::new() });
+        self.bridges.insert(id, Bridge { link, inflight: HashSet::new(), subscribed: false });
         tracing::info!(bridge = id, bridges = self.bridges.len(), "bridge attached");
         if let Some(hello) = &self.hello {
             self.send_to_bridge(id, Outgoing::Frame(hello.clone()));
         }
+        self.host_status();
+    }
+
+    /// Bridge `id` asked for events: from now on it gets each one, and if it is the only
+    /// subscriber, first the ones kept while nobody was listening.
+    fn subscribe(&mut self, id: BridgeId) {
+        let first = !self.bridges.values().any(|b| b.subscribed);
+        match self.bridges.get_mut(&id) {
+            Some(bridge) if !bridge.subscribed => bridge.subscribed = true,
+            _ => return,
+        }
+        tracing::debug!(bridge = id, "bridge subscribed to events");
         if first {
             let (dropped, mut events) = self.buffer.drain();
             if let Some(d) = dropped {
@@ -272,7 +285,6 @@ impl Relay {
                 self.send_to_bridge(id, Outgoing::Batch(events));
             }
         }
-        self.host_status();
     }
 
     /// Forget bridge `id`, cancel its requests, and return its link (dropping it closes the
@@ -305,6 +317,9 @@ impl Relay {
             Message::Cancel(Cancel { id: their_id }) => self.cancel(id, &their_id),
             Message::Hello(hello) => {
                 tracing::debug!(bridge = id, protocol = hello.protocol, "bridge said hello");
+                if hello.subscribe == Some(true) {
+                    self.subscribe(id);
+                }
             }
             other => {
                 let kind = other.kind();
@@ -416,10 +431,11 @@ impl Relay {
                 self.next_seq += 1;
                 event.seq = Some(self.next_seq);
                 let frame: Bytes = Message::Event(event).to_bytes().into();
-                if self.bridges.is_empty() {
+                let ids: Vec<BridgeId> =
+                    self.bridges.iter().filter(|(_, b)| b.subscribed).map(|(id, _)| *id).collect();
+                if ids.is_empty() {
                     self.buffer.push(self.next_seq, frame);
                 } else {
-                    let ids: Vec<BridgeId> = self.bridges.keys().copied().collect();
                     for id in ids {
                         self.send_to_bridge(id, Outgoing::Frame(frame.clone()));
                     }

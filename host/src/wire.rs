@@ -83,6 +83,11 @@ pub struct Hello {
     pub profile: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_pid: Option<u32>,
+    /// Bridge → host: `true` to receive events (and the replay of those buffered while no one
+    /// was listening). A bridge that only asks questions (`tabwire status`, `tabwire doctor`)
+    /// leaves it out, so it cannot take the buffered events meant for the next real session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subscribe: Option<bool>,
 }
 
 /// Ask the other side to do something. `id` is chosen by the asker and unique among its
@@ -215,6 +220,7 @@ struct Envelope {
     browser: Option<String>,
     profile: Option<String>,
     host_pid: Option<u32>,
+    subscribe: Option<bool>,
 }
 
 fn need<T>(value: Option<T>, kind: &'static str, field: &'static str) -> Result<T, WireError> {
@@ -232,6 +238,7 @@ impl Envelope {
                 browser: self.browser,
                 profile: self.profile,
                 host_pid: self.host_pid,
+                subscribe: self.subscribe,
             }),
             "request" => Message::Request(Request {
                 id: need(self.id, "request", "id")?,

@@ -148,6 +148,31 @@ fn events_are_kept_while_no_bridge_is_attached_and_replayed_with_seq_continuity(
 }
 
 #[test]
+fn a_bridge_that_does_not_subscribe_neither_gets_events_nor_takes_the_replay() {
+    let mut host = Host::start_with_hello();
+    for n in 1..=3 {
+        event(&mut host, n);
+    }
+    host.sync_browser("a");
+    // `tabwire status` or `tabwire doctor`: hello from the host, answers, and no events.
+    let mut probe = host.connect_probe();
+    probe.recv_hello();
+    host.wait_bridges(1);
+    event(&mut host, 4);
+    host.sync_browser("b");
+    assert_eq!(probe.try_recv(Duration::from_millis(100)), None, "a probe gets no events");
+    drop(probe);
+    host.wait_bridges(0);
+
+    // The next real session still gets every event, in order.
+    let mut session = host.connect();
+    session.recv_hello();
+    for n in 1..=4u64 {
+        assert_eq!(session.recv()["seq"], n);
+    }
+}
+
+#[test]
 fn overflow_drops_the_oldest_and_the_replay_says_which() {
     let mut host = Host::start_with_hello();
     for n in 1..=10_005 {

@@ -15,7 +15,7 @@ use futures::{SinkExt, StreamExt};
 use serde_json::value::RawValue;
 use tabwire_host::codec::FrameCodec;
 use tabwire_host::runtime_dir::{HostRecord, current_uid, now_ms};
-use tabwire_host::wire::{Cancel, Event, Message, PROTOCOL_VERSION, Request, code};
+use tabwire_host::wire::{Cancel, Event, Hello, Message, PROTOCOL_VERSION, Request, code};
 use tokio::net::UnixStream;
 use tokio::net::unix::OwnedReadHalf;
 use tokio::sync::{mpsc, oneshot};
@@ -120,6 +120,10 @@ impl Connection {
         let info = BrowserInfo::new(&hello, record, now_ms());
 
         let (outgoing, to_write) = mpsc::unbounded_channel();
+        // Ask for events (and the ones the host kept while nobody listened).
+        let subscribe =
+            Hello { protocol: PROTOCOL_VERSION, subscribe: Some(true), ..Hello::default() };
+        let _ = outgoing.send(Message::Hello(subscribe));
         let conn = Arc::new(Connection {
             info,
             outgoing,

@@ -119,6 +119,7 @@ impl FakeBrowser {
             browser: Some(browser.into()),
             profile: Some(profile.into()),
             host_pid: None,
+            subscribe: None,
         }))
         .await;
         let until = Instant::now() + Duration::from_secs(5);

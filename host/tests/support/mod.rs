@@ -282,8 +282,15 @@ impl Host {
         }
     }
 
-    /// Connect a bridge to this host's socket.
+    /// Connect a bridge to this host's socket that subscribes to events, as `tabwire mcp` does.
     pub fn connect(&self) -> Bridge {
+        let mut bridge = Bridge::connect(&self.socket());
+        bridge.send(r#"{"type":"hello","protocol":1,"subscribe":true}"#);
+        bridge
+    }
+
+    /// Connect a bridge that only asks questions, as `tabwire status` does: no events.
+    pub fn connect_probe(&self) -> Bridge {
         Bridge::connect(&self.socket())
     }
 }
