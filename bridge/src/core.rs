@@ -2,7 +2,7 @@
 //! picks the one a call is for, and carries the call there. Cheap to clone.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -15,6 +15,7 @@ use crate::browser::{self, BrowserEvent, BrowserInfo, Connection};
 use crate::error::CallError;
 use crate::events::EventQueue;
 use crate::inbox::Inbox;
+use crate::session::SessionRecord;
 use crate::state_cache::StateCache;
 
 /// Events kept for a subscriber that falls behind before it starts losing the oldest.
@@ -36,6 +37,8 @@ pub(crate) struct Inner {
     inbox: Inbox,
     /// True once the hosts present at start-up have been attached (or given up on).
     ready: watch::Receiver<bool>,
+    /// Who this process is as a session (`tabwire mcp` only).
+    session: OnceLock<SessionRecord>,
 }
 
 impl Core {
@@ -60,6 +63,7 @@ impl Core {
                     cache: StateCache::default(),
                 },
                 ready,
+                session: OnceLock::new(),
             }),
         };
         tokio::spawn(browser::watch(core.downgrade(), ready_tx));
@@ -92,6 +96,15 @@ impl Core {
     /// `core.queue().push(SessionEvent::new("operation", Some(tab_id), &data))`.
     pub fn queue(&self) -> &EventQueue {
         &self.inner.inbox.queue
+    }
+
+    /// This process as a session, once `session::Session::start` made it one.
+    pub fn session(&self) -> Option<&SessionRecord> {
+        self.inner.session.get()
+    }
+
+    pub(crate) fn set_session(&self, record: SessionRecord) {
+        let _ = self.inner.session.set(record);
     }
 
     /// The pages' last known states.

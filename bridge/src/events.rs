@@ -144,7 +144,7 @@ impl Filter {
     /// Whether `event` passes. The overflow marker passes every filter: a loss is always told.
     fn passes(&self, event: &SessionEvent) -> bool {
         event.marker
-            || (self.kinds.is_empty() || self.kinds.iter().any(|k| *k == event.kind))
+            || (self.kinds.is_empty() || self.kinds.contains(&event.kind))
                 && self.tab_id.is_none_or(|tab| event.tab_id == Some(tab))
     }
 }

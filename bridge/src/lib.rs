@@ -13,4 +13,5 @@ pub mod mcp;
 pub mod methods;
 pub mod operations;
 pub mod page;
+pub mod session;
 pub mod state_cache;

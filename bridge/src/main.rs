@@ -22,7 +22,10 @@ fn main() -> std::process::ExitCode {
         .enable_all()
         .build()
         .expect("cannot start the tokio runtime");
-    match runtime.block_on(run(cli)) {
+    let result = runtime.block_on(run(cli));
+    // Do not wait for the thread blocked reading stdin (after SIGTERM it would never return).
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("tabwire: {e:#}");
@@ -38,6 +41,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Uninstall(args) => return cli::setup::uninstall(&args),
         Command::Doctor(args) => return cli::setup::doctor(&args).await,
         Command::Demo(args) => return tabwire_bridge::demo::run(args).await,
+        Command::Wait(args) => return cli::wait::run(args).await,
+        Command::Notify(args) => return cli::notify::run(args).await,
         _ => {}
     }
     match cli.command {

@@ -32,6 +32,10 @@ async fn tools_are_listed_with_schemas_and_annotations() {
         "send_command",
         "wait_for_event",
         "wait_for_state_change",
+        "get_session",
+        "notify_completion",
+        "post_message",
+        "ask_question",
     ] {
         assert!(names.contains(&documented), "{documented} missing from {names:?}");
     }

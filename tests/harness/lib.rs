@@ -5,10 +5,12 @@
 //!   a private runtime dir; killed by PID when dropped, also when a test fails.
 //! - [`fixtures`]: the test pages, served on 127.0.0.1 behind a random path token.
 //! - [`mcp`]: `tabwire mcp` as a child, driven by rmcp's own client over stdio.
+//! - [`http`]: a bare HTTP GET, every header under the test's control.
 
 pub mod bins;
 pub mod chromium;
 pub mod fixtures;
+pub mod http;
 pub mod mcp;
 pub mod progress;
 

@@ -24,7 +24,8 @@ impl Mcp {
 
     pub async fn start_with(runtime_dir: &Path, env: &[(&str, &str)]) -> Mcp {
         let mut cmd = tokio::process::Command::new(bins::bin("tabwire"));
-        cmd.arg("mcp").env("TABWIRE_RUNTIME_DIR", runtime_dir);
+        // A test run inside a tabwire session must not join it.
+        cmd.arg("mcp").env("TABWIRE_RUNTIME_DIR", runtime_dir).env_remove("TABWIRE_SESSION_ID");
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -49,6 +50,13 @@ impl Mcp {
         result.structured_content.clone().unwrap_or_else(|| {
             serde_json::from_str(&text(&result)).unwrap_or(Value::String(text(&result)))
         })
+    }
+
+    /// This session's record (`get_session`, then its `<id>.json`): id, port, token.
+    pub async fn session(&self) -> Value {
+        let info = self.ok("get_session", serde_json::json!({})).await;
+        let path = info["record"].as_str().expect("record path").to_owned();
+        serde_json::from_slice(&std::fs::read(&path).expect("read the session record")).unwrap()
     }
 
     /// Call a tool that must fail; its error text.

@@ -1,7 +1,9 @@
 //! The command line: one file per command. `main.rs` only parses and dispatches.
 
+pub mod notify;
 pub mod setup;
 pub mod status;
+pub mod wait;
 
 use clap::{Parser, Subcommand};
 
@@ -42,6 +44,10 @@ pub enum Command {
     Uninstall(tabwire_install::UninstallArgs),
     /// Check every link from the browser to this program, and print how to fix what is broken.
     Doctor(tabwire_install::DoctorArgs),
+    /// Print a session's page events as they come, one JSON line each (for scripts).
+    Wait(wait::WaitArgs),
+    /// Tell a session that a worker finished (for hooks; the twin of notify_completion).
+    Notify(notify::NotifyArgs),
     /// Start headless Chromium with the extension and a demo page, and drive it through a real
     /// MCP session, printing each step with its latency.
     Demo(crate::demo::DemoArgs),

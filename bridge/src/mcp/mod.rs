@@ -7,6 +7,7 @@ mod operations;
 mod page;
 mod reply;
 mod server;
+mod sessions;
 mod tabs;
 
 use rmcp::ServiceExt;
@@ -14,13 +15,21 @@ use rmcp::ServiceExt;
 use crate::core::Core;
 pub use server::TabwireServer;
 
-/// Serve MCP on stdin/stdout until the client goes away.
+/// Serve MCP on stdin/stdout until the client goes away (stdin ends) or SIGTERM/SIGINT. Meanwhile
+/// this process is a session (`crate::session`); its socket and record go when this returns.
 pub async fn serve(core: Core) -> anyhow::Result<()> {
+    let mut session = crate::session::Session::start(&core).await?;
     let server = TabwireServer::new(core);
     let operations = server.operations.clone();
-    let service = server.serve(rmcp::transport::stdio()).await?;
-    let reason = service.waiting().await?;
-    tracing::info!(?reason, "MCP session ended");
+    let service = tokio::select! {
+        service = server.serve(rmcp::transport::stdio()) => service?,
+        () = session.terminated() => return Ok(()), // before the handshake: nothing to flush
+    };
+    tokio::select! {
+        reason = service.waiting() => tracing::info!(?reason, "MCP session ended"),
+        () = session.terminated() => tracing::info!("terminated by a signal"),
+    }
+    drop(session);
     operations.flush().await; // the last milestones reach the disk before the process ends
     Ok(())
 }

@@ -35,6 +35,7 @@ impl TabwireServer {
             + Self::diagnose_tools()
             + Self::page_tools()
             + Self::event_tools()
+            + Self::session_tools()
             + Self::operation_tools();
         let operations = Operations::start(core.clone());
         TabwireServer { core, operations, tool_router }

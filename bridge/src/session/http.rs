@@ -1,0 +1,254 @@
+//! `GET /wait?timeout=N` on 127.0.0.1: the session's page events for shell scripts (`curl`),
+//! the same long-poll `tabwire wait` does over the session socket.
+//!
+//! A web page in the user's browser must not be able to call it. So: it listens on loopback
+//! only; it wants a bearer token that only the session's record (mode 0600) holds, in a header
+//! (a page cannot make a browser send one cross-origin without a CORS preflight, which this
+//! never grants); the `Host` must be `127.0.0.1:<port>` or `localhost:<port>` (no DNS
+//! rebinding); and any request with an `Origin` header — which browsers add to cross-origin and
+//! POST requests — is refused.
+//!
+//! Answers: 200 with a JSON array of events; 204 when none came in time; 400 a bad timeout;
+//! 401 no or the wrong token; 403 a foreign Host or an Origin; 404 another path, or no browser
+//! attached; 405 another method.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HOST, ORIGIN, WWW_AUTHENTICATE};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde_json::json;
+use tokio::net::TcpListener;
+
+use crate::core::Core;
+use crate::error::CallError;
+
+/// Default and longest wait, in seconds.
+pub const DEFAULT_WAIT_SECS: u64 = 30;
+pub const MAX_WAIT_SECS: u64 = 120;
+
+/// What a request is allowed to do, decided from its head alone.
+#[derive(Debug, PartialEq)]
+enum Verdict {
+    /// Wait this long for events.
+    Wait(Duration),
+    Refuse(StatusCode, String),
+}
+
+/// Serve until the process ends.
+pub async fn serve(listener: TcpListener, token: Arc<str>, core: Core) {
+    let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+    loop {
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(e) => {
+                tracing::warn!(error = %e, "the /wait listener cannot accept; retrying");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let (token, core) = (token.clone(), core.clone());
+        let service = service_fn(move |request| {
+            let (token, core) = (token.clone(), core.clone());
+            async move { Ok::<_, Infallible>(answer(request, port, &token, &core).await) }
+        });
+        tokio::spawn(async move {
+            if let Err(e) =
+                http1::Builder::new().serve_connection(TokioIo::new(stream), service).await
+            {
+                tracing::debug!(error = %e, "a /wait connection ended badly");
+            }
+        });
+    }
+}
+
+async fn answer(
+    request: Request<Incoming>,
+    port: u16,
+    token: &str,
+    core: &Core,
+) -> Response<Full<Bytes>> {
+    let header = |name| request.headers().get(name).and_then(|v| v.to_str().ok());
+    let verdict = judge(
+        request.method(),
+        request.uri().path(),
+        request.uri().query(),
+        header(HOST),
+        request.headers().contains_key(ORIGIN),
+        header(AUTHORIZATION),
+        port,
+        token,
+    );
+    let timeout = match verdict {
+        Verdict::Wait(timeout) => timeout,
+        Verdict::Refuse(status, message) => return refuse(status, &message),
+    };
+    match core.wait_page_events(None, timeout).await {
+        Ok(events) if events.is_empty() => reply(StatusCode::NO_CONTENT, Bytes::new()),
+        Ok(events) => {
+            core.tell_drained(&events).await;
+            let body = serde_json::to_vec(&events).expect("events serialize");
+            reply(StatusCode::OK, Bytes::from(body))
+        }
+        Err(CallError::NoBrowser) => refuse(StatusCode::NOT_FOUND, crate::error::NO_BROWSER),
+        Err(e) => refuse(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}
+
+/// The policy, from the request's head. Order: who may ask (Host, Origin, token) before what
+/// is asked, so a stranger learns nothing about paths or parameters.
+#[allow(clippy::too_many_arguments)]
+fn judge(
+    method: &Method,
+    path: &str,
+    query: Option<&str>,
+    host: Option<&str>,
+    has_origin: bool,
+    authorization: Option<&str>,
+    port: u16,
+    token: &str,
+) -> Verdict {
+    let allowed_host =
+        |h: &str| h == format!("127.0.0.1:{port}") || h == format!("localhost:{port}");
+    if !host.is_some_and(allowed_host) {
+        return Verdict::Refuse(
+            StatusCode::FORBIDDEN,
+            format!("Host must be 127.0.0.1:{port} or localhost:{port}"),
+        );
+    }
+    if has_origin {
+        return Verdict::Refuse(
+            StatusCode::FORBIDDEN,
+            "requests from web pages (with an Origin header) are refused".into(),
+        );
+    }
+    let given = authorization.and_then(|a| a.strip_prefix("Bearer ")).map(str::trim);
+    if !given.is_some_and(|given| same(given.as_bytes(), token.as_bytes())) {
+        return Verdict::Refuse(
+            StatusCode::UNAUTHORIZED,
+            "send `Authorization: Bearer <token>`; the token is in the session's record \
+             (<runtime>/sessions/<id>.json)"
+                .into(),
+        );
+    }
+    if path != "/wait" {
+        return Verdict::Refuse(StatusCode::NOT_FOUND, format!("no {path} here; use GET /wait"));
+    }
+    if method != Method::GET {
+        return Verdict::Refuse(StatusCode::METHOD_NOT_ALLOWED, "use GET /wait".into());
+    }
+    let mut timeout = DEFAULT_WAIT_SECS;
+    for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        if key == "timeout" {
+            match value.parse::<u64>() {
+                Ok(secs) if secs <= MAX_WAIT_SECS => timeout = secs,
+                _ => {
+                    return Verdict::Refuse(
+                        StatusCode::BAD_REQUEST,
+                        format!(
+                            "timeout must be a whole number of seconds from 0 to {MAX_WAIT_SECS}; got {value:?}"
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    Verdict::Wait(Duration::from_secs(timeout))
+}
+
+/// Compare without stopping at the first difference, so timing tells nothing about the token.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+fn refuse(status: StatusCode, message: &str) -> Response<Full<Bytes>> {
+    let code = match status {
+        StatusCode::NOT_FOUND if message == crate::error::NO_BROWSER => "browser_disconnected",
+        StatusCode::BAD_REQUEST => "bad_request",
+        StatusCode::UNAUTHORIZED => "unauthorized",
+        StatusCode::FORBIDDEN => "forbidden",
+        StatusCode::NOT_FOUND => "not_found",
+        StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
+        _ => "internal",
+    };
+    let body = json!({ "error": { "code": code, "message": message } });
+    let mut response = reply(status, Bytes::from(body.to_string()));
+    if status == StatusCode::UNAUTHORIZED {
+        response.headers_mut().insert(WWW_AUTHENTICATE, "Bearer".parse().expect("a header value"));
+    }
+    response
+}
+
+fn reply(status: StatusCode, body: Bytes) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(body));
+    *response.status_mut() = status;
+    if status != StatusCode::NO_CONTENT {
+        response
+            .headers_mut()
+            .insert(CONTENT_TYPE, "application/json".parse().expect("a header value"));
+    }
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn judge_(query: Option<&str>, host: &str, origin: bool, auth: Option<&str>) -> Verdict {
+        judge(&Method::GET, "/wait", query, Some(host), origin, auth, 4000, "s3cret")
+    }
+
+    fn status(v: Verdict) -> StatusCode {
+        match v {
+            Verdict::Wait(_) => StatusCode::OK,
+            Verdict::Refuse(s, _) => s,
+        }
+    }
+
+    #[test]
+    fn who_may_ask_and_what() {
+        let ok = Some("Bearer s3cret");
+        assert_eq!(
+            judge_(None, "127.0.0.1:4000", false, ok),
+            Verdict::Wait(Duration::from_secs(30))
+        );
+        assert_eq!(
+            judge_(Some("timeout=0"), "localhost:4000", false, ok),
+            Verdict::Wait(Duration::ZERO)
+        );
+        assert_eq!(
+            status(judge_(Some("timeout=121"), "127.0.0.1:4000", false, ok)),
+            StatusCode::BAD_REQUEST
+        );
+        assert_eq!(
+            status(judge_(Some("timeout=x"), "127.0.0.1:4000", false, ok)),
+            StatusCode::BAD_REQUEST
+        );
+        assert_eq!(status(judge_(None, "evil.example:4000", false, ok)), StatusCode::FORBIDDEN);
+        assert_eq!(status(judge_(None, "127.0.0.1:4001", false, ok)), StatusCode::FORBIDDEN);
+        assert_eq!(status(judge_(None, "127.0.0.1:4000", true, ok)), StatusCode::FORBIDDEN);
+        assert_eq!(status(judge_(None, "127.0.0.1:4000", false, None)), StatusCode::UNAUTHORIZED);
+        assert_eq!(
+            status(judge_(None, "127.0.0.1:4000", false, Some("Bearer s3cre"))),
+            StatusCode::UNAUTHORIZED
+        );
+        assert_eq!(
+            status(judge_(None, "127.0.0.1:4000", false, Some("s3cret"))),
+            StatusCode::UNAUTHORIZED
+        );
+        let other =
+            judge(&Method::GET, "/", None, Some("127.0.0.1:4000"), false, ok, 4000, "s3cret");
+        assert_eq!(status(other), StatusCode::NOT_FOUND);
+        let post =
+            judge(&Method::POST, "/wait", None, Some("127.0.0.1:4000"), false, ok, 4000, "s3cret");
+        assert_eq!(status(post), StatusCode::METHOD_NOT_ALLOWED);
+    }
+}

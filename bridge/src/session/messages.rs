@@ -1,0 +1,118 @@
+//! The messages of a session socket (`specs/protocol.md`, "Session sockets"): small JSON
+//! objects, one per frame, in the framing of every tabwire socket. Serde types only.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tabwire_host::wire::ErrorBody;
+
+/// What a client asks of a session.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ToSession {
+    /// Put an event into the session's queue: `worker_complete`, `message` or `question`.
+    Push { event: Pushed },
+    /// Take the page events queued in the session, waiting up to `timeout_secs` (at most 120)
+    /// for one: what `wait_for_state_change` does.
+    Wait {
+        #[serde(default = "thirty")]
+        timeout_secs: u64,
+    },
+}
+
+/// An event sent to another session.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Pushed {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub data: Value,
+}
+
+/// A session's answer. `type` is `queued` (with `id`), `events` (with `events` and
+/// `timed_out`) or `error` (with `error`). Generic over how events are held: the session
+/// writes its own event type, a client reads plain JSON.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FromSession<E> {
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The queued event's id in the session's queue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<Vec<E>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timed_out: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorBody>,
+}
+
+impl<E> FromSession<E> {
+    pub fn queued(id: u64) -> Self {
+        FromSession {
+            kind: "queued".into(),
+            id: Some(id),
+            events: None,
+            timed_out: None,
+            error: None,
+        }
+    }
+
+    pub fn events(events: Vec<E>) -> Self {
+        let timed_out = Some(events.is_empty());
+        FromSession {
+            kind: "events".into(),
+            id: None,
+            events: Some(events),
+            timed_out,
+            error: None,
+        }
+    }
+
+    pub fn error(error: ErrorBody) -> Self {
+        FromSession {
+            kind: "error".into(),
+            id: None,
+            events: None,
+            timed_out: None,
+            error: Some(error),
+        }
+    }
+}
+
+/// How a worker finished (`worker_complete`'s `status`).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema, clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Success,
+    Error,
+}
+
+fn thirty() -> u64 {
+    30
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn messages_read_as_documented() {
+        let push: ToSession = serde_json::from_value(json!({
+            "type": "push", "event": { "type": "message", "data": { "body": "hi" } }
+        }))
+        .unwrap();
+        assert_eq!(
+            push,
+            ToSession::Push {
+                event: Pushed { kind: "message".into(), data: json!({ "body": "hi" }) }
+            }
+        );
+        let wait: ToSession = serde_json::from_value(json!({ "type": "wait" })).unwrap();
+        assert_eq!(wait, ToSession::Wait { timeout_secs: 30 });
+        let answer = serde_json::to_value(FromSession::<Value>::events(vec![])).unwrap();
+        assert_eq!(answer, json!({ "type": "events", "events": [], "timed_out": true }));
+    }
+}

@@ -1,0 +1,140 @@
+//! This `tabwire mcp` process as a session that other processes can reach: workers report to
+//! it, scripts wait on it.
+//!
+//! Its id comes from `TABWIRE_SESSION_ID`, else a new UUID. When that variable names a session
+//! that is alive already — this process is a worker started by that session's assistant, with
+//! the variable inherited — this one takes a new id and remembers the other as its *parent*,
+//! where `notify_completion` reports by default.
+//!
+//! It listens on `<runtime>/sessions/<id>.sock` (0600) and on 127.0.0.1 for `GET /wait`, and
+//! writes `<id>.json` beside the socket (0600: it holds the HTTP token). Both files go when the
+//! [`Session`] is dropped: on stdin EOF and on SIGTERM/SIGINT (see `mcp::serve`).
+
+pub mod client;
+mod http;
+pub mod messages;
+pub mod record;
+mod socket;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use tabwire_host::runtime_dir::{self, now_ms};
+use tokio::net::{TcpListener, UnixListener};
+use tokio::signal::unix::{Signal, SignalKind, signal};
+
+pub use client::{NO_SUCH_SESSION, SessionClient};
+pub use record::SessionRecord;
+pub use socket::PUSHABLE;
+
+use crate::core::Core;
+
+/// The variable that names a session to the processes started within it.
+pub const SESSION_ENV: &str = "TABWIRE_SESSION_ID";
+
+/// A running session. Dropping it removes its socket and record.
+pub struct Session {
+    record: SessionRecord,
+    record_path: PathBuf,
+    /// SIGTERM and SIGINT, caught from before the record is written: a signal must never kill
+    /// the process with its files still there.
+    signals: Option<(Signal, Signal)>,
+}
+
+impl Session {
+    /// Become a session: bind the socket and the HTTP port, write the record, and start
+    /// answering. The core learns who it is (`Core::session`).
+    pub async fn start(core: &Core) -> anyhow::Result<Session> {
+        let runtime_dir = core.runtime_dir().to_owned();
+        runtime_dir::prepare(&runtime_dir)?;
+        let wanted = std::env::var(SESSION_ENV).ok().filter(|s| !s.trim().is_empty());
+        let (id, parent) = match wanted {
+            None => (new_id(), None),
+            Some(id) => {
+                record::check_id(&id).map_err(anyhow::Error::msg).context(SESSION_ENV)?;
+                match record::find(&runtime_dir, &id) {
+                    Some(other) if other.pid != std::process::id() => {
+                        tracing::info!(parent = %id, "{SESSION_ENV} names a running session: this one reports to it");
+                        (new_id(), Some(id))
+                    }
+                    _ => (id, None),
+                }
+            }
+        };
+        let signals =
+            signal(SignalKind::terminate()).ok().zip(signal(SignalKind::interrupt()).ok());
+        let (socket_path, record_path) = record::paths(&runtime_dir, &id);
+        let listener = bind(&socket_path)?;
+        let http = TcpListener::bind("127.0.0.1:0").await.context("binding 127.0.0.1 for /wait")?;
+        let http_port = http.local_addr()?.port();
+        let token: Arc<str> = Arc::from(new_token());
+        let record = SessionRecord {
+            session_id: id,
+            pid: std::process::id(),
+            socket: socket_path,
+            http_port,
+            token: token.to_string(),
+            parent,
+            started_at: now_ms(),
+        };
+        runtime_dir::write_record(&record_path, &record)
+            .with_context(|| format!("writing {}", record_path.display()))?;
+        core.set_session(record.clone());
+        tokio::spawn(socket::serve(listener, core.clone()));
+        tokio::spawn(http::serve(http, token, core.clone()));
+        tracing::info!(session = %record.session_id, "session started");
+        Ok(Session { record, record_path, signals })
+    }
+
+    /// Resolves on SIGTERM or SIGINT.
+    pub async fn terminated(&mut self) {
+        let Some((term, int)) = self.signals.as_mut() else {
+            return std::future::pending().await;
+        };
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+    }
+
+    pub fn record(&self) -> &SessionRecord {
+        &self.record
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.record.socket);
+        let _ = std::fs::remove_file(&self.record_path);
+    }
+}
+
+/// Bind the session socket, mode 0600. A socket file left by a session that died is replaced;
+/// one a live session holds is not (`record::find` found no live owner, so none does).
+fn bind(path: &Path) -> anyhow::Result<UnixListener> {
+    if path.exists() {
+        if std::os::unix::net::UnixStream::connect(path).is_ok() {
+            bail!(
+                "{} is in use by another session; unset {SESSION_ENV} or pick another id",
+                path.display()
+            );
+        }
+        std::fs::remove_file(path)
+            .with_context(|| format!("removing the stale {}", path.display()))?;
+    }
+    let listener =
+        UnixListener::bind(path).with_context(|| format!("binding {}", path.display()))?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    Ok(listener)
+}
+
+fn new_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// 244 random bits from the OS (two v4 UUIDs), as 64 hex digits.
+fn new_token() -> String {
+    format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple())
+}

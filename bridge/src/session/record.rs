@@ -1,0 +1,88 @@
+//! What a session writes beside its socket (`<runtime>/sessions/<id>.json`, mode 0600), so that
+//! workers, hooks and scripts can find it: its pid, its socket, and its HTTP long-poll with the
+//! token that opens it. Dead sessions' records are removed by whoever lists them next.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use tabwire_host::runtime_dir::{HasPid, live_records, sessions_dir};
+
+/// The longest session id accepted: it names files.
+const MAX_ID_LEN: usize = 64;
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SessionRecord {
+    pub session_id: String,
+    pub pid: u32,
+    pub socket: PathBuf,
+    /// `GET /wait` on 127.0.0.1 at this port (`specs/protocol.md`, "Session sockets").
+    pub http_port: u16,
+    /// The bearer token `GET /wait` requires.
+    pub token: String,
+    /// The session that was named by `TABWIRE_SESSION_ID` when this one started while it was
+    /// alive: where `notify_completion` reports by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    /// Milliseconds since the Unix epoch.
+    pub started_at: u64,
+}
+
+impl HasPid for SessionRecord {
+    fn pid(&self) -> u32 {
+        self.pid
+    }
+}
+
+impl SessionRecord {
+    /// `http://127.0.0.1:<port>/wait`
+    pub fn wait_url(&self) -> String {
+        format!("http://127.0.0.1:{}/wait", self.http_port)
+    }
+}
+
+/// Where session `id` keeps its socket and record.
+pub fn paths(runtime_dir: &Path, id: &str) -> (PathBuf, PathBuf) {
+    let dir = sessions_dir(runtime_dir);
+    (dir.join(format!("{id}.sock")), dir.join(format!("{id}.json")))
+}
+
+/// The live sessions, by id (records of dead ones are removed on the way).
+pub fn live_sessions(runtime_dir: &Path) -> Vec<SessionRecord> {
+    live_records::<SessionRecord>(&sessions_dir(runtime_dir)).into_iter().map(|(_, r)| r).collect()
+}
+
+/// The live session `id`, if there is one.
+pub fn find(runtime_dir: &Path, id: &str) -> Option<SessionRecord> {
+    check_id(id).ok()?;
+    live_sessions(runtime_dir).into_iter().find(|r| r.session_id == id)
+}
+
+/// A session id names files: letters, digits, `.`, `_`, `-`, at most 64, not starting with `.`.
+pub fn check_id(id: &str) -> Result<(), String> {
+    let ok = !id.is_empty()
+        && id.len() <= MAX_ID_LEN
+        && !id.starts_with('.')
+        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "{id:?} is not a session id: use letters, digits, '.', '_' and '-' (at most \
+             {MAX_ID_LEN}, not starting with '.'), or leave TABWIRE_SESSION_ID unset for a new one"
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_id;
+
+    #[test]
+    fn session_ids_are_safe_file_names() {
+        assert!(check_id("7d1c2a9e-0c51-4c8e-9d6f-3b0b1a2c4d5e").is_ok());
+        assert!(check_id("build_2.main").is_ok());
+        for bad in ["", "../x", "a/b", ".hidden", "sp ace", &"x".repeat(65)] {
+            assert!(check_id(bad).is_err(), "{bad:?}");
+        }
+    }
+}
