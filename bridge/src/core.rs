@@ -15,7 +15,7 @@ use crate::browser::{self, BrowserEvent, BrowserInfo, Connection};
 use crate::error::CallError;
 use crate::events::EventQueue;
 use crate::inbox::Inbox;
-use crate::session::SessionRecord;
+use crate::session::{Peers, SessionRecord};
 use crate::state_cache::StateCache;
 
 /// Events kept for a subscriber that falls behind before it starts losing the oldest.
@@ -39,6 +39,8 @@ pub(crate) struct Inner {
     ready: watch::Receiver<bool>,
     /// Who this process is as a session (`tabwire mcp` only).
     session: OnceLock<SessionRecord>,
+    /// Open connections to other sessions.
+    peers: Peers,
 }
 
 impl Core {
@@ -64,6 +66,7 @@ impl Core {
                 },
                 ready,
                 session: OnceLock::new(),
+                peers: Peers::default(),
             }),
         };
         tokio::spawn(browser::watch(core.downgrade(), ready_tx));
@@ -101,6 +104,11 @@ impl Core {
     /// This process as a session, once `session::Session::start` made it one.
     pub fn session(&self) -> Option<&SessionRecord> {
         self.inner.session.get()
+    }
+
+    /// Other sessions this one talks to (`notify_completion`, `post_message`, …).
+    pub fn peers(&self) -> &Peers {
+        &self.inner.peers
     }
 
     pub(crate) fn set_session(&self, record: SessionRecord) {

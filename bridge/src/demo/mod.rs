@@ -115,6 +115,14 @@ pub async fn run(args: DemoArgs) -> Result<()> {
         state["state"]["updated_by"].as_str().unwrap_or("?")
     );
 
+    // A person presses the page's button (the demo does it through a command): the page pushes
+    // an event, and the assistant's wait returns it.
+    session.call("send_command", json!({ "tab_id": tab, "type": "press_add" })).await?;
+    let event = session
+        .call("wait_for_event", json!({ "types": ["page_event"], "timeout_secs": 5 }))
+        .await?;
+    println!("      the page pushed {} (tab {})", event["data"], event["tab_id"]);
+
     println!("\n  timing {} reads of the page's state:", args.reads);
     for force in [false, true] {
         let mut lat = Vec::with_capacity(args.reads);

@@ -14,8 +14,8 @@ use super::reply::Reply;
 use super::server::TabwireServer;
 use crate::error::CallError;
 use crate::events::{SessionEvent, kind};
+use crate::session::SESSION_ENV;
 use crate::session::messages::Status;
-use crate::session::{SESSION_ENV, SessionClient};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct GetSessionParams {}
@@ -219,8 +219,7 @@ impl TabwireServer {
         let event_id = if self.own_id().as_deref() == Some(target) {
             self.core.queue().push(SessionEvent::new(kind, None, &data))
         } else {
-            let mut session = SessionClient::connect(self.core.runtime_dir(), target).await?;
-            session.push(kind, data).await?
+            self.core.peers().push(self.core.runtime_dir(), target, kind, data).await?
         };
         let text = format!("delivered {kind} to session {target}");
         Ok(Reply::new(

@@ -1,7 +1,8 @@
 //! Talking to a session from another process: `notify_completion` and friends in a worker's own
 //! `tabwire mcp`, `tabwire notify` in a hook, `tabwire wait` in a script.
 
-use std::path::Path;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
 use futures::{SinkExt, StreamExt};
@@ -112,6 +113,40 @@ impl SessionClient {
             Some(error) => Err(CallError::from(error)),
             None => Ok(answer),
         }
+    }
+}
+
+/// Connections to other sessions, kept open between calls: a report then costs one frame each
+/// way instead of a directory scan, a connect and a peer check.
+#[derive(Default)]
+pub struct Peers {
+    open: tokio::sync::Mutex<HashMap<(PathBuf, String), SessionClient>>,
+}
+
+impl Peers {
+    /// Put an event into session `target`'s queue; its id there. A kept connection that broke
+    /// (the session ended, or restarted under the same id) is replaced once.
+    pub async fn push(
+        &self,
+        runtime_dir: &Path,
+        target: &str,
+        kind: &str,
+        data: Value,
+    ) -> Result<u64, CallError> {
+        let key = (runtime_dir.to_owned(), target.to_owned());
+        let mut open = self.open.lock().await;
+        if let Some(client) = open.get_mut(&key) {
+            match client.push(kind, data.clone()).await {
+                Err(e) if e.code() == NO_SUCH_SESSION => {
+                    open.remove(&key);
+                }
+                done => return done,
+            }
+        }
+        let mut client = SessionClient::connect(runtime_dir, target).await?;
+        let id = client.push(kind, data).await?;
+        open.insert(key, client);
+        Ok(id)
     }
 }
 

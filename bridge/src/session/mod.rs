@@ -24,7 +24,7 @@ use tabwire_host::runtime_dir::{self, now_ms};
 use tokio::net::{TcpListener, UnixListener};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
-pub use client::{NO_SUCH_SESSION, SessionClient};
+pub use client::{NO_SUCH_SESSION, Peers, SessionClient};
 pub use record::SessionRecord;
 pub use socket::PUSHABLE;
 
