@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what tabwire's demo and tests need on a fresh Debian machine, and nothing else:
-# Debian's Chromium (apt-get) and a Rust toolchain (rustup) when they are missing.
+# Debian's Chromium, curl and jq (apt-get; scripts/wait-for-state.sh uses the last two) and a Rust
+# toolchain (rustup) when they are missing.
 set -euo pipefail
 
 need_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -9,6 +10,12 @@ if ! [ -x /usr/bin/chromium ]; then
   echo "setup: installing Debian's chromium package (apt-get)…" >&2
   need_root apt-get update -qq
   need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
+
+if ! command -v curl >/dev/null 2>&1 || ! command -v jq >/dev/null 2>&1; then
+  echo "setup: installing curl and jq (apt-get)…" >&2
+  need_root apt-get update -qq
+  need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq curl jq >/dev/null
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then

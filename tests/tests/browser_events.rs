@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tabwire_tests::{Chromium, Fixtures, Mcp, bins, http};
+use tokio::io::AsyncBufReadExt;
 
 async fn open(mcp: &Mcp, url: String) -> Value {
     mcp.ok("open_tab", json!({ "url": url })).await["tab"]["id"].clone()
@@ -87,6 +88,34 @@ async fn page_events_reach_a_waiting_assistant_and_scripts() {
         .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
         .collect();
     assert_eq!(lines.iter().map(burst_index).collect::<Vec<_>>(), [0, 1]);
+
+    // scripts/wait-for-state.sh: the same lines, with curl over GET /wait.
+    let mut script = tokio::process::Command::new("bash")
+        .arg(bins::repo_root().join("scripts/wait-for-state.sh"))
+        .env("TABWIRE_RUNTIME_DIR", &browser.runtime_dir)
+        .env("TIMEOUT", "2")
+        .env_remove("TABWIRE_SESSION_ID")
+        .stdout(std::process::Stdio::piped())
+        .process_group(0) // its own group, so its curl goes with it
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    burst(&mcp, &tab, 2).await;
+    let mut lines = tokio::io::BufReader::new(script.stdout.take().unwrap()).lines();
+    for i in 0..2 {
+        let line = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
+            .await
+            .expect("the script printed the event")
+            .unwrap()
+            .expect("a line");
+        assert_eq!(burst_index(&serde_json::from_str(&line).unwrap()), i, "{line}");
+    }
+    let group = script.id().unwrap() as i32;
+    assert!(group > 1);
+    // SAFETY: kill(2) on the process group of the script this test started (bash and its curl).
+    unsafe { libc::kill(-group, libc::SIGKILL) };
+    script.wait().await.unwrap();
+    // The session noticed that curl hung up: its wait took nothing (the next waits see that).
 
     // GET /wait: every status code, and the token.
     let session = mcp.session().await;
