@@ -23,6 +23,12 @@ pub struct WaitArgs {
 }
 
 pub async fn run(args: WaitArgs) -> anyhow::Result<()> {
+    if args.timeout == 0 && !args.once {
+        // Waiting on with zero-second waits would spin.
+        anyhow::bail!(
+            "--timeout 0 only makes sense with --once; waiting on needs a timeout of 1 or more"
+        );
+    }
     let dir = runtime_dir::resolve();
     let mut session = SessionClient::connect_default(&dir, args.session.as_deref()).await?;
     let mut out = std::io::stdout().lock();
