@@ -166,6 +166,7 @@ async fn sigterm_removes_the_session_files() {
         .env("TABWIRE_SESSION_ID", "term-1")
         .stdin(Stdio::piped()) // kept open: only the signal ends it
         .stdout(Stdio::null())
+        .stderr(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
         .unwrap();
@@ -175,12 +176,16 @@ async fn sigterm_removes_the_session_files() {
         assert!(Instant::now() < deadline, "no session record");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+    // Held open until the end: waiting on the child would close it, and EOF ends a session too.
+    let _stdin = child.stdin.take();
     let started = Instant::now();
     // SAFETY: kill(2) on the pid of the child this test started.
     unsafe { libc::kill(child.id().unwrap() as i32, libc::SIGTERM) };
-    let status =
-        tokio::time::timeout(Duration::from_secs(3), child.wait()).await.expect("exits").unwrap();
-    assert!(status.success(), "{status:?}");
+    let out = tokio::time::timeout(Duration::from_secs(3), child.wait_with_output())
+        .await
+        .expect("exits")
+        .unwrap();
+    assert!(out.status.success(), "{:?}: {}", out.status, String::from_utf8_lossy(&out.stderr));
     assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
     assert!(!record.exists() && !dir.join("sessions/term-1.sock").exists());
 }
