@@ -41,6 +41,9 @@ pub(crate) struct Inner {
     session: OnceLock<SessionRecord>,
     /// Open connections to other sessions.
     peers: Peers,
+    /// Ask the hosts for events. Off for one-shot commands (`status`, `doctor`), so that they
+    /// do not take the events a host keeps for the next session.
+    subscribe: bool,
 }
 
 impl Core {
@@ -52,6 +55,20 @@ impl Core {
 
     /// [`Core::start`] with the runtime directory given instead of read from the environment.
     pub fn start_in(runtime_dir: &Path, only: Option<String>) -> Result<Core, RuntimeDirError> {
+        Self::open(runtime_dir, only, true)
+    }
+
+    /// A core for a one-shot command (`tabwire status`, `tabwire doctor`): it attaches and can
+    /// call the browsers, but receives no events.
+    pub fn probe_in(runtime_dir: &Path, only: Option<String>) -> Result<Core, RuntimeDirError> {
+        Self::open(runtime_dir, only, false)
+    }
+
+    fn open(
+        runtime_dir: &Path,
+        only: Option<String>,
+        subscribe: bool,
+    ) -> Result<Core, RuntimeDirError> {
         let runtime_dir = runtime_dir::prepare(runtime_dir)?;
         let (ready_tx, ready) = watch::channel(false);
         let core = Core {
@@ -67,6 +84,7 @@ impl Core {
                 ready,
                 session: OnceLock::new(),
                 peers: Peers::default(),
+                subscribe,
             }),
         };
         tokio::spawn(browser::watch(core.downgrade(), ready_tx));
@@ -194,6 +212,11 @@ impl Core {
 
     pub(crate) fn only(&self) -> Option<&str> {
         self.inner.only.as_deref()
+    }
+
+    /// Whether this core asks its hosts for events.
+    pub(crate) fn subscribes(&self) -> bool {
+        self.inner.subscribe
     }
 
     pub(crate) fn inbox(&self) -> Inbox {

@@ -25,7 +25,7 @@ pub async fn findings(
     let core = match core {
         Some(core) => core,
         // A runtime dir that cannot be used is already a static finding; nothing to ping then.
-        None => match Core::start_in(&env.runtime_dir, None) {
+        None => match Core::probe_in(&env.runtime_dir, None) {
             Ok(core) => {
                 started = core;
                 &started

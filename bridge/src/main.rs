@@ -5,6 +5,7 @@ use clap::Parser;
 use tabwire_bridge::cli::{self, Cli, Command};
 use tabwire_bridge::core::Core;
 use tabwire_bridge::mcp;
+use tabwire_host::runtime_dir;
 use tracing_subscriber::EnvFilter;
 
 fn main() -> std::process::ExitCode {
@@ -48,7 +49,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Mcp(attach) => mcp::serve(Core::start(attach.browser)?).await,
         Command::Status { attach, json } => {
-            cli::status::run(Core::start(attach.browser)?, json).await
+            cli::status::run(Core::probe_in(&runtime_dir::resolve(), attach.browser)?, json).await
         }
         _ => unreachable!("handled above"),
     }

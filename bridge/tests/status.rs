@@ -4,6 +4,7 @@ mod support;
 
 use serde_json::{Value, json};
 use support::{Env, tab};
+use tabwire_host::wire::{Event, Message};
 
 #[tokio::test]
 async fn status_without_a_browser_says_what_to_do() {
@@ -61,4 +62,28 @@ async fn status_lists_browsers_with_their_tab_counts() {
     let out = env.tabwire(&["status", "--browser", "edge", "--json"]).await;
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["browsers"], json!([]));
+}
+
+#[tokio::test]
+async fn status_does_not_take_the_events_kept_for_the_next_session() {
+    let env = Env::new();
+    let mut browser = env.host().await;
+    browser.hello(&env, "chromium", "3f1c9a77").await;
+    // A page pushes an event while no session runs: the host keeps it.
+    browser
+        .send(Message::Event(Event {
+            event: "page_event".into(),
+            tab_id: Some(7),
+            data: tabwire_host::wire::raw(&json!({ "kind": "clicked" })),
+            seq: None,
+        }))
+        .await;
+    let (out, _) = tokio::join!(env.tabwire(&["status"]), browser.answer("tabs.list", json!([])));
+    assert!(out.status.success(), "{out:?}");
+
+    // The next session still gets it.
+    let mcp = env.mcp().await;
+    let got = mcp.ok("wait_for_event", json!({ "types": ["page_event"], "timeout_secs": 5 })).await;
+    assert_eq!(got["type"], "page_event", "{got}");
+    assert_eq!(got["data"]["kind"], "clicked", "{got}");
 }

@@ -86,10 +86,12 @@ pub enum AttachError {
 
 impl Connection {
     /// Connect to a host's socket and wait for its hello. Waits as long as the host takes: the
-    /// host sends hello only once its extension has said hello. Events go to `inbox`.
+    /// host sends hello only once its extension has said hello. With `subscribe`, the host
+    /// sends events too, and they go to `inbox`.
     pub(crate) async fn open(
         record: &HostRecord,
         inbox: Inbox,
+        subscribe: bool,
     ) -> Result<Arc<Connection>, AttachError> {
         let socket = record.socket.display().to_string();
         let stream = UnixStream::connect(&record.socket)
@@ -120,10 +122,12 @@ impl Connection {
         let info = BrowserInfo::new(&hello, record, now_ms());
 
         let (outgoing, to_write) = mpsc::unbounded_channel();
-        // Ask for events (and the ones the host kept while nobody listened).
-        let subscribe =
-            Hello { protocol: PROTOCOL_VERSION, subscribe: Some(true), ..Hello::default() };
-        let _ = outgoing.send(Message::Hello(subscribe));
+        if subscribe {
+            // Ask for events (and the ones the host kept while nobody listened).
+            let hello =
+                Hello { protocol: PROTOCOL_VERSION, subscribe: Some(true), ..Hello::default() };
+            let _ = outgoing.send(Message::Hello(hello));
+        }
         let conn = Arc::new(Connection {
             info,
             outgoing,

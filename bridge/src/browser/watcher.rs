@@ -79,7 +79,7 @@ async fn attach(
     settled: oneshot::Sender<()>,
 ) {
     let pid = record.pid;
-    let conn = match Connection::open(&record, core.inbox()).await {
+    let conn = match Connection::open(&record, core.inbox(), core.subscribes()).await {
         Ok(conn) => conn,
         Err(e) => {
             tracing::warn!(pid, error = %e, "cannot attach to a browser's host");
