@@ -34,7 +34,22 @@ pub async fn findings(
         },
     };
     findings.extend(live_findings(core).await);
+    findings.push(sessions_finding(core));
     Ok(findings)
+}
+
+/// The assistant sessions (`tabwire mcp` processes) running now. Each attaches to every live
+/// host unless it was started with `--browser`.
+fn sessions_finding(core: &Core) -> Finding {
+    let sessions = crate::session::record::live_sessions(core.runtime_dir());
+    let detail = if sessions.is_empty() {
+        "none running (an MCP client starts `tabwire mcp` when it needs the browser)".to_owned()
+    } else {
+        let list: Vec<String> =
+            sessions.iter().map(|s| format!("{} (pid {})", s.session_id, s.pid)).collect();
+        format!("{} running, each attached to the hosts above: {}", sessions.len(), list.join(", "))
+    };
+    Finding::ok("sessions", detail)
 }
 
 /// One finding per live host: pinged through the extension, or why not.

@@ -29,6 +29,29 @@ fn healthy_setup_pings_through_the_browser() {
     assert!(ok, "doctor should pass:\n{text}");
     assert!(text.contains("answered in"), "a measured ping:\n{text}");
 
+    // With an assistant session running, doctor names it.
+    let mut session = Command::new(bins::bin("tabwire"))
+        .arg("mcp")
+        .env("TABWIRE_RUNTIME_DIR", &browser.runtime_dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("start tabwire mcp");
+    let sessions = tabwire_host::runtime_dir::sessions_dir(&browser.runtime_dir);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !std::fs::read_dir(&sessions).is_ok_and(|mut d| {
+        d.any(|e| e.is_ok_and(|e| e.path().extension().is_some_and(|x| x == "json")))
+    }) {
+        assert!(std::time::Instant::now() < deadline, "the session never wrote its record");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let (ok, text) = doctor(&browser, &[]);
+    assert!(ok, "{text}");
+    assert!(text.contains(&format!("1 running, each attached to the hosts above")), "{text}");
+    assert!(text.contains(&format!("(pid {})", session.id())), "{text}");
+    drop(session.stdin.take()); // EOF ends the session
+    session.wait().unwrap();
+
     let (ok, json) = doctor(&browser, &["--json"]);
     assert!(ok, "{json}");
     let doc: serde_json::Value =
