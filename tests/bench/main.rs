@@ -2,11 +2,24 @@
 //! build): latencies through a real headless Chromium, printed as numbers. Not a test: nothing
 //! here passes or fails on time. Each section prints its own baseline measured in the same run.
 
+mod operations;
 mod round_trip;
+mod state;
 mod stats;
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     println!("tabwire browser benchmarks (release, real headless Chromium)\n");
-    round_trip::run().await;
+    // `cargo bench -p tabwire-tests --bench browser -- operations` runs only that section.
+    let only = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let wanted = |name: &str| only.as_deref().is_none_or(|o| name.contains(o));
+    if wanted("round_trip") {
+        round_trip::run().await;
+    }
+    if wanted("state") {
+        state::run().await;
+    }
+    if wanted("operations") {
+        operations::run().await;
+    }
 }

@@ -427,6 +427,19 @@ async fn adapters_from_the_config_dir_and_mismatches() {
     assert!(err.contains("no adapter fits tab"), "{err}");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_formatted_answer_keeps_its_lines() {
+    let world = World::new("op-rich");
+    let mcp = world.mcp().await;
+    let tab = world.open_chat(&mcp, "rich=1&words=2&word_ms=10&start_ms=10").await;
+    let id = send(&mcp, tab, "format it").await;
+    let done = wait(&mcp, &id).await;
+    assert_eq!(
+        done["response_text"],
+        "Answer 1 to format it:\n\none\ntwo\nlet x = 1;\n  y\n\nlast\nline\n\nw1 w2."
+    );
+}
+
 /// A state file as a crashed bridge may leave it: one operation still streaming.
 fn stored_streaming_operation() -> Value {
     json!({ "format": 1, "operations": [{

@@ -412,6 +412,16 @@ impl Operations {
             );
             return;
         };
+        if tracing::enabled!(tracing::Level::TRACE) {
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+            let lag = now.map(|d| d.as_secs_f64() * 1000.0).unwrap_or(0.0) - m.at.unwrap_or(0.0);
+            tracing::trace!(
+                operation = m.operation_id,
+                milestone = m.milestone,
+                lag_ms = lag,
+                "milestone from the page"
+            );
+        }
         let at = m.at.map(|t| t as u64).unwrap_or_else(now_ms);
         self.apply(&m.operation_id, on, at, m.data, m.n);
     }

@@ -7,13 +7,14 @@
 //! atomically (temp file + rename). Readers never see half a file; writers never lose each
 //! other's operations. (Windows has no flock here: there the last writer's merge wins.)
 //!
-//! Writes happen off the async runtime, in the [`Writer`] task, after the milestone has gone
-//! to the client: the disk never delays a notification.
+//! Writes happen off the async runtime, on the [`Writer`]'s own low-priority thread, after the
+//! milestone has gone to the client: the disk never delays a notification.
 
 use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 use tabwire_host::runtime_dir::now_ms;
@@ -51,11 +52,34 @@ pub fn default_dir() -> PathBuf {
 #[derive(Debug, Clone)]
 pub struct Store {
     dir: PathBuf,
+    /// What this store last wrote, and the file's stamp right after.
+    last: Arc<Mutex<Option<(Option<Stamp>, Vec<Operation>)>>>,
+}
+
+/// Tells one version of the file from another: every write is a new file (temp + rename).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Stamp {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+    #[cfg(unix)]
+    inode: u64,
+}
+
+impl Stamp {
+    fn of(path: &Path) -> Option<Stamp> {
+        let meta = fs::metadata(path).ok()?;
+        Some(Stamp {
+            len: meta.len(),
+            modified: meta.modified().ok(),
+            #[cfg(unix)]
+            inode: std::os::unix::fs::MetadataExt::ino(&meta),
+        })
+    }
 }
 
 impl Store {
     pub fn at(dir: impl Into<PathBuf>) -> Store {
-        Store { dir: dir.into() }
+        Store { dir: dir.into(), last: Arc::default() }
     }
 
     pub fn path(&self) -> PathBuf {
@@ -77,7 +101,15 @@ impl Store {
     /// Merge `changed` into the file by operation id, prune, and replace the file atomically.
     pub fn save(&self, changed: &[Operation]) -> io::Result<()> {
         let _lock = self.lock()?;
-        let mut ops = self.read()?;
+        // The file as this store last wrote it, unless another writer replaced it since: then
+        // it is read again. Parsing the whole file at every milestone would cost more CPU
+        // than anything else on the way of a milestone.
+        let stamp = Stamp::of(&self.path());
+        let cached = self.last.lock().expect("store cache poisoned").take();
+        let mut ops = match cached {
+            Some((at, ops)) if stamp.is_some() && at == stamp => ops,
+            _ => self.read()?,
+        };
         let mut index: HashMap<String, usize> =
             ops.iter().enumerate().map(|(i, op)| (op.operation_id.clone(), i)).collect();
         for op in changed {
@@ -91,13 +123,18 @@ impl Store {
             }
         }
         prune(&mut ops, now_ms());
-        let text = serde_json::to_vec_pretty(&Contents { format: FORMAT, operations: ops })
-            .map_err(io::Error::other)?;
+        let contents = Contents { format: FORMAT, operations: ops };
+        let text = serde_json::to_vec(&contents).map_err(io::Error::other)?;
         let tmp = self.dir.join(format!(".{FILE}.{}.tmp", std::process::id()));
-        let mut file = fs::File::create(&tmp)?;
-        file.write_all(&text)?;
-        file.sync_data()?;
-        fs::rename(&tmp, self.path())
+        fs::File::create(&tmp)?.write_all(&text)?;
+        // No fsync: the rename keeps the file whole for every reader; a power cut may lose the
+        // last milestones (or, rarely, leave a file that load() sets aside as corrupt).
+        fs::rename(&tmp, self.path())?;
+        if let Some(stamp) = Stamp::of(&self.path()) {
+            *self.last.lock().expect("store cache poisoned") =
+                Some((Some(stamp), contents.operations));
+        }
+        Ok(())
     }
 
     fn read(&self) -> io::Result<Vec<Operation>> {
@@ -134,10 +171,17 @@ impl Store {
         Lock::exclusive(file)
     }
 
-    /// A task that saves what it is sent, coalescing bursts, off the async runtime.
+    /// A thread that saves what it is sent, coalescing bursts. Its own thread, at a lower CPU
+    /// priority: on a busy machine the disk work waits for the milestones on their way, not
+    /// the other way round.
     pub fn spawn_writer(self) -> Writer {
         let (tx, rx) = mpsc::unbounded_channel();
-        tokio::spawn(write_loop(self, rx));
+        let spawned = std::thread::Builder::new()
+            .name("tabwire-store".into())
+            .spawn(move || write_loop(self, rx));
+        if let Err(e) = spawned {
+            tracing::warn!("cannot start the operations writer ({e}); operations are not saved");
+        }
         Writer { tx }
     }
 }
@@ -232,8 +276,9 @@ impl Writer {
     }
 }
 
-async fn write_loop(store: Store, mut rx: mpsc::UnboundedReceiver<Job>) {
-    while let Some(first) = rx.recv().await {
+fn write_loop(store: Store, mut rx: mpsc::UnboundedReceiver<Job>) {
+    lower_priority();
+    while let Some(first) = rx.blocking_recv() {
         let mut batch: HashMap<String, Operation> = HashMap::new();
         let mut flushed = Vec::new();
         let mut job = Some(first);
@@ -246,22 +291,28 @@ async fn write_loop(store: Store, mut rx: mpsc::UnboundedReceiver<Job>) {
             }
         }
         if !batch.is_empty() {
-            let writing = store.clone();
             let ops: Vec<Operation> = batch.into_values().collect();
-            let saved = tokio::task::spawn_blocking(move || writing.save(&ops)).await;
-            match saved {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => tracing::warn!(
+            if let Err(e) = store.save(&ops) {
+                tracing::warn!(
                     file = %store.path().display(),
                     "cannot save the operations ({e}); they are followed in memory but a \
                      restarted tabwire will not know them. Check TABWIRE_STATE_DIR"
-                ),
-                Err(e) => tracing::error!("the operations writer failed: {e}"),
+                );
             }
         }
         for done in flushed {
             let _ = done.send(());
         }
+    }
+}
+
+/// Nice 10 for the calling thread (Linux schedules threads one by one); elsewhere nothing.
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: setpriority on this thread's own id; failure only leaves the priority as it was.
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, tid, 10);
     }
 }
 
