@@ -229,6 +229,36 @@ async fn two_operations_in_two_tabs_at_once() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_for_event_returns_whichever_operation_moves_first() {
+    let world = World::new("op-events");
+    let mcp = world.mcp().await;
+    let bystander = world.mcp().await; // another session, with the same state dir
+    let long = world.open_chat(&mcp, "words=60&word_ms=30&start_ms=20").await;
+    let short = world.open_chat(&mcp, "words=3&word_ms=30&start_ms=20").await;
+    let slow = send(&mcp, long, "a long one").await;
+    let quick = send(&mcp, short, "a short one").await;
+    // Take operation events until one says an operation finished: the short one does first.
+    let finished = loop {
+        let event =
+            mcp.ok("wait_for_event", json!({ "types": ["operation"], "timeout_secs": 20 })).await;
+        assert_eq!(event["type"], "operation", "{event}");
+        let data = &event["data"];
+        assert!([&slow, &quick].contains(&&data["operation_id"].as_str().unwrap().to_owned()));
+        if data["milestone"] == "response_completed" {
+            break event;
+        }
+    };
+    assert_eq!(finished["data"]["operation_id"], quick.as_str());
+    assert_eq!(finished["tab_id"], short);
+    assert_eq!(finished["data"]["status"], "completed");
+    assert_eq!(finished["data"]["data"]["text"], answer(1, "a short one", 3));
+    // Another session's queue holds none of them: it follows no operation.
+    let none =
+        bystander.ok("wait_for_event", json!({ "types": ["operation"], "timeout_secs": 1 })).await;
+    assert_eq!(none["type"], "timeout", "{none}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_the_wait_and_cancelling_the_operation() {
     let world = World::new("op-cancel");
     let mut mcp = world.mcp().await;
