@@ -274,6 +274,17 @@ async fn cancelling_the_wait_and_cancelling_the_operation() {
     assert_eq!(done["status"], "completed");
     assert_eq!(done["response_text"], answer(1, "keep going", 40));
 
+    // Dropping the call (the client gives up on it: notifications/cancelled) does the same.
+    let dropped = send(&mcp, tab, "dropped").await;
+    let mut params = rmcp::model::CallToolRequestParams::new("wait_for_operation");
+    params = params.with_arguments(json!({ "operation_id": dropped }).as_object().unwrap().clone());
+    tokio::select! {
+        r = mcp.client.call_tool(params) => panic!("the wait ended before any milestone: {r:?}"),
+        first = mcp.progress.recv() => assert_eq!(first.unwrap().param.progress, 1.0),
+    }
+    let done = wait(&mcp, &dropped).await;
+    assert_eq!(done["response_text"], answer(2, "dropped", 40));
+
     // cancel_operation stops it mid-answer; the page's later words change nothing.
     let stop = send(&mcp, tab, "stop me").await;
     let waiting = mcp.start_call("wait_for_operation", json!({ "operation_id": stop })).await;
@@ -288,7 +299,7 @@ async fn cancelling_the_wait_and_cancelling_the_operation() {
     assert!(last.param.message.unwrap().starts_with("cancelled: cancelled"));
     // A third message, sent after, finishes after the cancelled answer would have.
     let third = send(&mcp, tab, "after").await;
-    assert_eq!(wait(&mcp, &third).await["response_text"], answer(3, "after", 40));
+    assert_eq!(wait(&mcp, &third).await["response_text"], answer(4, "after", 40));
     let still = mcp.ok("get_operation", json!({ "operation_id": stop })).await;
     assert_eq!(still["status"], "cancelled");
     assert_eq!(names(&still).last().unwrap(), "cancelled");
