@@ -49,6 +49,7 @@ pub async fn run(args: DemoArgs) -> Result<()> {
          set TABWIRE_EXTENSION_DIR to it",
     )?;
     let root = std::env::temp_dir().join(format!("tabwire-demo-{}", std::process::id()));
+    let state_dir = root.join("state"); // the demo's operations stay out of the user's state dir
     let opts = LaunchOptions {
         chromium: args.chromium.clone(),
         extension_dir,
@@ -75,8 +76,12 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     let t = Instant::now();
     let mut cmd = tokio::process::Command::new(&exe);
     cmd.arg("mcp").env("TABWIRE_RUNTIME_DIR", &browser.runtime_dir);
-    let client: RunningService<RoleClient, ()> =
-        ().serve(TokioChildProcess::new(cmd)?).await.context("MCP handshake with `tabwire mcp`")?;
+    cmd.env("TABWIRE_STATE_DIR", &state_dir);
+    let printer = Printer { since: std::sync::Mutex::new(Instant::now()) };
+    let client: RunningService<RoleClient, Printer> = printer
+        .serve(TokioChildProcess::new(cmd)?)
+        .await
+        .context("MCP handshake with `tabwire mcp`")?;
     step("start `tabwire mcp`, MCP handshake", t.elapsed(), "");
 
     let session = Session { client };
@@ -147,6 +152,18 @@ pub async fn run(args: DemoArgs) -> Result<()> {
         );
     }
 
+    // An AI chat in a tab: send it a message and follow the answer as the page writes it.
+    // The progress notifications are printed (by Printer) as they arrive.
+    println!();
+    let chat = session.call("open_tab", json!({ "url": format!("{url}chat.html") })).await?;
+    let text = "What is tabwire?";
+    let args = json!({ "tab_id": chat["tab"]["id"], "text": text, "adapter": demo_adapter() });
+    *session.client.service().since.lock().expect("demo clock") = Instant::now();
+    let started = session.call("send_message_async", args).await?;
+    let waited = json!({ "operation_id": started["operation_id"] });
+    let done = session.call("wait_for_operation", waited).await?;
+    println!("      answer: {}", done["response_text"].as_str().unwrap_or("(none)"));
+
     session.client.cancel().await.ok();
     drop(browser);
     println!("\ndone: browser stopped, its profile removed.");
@@ -154,7 +171,40 @@ pub async fn run(args: DemoArgs) -> Result<()> {
 }
 
 struct Session {
-    client: RunningService<RoleClient, ()>,
+    client: RunningService<RoleClient, Printer>,
+}
+
+/// The demo's MCP client: prints each progress notification as it arrives.
+struct Printer {
+    /// When the message was sent: progress is timed from there.
+    since: std::sync::Mutex<Instant>,
+}
+
+impl rmcp::ClientHandler for Printer {
+    fn on_progress(
+        &self,
+        p: rmcp::model::ProgressNotificationParam,
+        _: rmcp::service::NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        let message = p.message.unwrap_or_default();
+        let at = ms(self.since.lock().map(|t| t.elapsed()).unwrap_or_default());
+        println!("      ↳ progress {:.2}/3  {message}  ({at:.0} ms after the send)", p.progress);
+        std::future::ready(())
+    }
+}
+
+/// The site adapter of chat.html: which elements are the box, the button and the bubbles.
+fn demo_adapter() -> Value {
+    json!({
+        "name": "demo chat",
+        "matches": ["http://127.0.0.1:*/*/chat.html"],
+        "input": "#box",
+        "submit": "#send",
+        "user_message": ".msg.user",
+        "assistant_message": ".msg.assistant",
+        "generating": ".typing",
+        "done": ".done",
+    })
 }
 
 impl Session {

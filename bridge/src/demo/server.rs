@@ -1,10 +1,12 @@
-//! Serves the demo page on 127.0.0.1, on an ephemeral port, behind a random path token: like
+//! Serves the demo pages (the app at `/`, a chat at `chat.html`) on 127.0.0.1, on an ephemeral port, behind a random path token: like
 //! everything tabwire serves on loopback, it answers only those who were told the token.
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
 const PAGE: &str = include_str!("page.html");
+/// A chat web app, for the operations step (send_message_async, wait_for_operation).
+const CHAT: &str = include_str!("chat.html");
 
 /// Start serving; returns the page's URL. The server lives as long as the runtime.
 pub async fn serve_demo_page() -> std::io::Result<String> {
@@ -21,8 +23,12 @@ pub async fn serve_demo_page() -> std::io::Result<String> {
                 let Ok(n) = sock.read(&mut buf).await else { return };
                 let head = String::from_utf8_lossy(&buf[..n]);
                 let asked = head.split_whitespace().nth(1).unwrap_or("");
-                let (status, body) =
-                    if asked == path { ("200 OK", PAGE) } else { ("404 Not Found", "not found") };
+                let asked = asked.split('?').next().unwrap_or("");
+                let (status, body) = match asked.strip_prefix(path.as_str()) {
+                    Some("") => ("200 OK", PAGE),
+                    Some("chat.html") => ("200 OK", CHAT),
+                    _ => ("404 Not Found", "not found"),
+                };
                 let reply = format!(
                     "HTTP/1.1 {status}\r\ncontent-type: text/html; charset=utf-8\r\n\
                      content-length: {}\r\nconnection: close\r\n\r\n{body}",

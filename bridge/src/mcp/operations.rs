@@ -404,7 +404,7 @@ fn milestone_line(m: &Milestone) -> String {
         Kind::ResponseStarted => "response_started".to_owned(),
         Kind::ResponseProgress => {
             let chars = m.data.get("chars").and_then(Value::as_u64).unwrap_or(0);
-            format!("response_progress: {chars} chars: {}", quote(field("excerpt")))
+            format!("response_progress: {chars} chars: {}", quote_end(field("excerpt")))
         }
         Kind::ResponseCompleted => {
             let text = field("text");
@@ -423,6 +423,15 @@ fn quote(text: &str) -> String {
         short.push('…');
     }
     format!("“{short}”")
+}
+
+/// `“…last words”`: the end of a growing answer is what is new.
+fn quote_end(text: &str) -> String {
+    let text = text.trim_start_matches('…');
+    let count = text.chars().count();
+    let end: String = text.chars().skip(count.saturating_sub(QUOTE)).collect();
+    let cut = if count > QUOTE { "…" } else { "" };
+    format!("“{cut}{end}”")
 }
 
 /// The text of an operation's result: its state, and the answer when there is one.
