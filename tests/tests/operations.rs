@@ -352,6 +352,23 @@ async fn the_tab_closed_or_navigated_mid_answer() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_browser_closed_mid_answer() {
+    let world = World::new("op-closed");
+    let mut mcp = world.mcp().await;
+    let tab = world.open_chat(&mcp, "words=300&word_ms=30&start_ms=20").await;
+    let id = send(&mcp, tab, "goodbye").await;
+    let waiting = mcp.start_call("wait_for_operation", json!({ "operation_id": id })).await;
+    let token = waiting.progress_token.clone();
+    progress_reaching(&mut mcp, &token, 2.0).await;
+    // SAFETY: the browser's own positive pid; SIGTERM lets it close its native port.
+    assert!(world.browser.pid() > 0);
+    unsafe { libc::kill(world.browser.pid() as libc::pid_t, libc::SIGTERM) };
+    let failed = result(waiting.await_response().await.unwrap()).structured_content.unwrap();
+    assert_eq!(failed["status"], "failed", "{failed}");
+    assert_eq!(failed["error"]["reason"], "browser_disconnected");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restarted_bridge_picks_operations_up() {
     let world = World::new("op-restart");
     let mut first = world.mcp().await;

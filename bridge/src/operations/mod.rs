@@ -402,6 +402,27 @@ impl Operations {
         }
     }
 
+    /// The browser with this host went away (closed, its extension reloaded): its unfinished
+    /// operations cannot finish. (A host killed outright says nothing; those operations end at
+    /// their deadline, or are picked up if the browser is still there when a bridge restarts.)
+    fn browser_gone(&self, host_pid: u32) {
+        let browsers = self.inner.core.browsers();
+        let Some(gone) = browsers.iter().find(|b| b.host_pid == host_pid) else { return };
+        for op in self.list(None) {
+            if op.status.is_final() || op.browser != gone.profile {
+                continue;
+            }
+            let data = json!({
+                "reason": "browser_disconnected",
+                "message": format!(
+                    "{} went away (closed, or its tabwire extension reloaded) before the answer \
+                     in tab {} finished", gone.browser, op.tab_id
+                ),
+            });
+            self.apply(&op.operation_id, Kind::Failed, now_ms(), data, None);
+        }
+    }
+
     /// One milestone from the extension.
     fn take(&self, m: WireMilestone) {
         let Some(on) = Kind::parse(&m.milestone) else {
@@ -450,10 +471,14 @@ async fn follow(inner: Weak<Inner>, mut events: broadcast::Receiver<BrowserEvent
             }
             Err(broadcast::error::RecvError::Closed) => return,
         };
+        let Some(inner) = inner.upgrade() else { return };
+        if event.event.event == "browser_disconnected" {
+            Operations { inner }.browser_gone(event.host_pid);
+            continue;
+        }
         if event.event.event != kind::OPERATION {
             continue;
         }
-        let Some(inner) = inner.upgrade() else { return };
         match serde_json::from_str::<WireMilestone>(event.event.data.get()) {
             Ok(m) => Operations { inner }.take(m),
             Err(e) => tracing::warn!("an operation event this bridge cannot read: {e}"),
