@@ -53,8 +53,10 @@ pub fn default_dir() -> PathBuf {
 pub struct Store {
     dir: PathBuf,
     /// What this store last wrote, and the file's stamp right after.
-    last: Arc<Mutex<Option<(Option<Stamp>, Vec<Operation>)>>>,
+    last: Arc<Mutex<Option<Written>>>,
 }
+
+type Written = (Option<Stamp>, Vec<Operation>);
 
 /// Tells one version of the file from another: every write is a new file (temp + rename).
 #[derive(Debug, Clone, PartialEq, Eq)]
