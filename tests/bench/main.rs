@@ -3,19 +3,17 @@
 //! here passes or fails on time. Each section prints its own baseline measured in the same run.
 
 mod operations;
-mod round_trip;
 mod state;
 mod stats;
 
-#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+// One thread, like the MCP clients this stands in for (Claude Code runs on Node's event loop):
+// on 2 cores, a multi-thread client adds a cross-thread wake-up to every call it measures.
+#[tokio::main(flavor = "current_thread")]
 async fn main() {
     println!("tabwire browser benchmarks (release, real headless Chromium)\n");
     // `cargo bench -p tabwire-tests --bench browser -- operations` runs only that section.
     let only = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     let wanted = |name: &str| only.as_deref().is_none_or(|o| name.contains(o));
-    if wanted("round_trip") {
-        round_trip::run().await;
-    }
     if wanted("state") {
         state::run().await;
     }
