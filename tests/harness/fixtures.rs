@@ -1,7 +1,7 @@
 //! Fixture pages on 127.0.0.1, behind a random path token like everything we serve on
 //! loopback. They stand in for the websites a user works with, which cannot be reached here.
 
-use std::path::PathBuf;
+use std::path::Path;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
@@ -55,7 +55,7 @@ impl Fixtures {
     }
 }
 
-fn respond(dir: &PathBuf, prefix: &str, path: &str) -> (&'static str, Vec<u8>, &'static str) {
+fn respond(dir: &Path, prefix: &str, path: &str) -> (&'static str, Vec<u8>, &'static str) {
     let Some(rest) = path.strip_prefix(prefix) else {
         return ("404 Not Found", b"not found".to_vec(), "text/plain");
     };

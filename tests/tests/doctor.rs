@@ -47,7 +47,7 @@ fn healthy_setup_pings_through_the_browser() {
     }
     let (ok, text) = doctor(&browser, &[]);
     assert!(ok, "{text}");
-    assert!(text.contains(&format!("1 running, each attached to the hosts above")), "{text}");
+    assert!(text.contains("1 running, each attached to the hosts above"), "{text}");
     assert!(text.contains(&format!("(pid {})", session.id())), "{text}");
     drop(session.stdin.take()); // EOF ends the session
     session.wait().unwrap();
