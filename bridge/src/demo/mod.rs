@@ -64,7 +64,7 @@ pub async fn run(args: DemoArgs) -> Result<()> {
 
     println!("tabwire demo — a scripted MCP session against a real browser\n");
     let t = Instant::now();
-    let url = server::serve_demo_page().await.context("serving the demo page")?;
+    let url = server::serve_demo_pages().await.context("serving the demo pages")?;
     let browser = tokio::task::spawn_blocking(move || Browser::launch(&opts)).await??;
     let host = browser.host().context("the host went away")?;
     step(

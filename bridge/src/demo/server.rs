@@ -1,42 +1,52 @@
-//! Serves the demo pages (the app at `/`, a chat at `chat.html`) on 127.0.0.1, on an ephemeral port, behind a random path token: like
-//! everything tabwire serves on loopback, it answers only those who were told the token.
+//! Serves the demo pages on 127.0.0.1, on an ephemeral port, behind a random path token: like
+//! everything tabwire serves on loopback, it answers only those who were told the token. HTTP
+//! is hyper's, as for `GET /wait` (`session/http.rs`).
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use std::convert::Infallible;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::header::CONTENT_TYPE;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
-const PAGE: &str = include_str!("page.html");
-/// A chat web app, for the operations step (send_message_async, wait_for_operation).
-const CHAT: &str = include_str!("chat.html");
+const PAGES: &[(&str, &str)] =
+    &[("", include_str!("page.html")), ("chat.html", include_str!("chat.html"))];
 
-/// Start serving; returns the page's URL. The server lives as long as the runtime.
-pub async fn serve_demo_page() -> std::io::Result<String> {
+/// Start serving; returns the base URL (`…/<token>/`, the shopping list; `chat.html` beside it).
+/// The server lives as long as the runtime.
+pub async fn serve_demo_pages() -> std::io::Result<String> {
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let port = listener.local_addr()?.port();
-    let token = uuid::Uuid::new_v4().simple().to_string();
-    let path = format!("/{token}/");
-    let url = format!("http://127.0.0.1:{port}{path}");
+    let prefix = format!("/{}/", uuid::Uuid::new_v4().simple());
+    let base = format!("http://127.0.0.1:{port}{prefix}");
     tokio::spawn(async move {
-        while let Ok((mut sock, _)) = listener.accept().await {
-            let path = path.clone();
-            tokio::spawn(async move {
-                let mut buf = [0u8; 4096];
-                let Ok(n) = sock.read(&mut buf).await else { return };
-                let head = String::from_utf8_lossy(&buf[..n]);
-                let asked = head.split_whitespace().nth(1).unwrap_or("");
-                let asked = asked.split('?').next().unwrap_or("");
-                let (status, body) = match asked.strip_prefix(path.as_str()) {
-                    Some("") => ("200 OK", PAGE),
-                    Some("chat.html") => ("200 OK", CHAT),
-                    _ => ("404 Not Found", "not found"),
-                };
-                let reply = format!(
-                    "HTTP/1.1 {status}\r\ncontent-type: text/html; charset=utf-8\r\n\
-                     content-length: {}\r\nconnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-                let _ = sock.write_all(reply.as_bytes()).await;
+        while let Ok((stream, _)) = listener.accept().await {
+            let prefix = prefix.clone();
+            let service = service_fn(move |req: Request<hyper::body::Incoming>| {
+                let page =
+                    req.uri().path().strip_prefix(prefix.as_str()).and_then(|name| {
+                        PAGES.iter().find(|(n, _)| *n == name).map(|(_, body)| *body)
+                    });
+                async move { Ok::<_, Infallible>(respond(page)) }
             });
+            tokio::spawn(http1::Builder::new().serve_connection(TokioIo::new(stream), service));
         }
     });
-    Ok(url)
+    Ok(base)
+}
+
+fn respond(page: Option<&'static str>) -> Response<Full<Bytes>> {
+    let (status, body) = match page {
+        Some(body) => (StatusCode::OK, body),
+        None => (StatusCode::NOT_FOUND, "not found"),
+    };
+    Response::builder()
+        .status(status)
+        .header(CONTENT_TYPE, "text/html; charset=utf-8")
+        .body(Full::new(Bytes::from_static(body.as_bytes())))
+        .expect("a valid response")
 }
