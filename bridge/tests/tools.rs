@@ -12,33 +12,10 @@ async fn tools_are_listed_with_schemas_and_annotations() {
     let env = Env::new();
     let mcp = env.mcp().await;
     let tools = mcp.client.list_all_tools().await.unwrap();
-    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    // Every tool specs/tools.md documents is offered (the list grows with each tool family).
-    for documented in [
-        "list_browsers",
-        "list_tabs",
-        "open_tab",
-        "close_tab",
-        "activate_tab",
-        "navigate",
-        "diagnose",
-        "send_message_async",
-        "wait_for_operation",
-        "get_operation",
-        "list_operations",
-        "cancel_operation",
-        "list_adapters",
-        "get_state",
-        "send_command",
-        "wait_for_event",
-        "wait_for_state_change",
-        "get_session",
-        "notify_completion",
-        "post_message",
-        "ask_question",
-    ] {
-        assert!(names.contains(&documented), "{documented} missing from {names:?}");
-    }
+    let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    names.sort();
+    // Exactly the tools specs/tools.md documents: none missing, none undocumented.
+    assert_eq!(names, documented_tools(), "the server's tools and specs/tools.md disagree");
     // Tools that act on a tab take the optional `browser` too.
     const TAB_TOOLS: [&str; 5] = ["list_tabs", "open_tab", "close_tab", "activate_tab", "navigate"];
     for tool in &tools {
@@ -182,4 +159,28 @@ async fn bad_arguments_are_refused_before_reaching_the_browser() {
     let err = mcp.err("list_tabs", json!({ "browser": "firefox" })).await;
     assert!(err.starts_with("bad_request: no attached browser is \"firefox\""), "{err}");
     assert!(err.contains(&format!("host pid {}", browser.pid)), "it lists what is attached: {err}");
+}
+
+/// Tool names specs/tools.md documents: its `### \`name\`` headings and the first column of
+/// its `| tool | … |` tables.
+fn documented_tools() -> Vec<&'static str> {
+    let spec = include_str!("../../specs/tools.md");
+    let mut names = Vec::new();
+    let mut in_tool_table = false;
+    for line in spec.lines() {
+        if let Some(name) = line.strip_prefix("### `").and_then(|l| l.strip_suffix('`')) {
+            names.push(name);
+        }
+        if line.starts_with("| tool |") {
+            in_tool_table = true;
+        } else if !line.starts_with('|') {
+            in_tool_table = false;
+        } else if in_tool_table
+            && let Some(name) = line.strip_prefix("| `").and_then(|l| l.split('`').next())
+        {
+            names.push(name);
+        }
+    }
+    names.sort();
+    names
 }
