@@ -1,0 +1,27 @@
+//! README command 1's program: `tabwire demo` runs its whole scripted MCP session against a
+//! real headless Chromium and exits 0, showing what each step found.
+
+use std::process::Command;
+
+use tabwire_tests::bins;
+
+#[test]
+fn the_demo_runs_every_step_against_a_real_browser() {
+    let out = Command::new(bins::bin("tabwire"))
+        .args(["demo", "--reads", "20"])
+        .output()
+        .expect("run tabwire demo");
+    let text =
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "tabwire demo failed:\n{text}");
+    for seen in [
+        "items: [\"bread\",\"milk\"]",
+        "items: [\"bread\",\"milk\",\"coffee\"] (source: cache, updated by assistant)",
+        "the page pushed",
+        "response_completed",
+        "answer: You asked: “What is tabwire?”",
+        "done: browser stopped, its profile removed.",
+    ] {
+        assert!(text.contains(seen), "the demo did not show {seen:?}:\n{text}");
+    }
+}
