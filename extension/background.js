@@ -2,8 +2,9 @@
 // first turn of the worker (MV3 delivers events only to listeners registered synchronously).
 
 import { chatMethods, listenForChats } from './chat.js';
-import { connect, startNative } from './native.js';
+import { connect, isConnected, sendEvent, startNative } from './native.js';
 import { listenForPages, pageMethods } from './page.js';
+import { allowedBy, checkSite, currentSites, onSitesChanged, siteMethods, sitesReady, syncContentScripts } from './sites.js';
 import { tabMethods, watchTabs } from './tabs.js';
 
 // Read once: getManifest() costs about 0.1 ms a call, and `ping` is what doctor times.
@@ -15,11 +16,31 @@ const methods = {
   ...tabMethods,
   ...pageMethods,
   ...chatMethods,
+  ...siteMethods,
 };
+
+// Bridges hear the list once after each hello and after every change, wherever it was made
+// (the popup or the sites.* methods both only write storage; sites.js calls this once a change).
+const sendSites = () => sendEvent('sites', null, { sites: currentSites() });
+
+// For the benchmark of the origin checks (tests/bench/sites.rs), which reaches this worker
+// through the debugger. Nothing else can: no page or content script sees the worker's global.
+globalThis.tabwireChecks = { allowedBy, checkSite };
 
 watchTabs();
 listenForPages();
 listenForChats();
+onSitesChanged(() => {
+  syncContentScripts();
+  if (!isConnected()) return; // the next connect sends the list after hello
+  try {
+    sendSites();
+  } catch (e) {
+    console.warn('tabwire: the sites event was not sent:', e.message);
+  }
+});
 chrome.runtime.onStartup.addListener(connect);
 chrome.runtime.onInstalled.addListener(connect);
-startNative(methods);
+// The content scripts are registered for the allowed sites before the host is started, so a
+// page opened once the host is up has them.
+startNative(methods, { ready: sitesReady.then(syncContentScripts), onConnect: sendSites });

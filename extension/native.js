@@ -13,6 +13,8 @@ const MAX_DELAY_MS = 30_000;
 const DEFAULT_TIMEOUT_MS = 10_000;
 
 let methods = {};
+let ready = Promise.resolve(); // what must be done before the first connect
+let onConnect = () => {}; // sends what the host should hear right after hello
 let port = null; // the open port, or null
 let connecting = false;
 let reason = 'not connected yet'; // null while connected
@@ -23,8 +25,13 @@ const streams = new Map(); // chunk stream id → { count, parts, received, size
 
 // `table`: method name → async (params, { signal, timeoutMs }) → result. Throw a TabwireError
 // to answer with an error; `signal` aborts on cancel, timeout or disconnect.
-export function startNative(table) {
+// `options.ready`: a promise the first connect waits for (the content scripts registered, so a
+// page opened once the host is up gets them). `options.onConnect()`: called right after each
+// hello, on the new port (it may call sendEvent).
+export function startNative(table, options = {}) {
   methods = table;
+  ready = options.ready ?? ready;
+  onConnect = options.onConnect ?? onConnect;
   connect();
 }
 
@@ -32,9 +39,16 @@ export function isConnected() {
   return port !== null;
 }
 
-// Send an event to the host. Throws a TabwireError when there is no host or Chrome refuses it.
-export function sendEvent(event, tab_id, data) {
-  post({ type: 'event', event, tab_id, data });
+// Send an event to the host. `from`, when given, is the provenance the worker took from the
+// sender of the port the event came on — never from what the page says: `{origin, url}` (url
+// without its fragment), set as top-level `origin` and `url` beside `tab_id`.
+// Throws a TabwireError when there is no host or Chrome refuses it.
+export function sendEvent(event, tab_id, data, from = null) {
+  const msg = { type: 'event', event, tab_id };
+  if (from?.origin) msg.origin = from.origin;
+  if (from?.url) msg.url = from.url;
+  msg.data = data;
+  post(msg);
 }
 
 export async function connect() {
@@ -44,6 +58,7 @@ export async function connect() {
   connecting = true;
   let hello;
   try {
+    await ready.catch(() => {}); // a failed preparation is logged where it failed; connect anyway
     hello = await helloMessage();
   } finally {
     connecting = false;
@@ -74,7 +89,14 @@ export async function connect() {
   });
   try {
     p.postMessage(hello);
-  } catch {} // onDisconnect follows with the reason
+  } catch {
+    return; // onDisconnect follows with the reason
+  }
+  try {
+    onConnect();
+  } catch (e) {
+    console.warn('tabwire: could not tell the host what it needs after hello:', e.message);
+  }
 }
 
 function disconnected(p, chromeSays) {

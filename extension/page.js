@@ -5,20 +5,44 @@
 // and the worker sends calls (get_state, command, drained) and acks. The worker keeps each
 // page's last setState value, so page.get_state on a page without provideState is answered
 // here without a round trip to the tab.
+//
+// Which document a message came from is the port's sender (origin, url), set by Chrome — never
+// what the page says. Every call and every message is checked against the allowed sites
+// (sites.js) when it happens, so a revoked site is cut off at once, without a reload. And a
+// page can only hurt itself: its events are rate-limited per tab, and every value is checked
+// for size and depth here again (a hostile page can post to the relay without the SDK).
 
 import { TabwireError, fail } from './errors.js';
-import { hostProblem, sendEvent } from './native.js';
+import { hostProblem, isConnected, sendEvent } from './native.js';
+import { allows, checkSite, expectedOrigin, originOf, sitesReady, withoutFragment } from './sites.js';
 import { noSuchTab, showsErrorPage, tabId } from './tabs.js';
+
+// Per tab, page events pass through two token buckets. 200 a second with a burst of 1,000 is
+// far above what a person's actions produce (an app replaying a backlog fits in the burst) and
+// far below what would flood the host, the bridges and the assistant's context; 1 MiB a second
+// with a burst of 8 MiB keeps a few large events possible but not a stream of them.
+const EVENTS_PER_SECOND = 200;
+const EVENTS_BURST = 1000;
+const MiB = 1024 * 1024;
+const BYTES_PER_SECOND = 1 * MiB;
+const BYTES_BURST = 8 * MiB;
+const MAX_EVENT = 1 * MiB; // JSON text of one event (UTF-16 units, as the SDK measures)
+// Arrays/objects inside one another (the top value is level 1): deeper values only cost the
+// host, the bridges and the assistant recursion; no app state needs them.
+const MAX_DEPTH = 64;
+const DROPPED_AFTER_MS = 1000; // a tab whose events were refused is reported at most this late
 
 const pages = new Map(); // tab id → Page (below)
 const waiting = new Map(); // tab id → callbacks waiting for that tab's port
+const limits = new Map(); // tab id → Limit (rateLimit, below)
 let nextCall = 1;
 
 export const pageMethods = {
   'page.get_state': async (params, { signal }) => {
-    const page = await attach(tabId(params), signal);
-    if (page.provider) return call(page, { op: 'get_state' }, signal);
-    if (page.hasState) return page.state;
+    const expected = expectedOrigin(params);
+    const page = await attach(tabId(params), signal, expected);
+    if (page.provider) return { ...page.from, state: await call(page, { op: 'get_state' }, signal) };
+    if (page.hasState) return { ...page.from, state: page.state };
     fail('no_handler', `the page in tab ${page.tabId} has not called tabwire.setState or tabwire.provideState yet; wait for it to load, or make the page publish its state`);
   },
 
@@ -26,7 +50,8 @@ export const pageMethods = {
     const id = tabId(params);
     const { type, payload = null } = params;
     if (typeof type !== 'string' || type === '') fail('bad_request', '`type` must be the name of a command the page handles (a non-empty string)');
-    return call(await attach(id, signal), { op: 'command', type, payload }, signal);
+    const page = await attach(id, signal, expectedOrigin(params));
+    return { ...page.from, result: await call(page, { op: 'command', type, payload }, signal) };
   },
 
   'page.drained': async (params, { signal }) => {
@@ -46,6 +71,7 @@ export function listenForPages() {
     const page = {
       tabId: tab.id,
       port,
+      from: { origin: port.sender.origin, url: withoutFragment(port.sender.url ?? '') }, // the document
       provider: false,
       hasState: false,
       state: null,
@@ -60,13 +86,24 @@ export function listenForPages() {
       gone(old);
     }
     pages.set(tab.id, page);
-    port.onMessage.addListener((msg) => fromPage(page, msg));
+    // A message that arrives before the list is loaded (a page woke the worker) waits for it;
+    // those queued run before any later message, so the order holds.
+    port.onMessage.addListener((msg) => (loaded ? fromPage(page, msg) : sitesReady.then(() => fromPage(page, msg))));
     port.onDisconnect.addListener(() => {
       if (pages.get(page.tabId) === page) pages.delete(page.tabId);
       gone(page);
     });
   });
+  chrome.tabs.onRemoved.addListener((id) => {
+    const limit = limits.get(id);
+    if (!limit) return;
+    reportDropped(id, limit);
+    limits.delete(id);
+  });
 }
+
+let loaded = false;
+sitesReady.then(() => (loaded = true));
 
 // The page went away (navigated, reloaded, closed, or the worker restarted): fail its calls.
 function gone(page) {
@@ -79,7 +116,8 @@ function fromPage(page, msg) {
   switch (msg?.kind) {
     case 'sync': // the relay (re)connected or the page's handlers changed
       page.provider = msg.provider === true;
-      if (typeof msg.json === 'string') {
+      // The relay re-sends the last state it passed on; keep it only as a state message would be.
+      if (typeof msg.json === 'string' && allows(page.from.origin) && !deeperThan(msg.json, MAX_DEPTH)) {
         page.state = parse(msg.json);
         page.hasState = true;
       }
@@ -91,7 +129,10 @@ function fromPage(page, msg) {
       const c = page.calls.get(msg.id);
       if (!c) return; // cancelled or timed out meanwhile
       page.calls.delete(msg.id);
+      if (!allows(page.from.origin)) return c.reject(notAllowedNow(page));
       if (msg.error) return c.reject(new TabwireError(msg.error.code, msg.error.message));
+      if (typeof msg.json === 'string' && deeperThan(msg.json, MAX_DEPTH))
+        return c.reject(new TabwireError('page_error', `the page's answer in tab ${page.tabId} is nested deeper than ${MAX_DEPTH} levels (objects and arrays inside one another), which tabwire does not pass on; the page must return a flatter value`));
       try {
         c.resolve(JSON.parse(msg.json));
       } catch (e) {
@@ -112,22 +153,25 @@ function parse(json) {
   }
 }
 
-// setState / pushEvent: forward to the host, then ack the page (cumulative, coalesced).
+// setState / pushEvent: check, forward to the host, then ack the page (cumulative, coalesced).
 function publish(page, { kind, n, json }) {
   let error = null;
   try {
+    admit(page, kind, json);
     const data = JSON.parse(json);
     if (kind === 'state') {
       page.state = data;
       page.hasState = true;
     }
-    sendEvent(kind === 'state' ? 'state_update' : 'page_event', page.tabId, data);
+    sendEvent(kind === 'state' ? 'state_update' : 'page_event', page.tabId, data, page.from);
   } catch (e) {
     // A state is kept for page.get_state even while the host is away; an event is lost.
     if (!(kind === 'state' && e.code === 'browser_disconnected'))
       error = { code: e.code ?? 'page_error', message: kind === 'event' && e.code === 'browser_disconnected' ? `the event was not delivered: tabwire is not connected to its host (${hostProblem()})` : e.message };
   }
-  if (Number.isInteger(n) && n > page.acked) page.acked = n;
+  // The last message taken, not the highest number seen: messages come in order, and a page
+  // script that posts a stray big number on the channel must not settle the SDK's pending ones.
+  if (Number.isInteger(n)) page.acked = n;
   if (error) page.failed.push({ n, error });
   page.ackTimer ??= setTimeout(() => {
     page.ackTimer = null;
@@ -136,6 +180,93 @@ function publish(page, { kind, n, json }) {
     } catch {} // the page is gone
     page.failed = [];
   }, 0);
+}
+
+// Throws the TabwireError a state or event must be refused with: its site is not allowed (any
+// more), an event is too large or comes too fast, a value is too deep. Cheapest checks first.
+function admit(page, kind, json) {
+  if (!allows(page.from.origin)) throw notAllowedNow(page);
+  if (typeof json !== 'string') fail('page_error', 'the relay passed a value that is not JSON text');
+  const what = kind === 'state' ? 'state' : 'event';
+  if (kind === 'event') {
+    if (json.length > MAX_EVENT)
+      fail('too_large', `the event is ${(json.length / MiB).toFixed(1)} MiB as JSON, over the 1 MiB limit for one event; send less (a summary, or a state with setState)`);
+    rateLimit(page, json.length);
+  }
+  if (deeperThan(json, MAX_DEPTH))
+    fail('too_deep', `the ${what} is nested deeper than ${MAX_DEPTH} levels (objects and arrays inside one another); send a flatter value`);
+}
+
+// What the page hears when its site was revoked while it was open.
+function notAllowedNow(page) {
+  const origin = page.from.origin;
+  return new TabwireError('site_not_allowed', `this site (${origin}) is not allowed to use tabwire (any more), so nothing was passed on; the user can allow it in the tabwire popup ("Allow tabwire on this site") or with \`tabwire sites allow ${origin}\``);
+}
+
+// The tab's token buckets (EVENTS_* and BYTES_*): takes one event of `size`, or throws
+// `rate_limited` and counts it for the tab's next `dropped` event.
+function rateLimit(page, size) {
+  const now = performance.now();
+  let l = limits.get(page.tabId);
+  if (!l) limits.set(page.tabId, (l = { events: EVENTS_BURST, bytes: BYTES_BURST, at: now, refused: 0, why: new Set(), timer: null, from: null }));
+  const seconds = (now - l.at) / 1000;
+  l.at = now;
+  l.events = Math.min(EVENTS_BURST, l.events + seconds * EVENTS_PER_SECOND);
+  l.bytes = Math.min(BYTES_BURST, l.bytes + seconds * BYTES_PER_SECOND);
+  const why = l.events < 1 ? `pushed events faster than ${EVENTS_PER_SECOND} a second` : l.bytes < size ? `pushed more than ${BYTES_PER_SECOND / MiB} MiB of events a second` : null;
+  if (why === null) {
+    l.events -= 1;
+    l.bytes -= size;
+    if (l.refused > 0) reportDropped(page.tabId, l); // before this event: they came first
+    return;
+  }
+  l.refused++;
+  l.why.add(why);
+  l.from = page.from;
+  l.timer ??= setTimeout(() => reportDropped(page.tabId, l), DROPPED_AFTER_MS);
+  fail('rate_limited', `the event was refused: this tab ${why} (${why.includes('MiB') ? `${BYTES_BURST / MiB} MiB` : EVENTS_BURST} at most at once); send fewer events, or fold them into one`);
+}
+
+// One `dropped` event for the events of tab `id` refused since the last one.
+function reportDropped(id, l) {
+  clearTimeout(l.timer);
+  l.timer = null;
+  const count = l.refused;
+  const why = [...l.why].join(' and ');
+  l.refused = 0;
+  l.why.clear();
+  if (count === 0 || !isConnected() || !allows(l.from?.origin)) return;
+  try {
+    sendEvent('dropped', id, { count, reason: `tab ${id} (${l.from.origin}) ${why}; ${count} were refused` }, l.from);
+  } catch (e) {
+    console.warn('tabwire: the dropped event was not sent:', e.message);
+  }
+}
+
+// Whether JSON text nests arrays and objects more than `max` levels deep (the top value is
+// level 1). Counts "[" and "{" outside strings — no parse; strings are skipped with indexOf.
+function deeperThan(json, max) {
+  if (json.length <= 2 * max) return false; // too short to hold max + 1 levels
+  let depth = 0;
+  for (let i = 0; i < json.length; i++) {
+    const c = json.charCodeAt(i);
+    if (c === 34) { // '"': jump to the closing quote (one not escaped by an odd run of "\")
+      let j = i;
+      for (;;) {
+        j = json.indexOf('"', j + 1);
+        if (j < 0) return false; // not JSON: the parse refuses it
+        let k = j - 1;
+        while (json.charCodeAt(k) === 92) k--;
+        if ((j - 1 - k) % 2 === 0) break;
+      }
+      i = j;
+    } else if (c === 91 || c === 123) {
+      if (++depth > max) return true;
+    } else if (c === 93 || c === 125) {
+      depth--;
+    }
+  }
+  return false;
 }
 
 // Ask the page something; resolves with its reply. Aborts with `signal`.
@@ -160,14 +291,22 @@ function call(page, msg, signal) {
   });
 }
 
-// The port of the page in tab `id`. A page that used window.tabwire before this worker started
-// has no port yet: ask its relay to connect.
-async function attach(id, signal) {
-  const page = pages.get(id);
-  if (page) return page;
+// The port of the page in tab `id`, once the document it leads to may answer (checkSite). A
+// page that used window.tabwire before this worker started has no port yet: check the tab's
+// URL, then ask its relay to connect, then check the document that did.
+async function attach(id, signal, expected) {
+  if (!loaded) await sitesReady;
+  let page = pages.get(id);
+  if (!page) page = await connectPage(id, signal, expected);
+  checkSite(id, page.from.origin, expected, page.from.url);
+  return page;
+}
+
+async function connectPage(id, signal, expected) {
   const tab = await chrome.tabs.get(id).catch(() => {
     throw noSuchTab(id);
   });
+  checkSite(id, originOf(tab.url), expected, tab.url);
   const port = new Promise((resolve, reject) => {
     const list = waiting.get(id) ?? [];
     waiting.set(id, list);
@@ -184,7 +323,7 @@ async function attach(id, signal) {
   port.catch(() => {}); // a refusal below leaves it unawaited
   if (!answer?.uses) {
     waiting.delete(id);
-    fail('no_handler', `the page in tab ${id} (${tab.url}) does not use window.tabwire (no setState, provideState or onCommand yet); open a page that does, or wait for it to finish loading`);
+    fail('no_handler', `the page in tab ${id} (${withoutFragment(tab.url)}) does not use window.tabwire (no setState, provideState or onCommand yet); open a page that does, or wait for it to finish loading`);
   }
   return port;
 }
@@ -196,12 +335,12 @@ function resolveWaiters(page) {
 }
 
 async function unreachable(tab) {
-  const url = tab.url || tab.pendingUrl || '';
+  const url = withoutFragment(tab.url || tab.pendingUrl || '');
   if (!/^(https?|file):/.test(url) || /^https:\/\/(chromewebstore\.google\.com|chrome\.google\.com\/webstore)/.test(url))
     return new TabwireError('not_scriptable', `tab ${tab.id} shows ${url || 'nothing yet'}, where extensions cannot run scripts; navigate it to a web page first`);
   if (await showsErrorPage(tab))
     return new TabwireError('not_scriptable', `tab ${tab.id} shows Chrome's error page: ${url} did not load (server down, wrong address or no network); navigate it again once the server is up`);
   if (tab.discarded)
     return new TabwireError('no_handler', `tab ${tab.id} was unloaded by the browser to save memory; activate or reload it (tabs.navigate to ${url}) and try again`);
-  return new TabwireError('no_handler', `the tabwire content script is not running in tab ${tab.id} (${url}): the page loaded before the extension was installed or reloaded, or is still loading; reload the page (tabs.navigate to its url) and try again`);
+  return new TabwireError('no_handler', `the tabwire content script is not running in tab ${tab.id} (${url}): the page loaded before the extension was installed or reloaded or before its site was allowed, or is still loading; reload the page (tabs.navigate to its url) and try again`);
 }

@@ -1,8 +1,13 @@
-// Shows the connection status the worker keeps in chrome.storage.session (status.js).
+// The toolbar popup: the connection status the worker keeps in chrome.storage.session
+// (status.js), the site of the tab it was opened for, and the allowed sites. Changes go through
+// sites.js, which only writes storage; the worker follows storage (registration, `sites` event).
+
+import { allowSite, allowedBy, currentSites, onSitesChanged, originOf, revokeSite, sitesReady } from './sites.js';
+
+const el = (id) => document.getElementById(id);
 
 const show = (status) => {
   const s = status ?? { connected: false, last_error: 'the extension has not started yet' };
-  const el = (id) => document.getElementById(id);
   el('connected').textContent = s.connected ? 'connected' : 'not connected';
   el('connected').className = s.connected ? 'on' : 'off';
   el('host_pid').textContent = s.host_pid ?? '—';
@@ -15,4 +20,79 @@ const show = (status) => {
 chrome.storage.session.get('status').then(({ status }) => show(status));
 chrome.storage.session.onChanged.addListener((changes) => {
   if (changes.status) show(changes.status.newValue);
+});
+
+// The tab this popup is about: the active tab of the last focused window. Opened in a tab of
+// its own (tests do that), the popup is about `?tab=<id>`, else the other http(s) tab used last.
+async function findTarget() {
+  const me = await chrome.tabs.getCurrent();
+  if (!me) return (await chrome.tabs.query({ active: true, lastFocusedWindow: true }))[0] ?? null;
+  const asked = Number(new URLSearchParams(location.search).get('tab'));
+  if (Number.isInteger(asked) && asked > 0) return chrome.tabs.get(asked).catch(() => null);
+  const others = (await chrome.tabs.query({})).filter((t) => t.id !== me.id && /^https?:/.test(t.url ?? ''));
+  return others.sort((a, b) => (b.lastAccessed ?? 0) - (a.lastAccessed ?? 0))[0] ?? null;
+}
+
+let target = null; // { id, origin } (origin null: not an http(s) page)
+let allowedHere = false; // allowed from this popup: the tab needs a reload to get tabwire
+
+function render() {
+  const origin = target?.origin ?? null;
+  const by = origin && allowedBy(origin);
+  el('site').textContent = target === null ? 'no tab' : origin ?? 'not a web site';
+  el('site-status').textContent =
+    origin === null ? 'does not run here (only on http and https sites)'
+      : by ? `allowed${by === origin ? '' : ` (by ${by})`}`
+        : 'not allowed';
+  el('site-status').className = by ? 'on' : 'off';
+  el('allow').hidden = origin === null || !!by;
+  el('reload').hidden = !(allowedHere && by);
+
+  const list = el('sites');
+  list.replaceChildren(...currentSites().map((pattern) => {
+    const li = document.createElement('li');
+    const text = document.createElement('span');
+    text.textContent = pattern;
+    const revoke = document.createElement('button');
+    revoke.textContent = 'Revoke';
+    revoke.dataset.pattern = pattern;
+    revoke.title = `Stop tabwire on ${pattern} (open pages are cut off at once)`;
+    li.append(text, revoke);
+    return li;
+  }));
+  el('no-sites').hidden = currentSites().length > 0;
+}
+
+// Run a change; show what went wrong, if anything.
+async function attempt(what) {
+  el('error').hidden = true;
+  try {
+    await what();
+  } catch (e) {
+    el('error').textContent = `Not done: ${e.message}`;
+    el('error').hidden = false;
+  }
+  render();
+}
+
+el('allow').addEventListener('click', () => attempt(async () => {
+  await allowSite(target.origin);
+  allowedHere = true;
+}));
+
+el('reload').addEventListener('click', () => attempt(async () => {
+  await chrome.tabs.reload(target.id);
+  allowedHere = false;
+}));
+
+el('sites').addEventListener('click', (e) => {
+  const pattern = e.target.closest?.('button[data-pattern]')?.dataset.pattern;
+  if (pattern) attempt(() => revokeSite(pattern));
+});
+
+onSitesChanged(render);
+
+Promise.all([sitesReady, findTarget()]).then(([, tab]) => {
+  target = tab ? { id: tab.id, origin: originOf(tab.url ?? '') } : null;
+  render();
 });

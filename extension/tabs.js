@@ -1,10 +1,15 @@
 // Tab methods (tabs.*) and tab events ("tab"), see specs/protocol.md.
+//
+// Of a tab on a site the user did not allow (sites.js), tabwire reports only the origin and
+// path of its URL, never its query, fragment or title: such a page is not read at all.
 
 import { TabwireError, fail } from './errors.js';
 import { isConnected, sendEvent } from './native.js';
+import { allows, bareUrl, originOf, sitesReady, withoutFragment } from './sites.js';
 
 export const tabMethods = {
   'tabs.list': async () => {
+    await sitesReady;
     const [tabs, focused] = await Promise.all([chrome.tabs.query({}), focusedWindowId()]);
     return tabs.map((tab) => describe(tab, focused));
   },
@@ -60,15 +65,30 @@ function chromeError(e, id) {
 }
 
 function describe(tab, focusedWindow) {
+  const url = tab.url || tab.pendingUrl || '';
+  const allowed = allows(originOf(url));
   return {
     id: tab.id,
     window_id: tab.windowId,
-    url: tab.url || tab.pendingUrl || '',
-    title: tab.title ?? '',
+    url: allowed ? withoutFragment(url) : bareUrl(url),
+    title: allowed ? titleOf(tab.title, url) : '',
     active: tab.active,
     status: tab.status ?? 'unloaded',
     window_focused: tab.windowId === focusedWindow,
+    allowed,
   };
+}
+
+// Until a page sets its title, Chrome shows its URL without the scheme — fragment included,
+// which tabwire never reports (it may hold a token): drop it there too.
+function titleOf(title, url) {
+  const t = title ?? '';
+  return t.includes('#') && url.endsWith(t) ? withoutFragment(t) : t;
+}
+
+// A tab's URL as tabwire may report it (in error messages too).
+export function reportedUrl(url) {
+  return allows(originOf(url)) ? withoutFragment(url) : bareUrl(url);
 }
 
 async function focusedWindowId() {
@@ -137,7 +157,7 @@ function loaded(wait, { signal, timeoutMs }, url, start, id = null) {
 
 async function failedLoad(tab) {
   if (await showsErrorPage(tab))
-    fail('page_error', `${tab.url} did not load in tab ${tab.id}: Chrome shows its error page (server down, wrong address or no network); check the URL and the server, then navigate again`);
+    fail('page_error', `${reportedUrl(tab.url)} did not load in tab ${tab.id}: Chrome shows its error page (server down, wrong address or no network); check the URL and the server, then navigate again`);
 }
 
 // Chrome shows its own error page when a load fails (server down, DNS); extensions may not
@@ -152,8 +172,11 @@ export async function showsErrorPage(tab) {
   }
 }
 
-// Tab events. `known` remembers url/title/status so "removed" can still say what closed.
+// Tab events. `known` remembers url/title/status so "removed" can still say what closed;
+// `sent` what the last event of a tab on a site that is not allowed said, so that its title
+// and query changes (which are not reported) do not show as a stream of empty "updated"s.
 const known = new Map();
+const sent = new Map(); // tab id → { allowed, status }
 
 export function watchTabs() {
   chrome.tabs.onCreated.addListener((tab) => emit(tab.id, 'created', tab));
@@ -164,6 +187,7 @@ export function watchTabs() {
   chrome.tabs.onRemoved.addListener((id) => {
     emit(id, 'removed', null);
     known.delete(id);
+    sent.delete(id);
   });
   chrome.tabs.query({}).then((tabs) => tabs.forEach((tab) => known.has(tab.id) || remember(tab)));
 }
@@ -174,11 +198,19 @@ function remember(tab) {
   return info;
 }
 
+// On an allowed site: origin (on the envelope), url as origin + path, title. Elsewhere: only
+// kind and status.
 function emit(id, kind, tab) {
-  const info = tab ? remember(tab) : known.get(id) ?? { url: null, title: null, status: null };
+  const info = tab ? remember(tab) : known.get(id) ?? { url: '', title: '', status: null };
   if (!isConnected()) return;
+  const origin = originOf(info.url);
+  const allowed = allows(origin);
+  const last = sent.get(id);
+  if (kind === 'updated' && !allowed && last && !last.allowed && last.status === info.status) return;
+  sent.set(id, { allowed, status: info.status });
   try {
-    sendEvent('tab', id, { kind, ...info });
+    if (allowed) sendEvent('tab', id, { kind, status: info.status, url: bareUrl(info.url), title: titleOf(info.title, info.url) }, { origin });
+    else sendEvent('tab', id, { kind, status: info.status });
   } catch (e) {
     console.warn('tabwire: tab event not sent:', e.message);
   }

@@ -80,6 +80,7 @@ impl Core {
                     broadcast: broadcast::channel(EVENT_BACKLOG).0,
                     queue: EventQueue::new(),
                     cache: StateCache::default(),
+                    sites: Arc::default(),
                 },
                 ready,
                 session: OnceLock::new(),
@@ -131,6 +132,12 @@ impl Core {
 
     pub(crate) fn set_session(&self, record: SessionRecord) {
         let _ = self.inner.session.set(record);
+    }
+
+    /// The sites the user allowed in `browser` (its profile key), as its extension last
+    /// announced them; `None` before it has.
+    pub fn allowed_sites(&self, browser: &BrowserInfo) -> Option<Vec<String>> {
+        self.inner.inbox.sites.lock().expect("sites poisoned").get(&browser.key()).cloned()
     }
 
     /// The pages' last known states.

@@ -8,11 +8,18 @@
 //! them happens under the same lock as appending: an event is returned exactly once, and one
 //! pushed while a drain is under way is left for the next wait, never lost.
 //!
-//! Bounded: at most [`MAX_EVENTS`] events and [`MAX_BYTES`] of data. On overflow the oldest go
-//! and a `dropped {count}` event at the front of the queue says how many; it is handed to the
-//! next wait whatever that wait filters on, so the loss is always seen.
+//! Two lanes, each bounded on its own ([`MAX_EVENTS`] events, [`MAX_BYTES`] of data): what the
+//! pages and tabs say (`page_event`, `state_update`, `tab`, the browser's `dropped`) and what
+//! the session's own world says (`worker_complete`, `message`, `question`, `operation`,
+//! `browser`). A page that floods can fill only the page lane, and there it loses only its own
+//! events: on overflow the oldest event of the tab holding the most goes. Every loss is told
+//! by a `dropped {count}` event (one per tab, or for the session lane) handed to the next wait
+//! whatever that wait filters on. Waits take from both lanes in arrival order.
+//!
+//! A wait whose reply cannot be delivered (it did not encode, the client left) gives its
+//! events back with [`EventQueue::put_back`]: they return to their places, in order.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -22,10 +29,11 @@ use serde_json::value::RawValue;
 use tabwire_host::runtime_dir::now_ms;
 use tokio::sync::Notify;
 
-/// Events kept before the oldest are dropped.
-pub const MAX_EVENTS: usize = 100_000;
-/// Bytes of event data kept before the oldest are dropped.
-pub const MAX_BYTES: usize = 64 * 1024 * 1024;
+/// Events kept in each lane before the oldest are dropped. 10,000 is 50 s of the fastest page
+/// the extension lets through (200 events a second), with no waiter taking any.
+pub const MAX_EVENTS: usize = 10_000;
+/// Bytes of event data kept in each lane before the oldest are dropped.
+pub const MAX_BYTES: usize = 32 * 1024 * 1024;
 /// What an event costs besides its data, for the byte bound (the struct, its strings).
 const OVERHEAD: usize = 96;
 
@@ -65,6 +73,13 @@ pub struct SessionEvent {
     /// The tab it is about, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tab_id: Option<i64>,
+    /// The origin of the page that produced it (page events, states, operations, tab events of
+    /// allowed sites), as the extension's service worker saw it: the page cannot set it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
+    /// That page's URL, without its fragment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
     /// Host pid of the browser it came from, for browser events.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_pid: Option<u32>,
@@ -94,6 +109,8 @@ impl SessionEvent {
             id: 0,
             kind: kind.to_owned(),
             tab_id,
+            origin: None,
+            url: None,
             host_pid: None,
             seq: None,
             at_ms: 0,
@@ -109,13 +126,33 @@ impl SessionEvent {
         self
     }
 
+    /// The same event, with the origin and URL of the page that produced it.
+    pub fn from_page(mut self, origin: Option<String>, url: Option<String>) -> SessionEvent {
+        self.origin = origin;
+        self.url = url;
+        self
+    }
+
+    /// Which lane of the queue it waits in.
+    fn lane(&self) -> usize {
+        match self.kind.as_str() {
+            kind::PAGE_EVENT | kind::STATE_UPDATE | kind::TAB => PAGE_LANE,
+            kind::DROPPED if self.host_pid.is_some() => PAGE_LANE,
+            _ => SESSION_LANE,
+        }
+    }
+
     /// The data as a JSON value.
     pub fn data_value(&self) -> serde_json::Value {
         serde_json::from_str(self.data.get()).unwrap_or(serde_json::Value::Null)
     }
 
     fn cost(&self) -> usize {
-        self.data.get().len() + self.kind.len() + OVERHEAD
+        self.data.get().len()
+            + self.kind.len()
+            + self.origin.as_ref().map_or(0, String::len)
+            + self.url.as_ref().map_or(0, String::len)
+            + OVERHEAD
     }
 }
 
@@ -141,13 +178,30 @@ impl Filter {
         Filter { kinds: kinds.iter().map(|k| (*k).to_owned()).collect(), tab_id: None }
     }
 
-    /// Whether `event` passes. The overflow marker passes every filter: a loss is always told.
+    /// Whether `event` passes.
     fn passes(&self, event: &SessionEvent) -> bool {
-        event.marker
-            || (self.kinds.is_empty() || self.kinds.contains(&event.kind))
-                && self.tab_id.is_none_or(|tab| event.tab_id == Some(tab))
+        (self.kinds.is_empty() || self.kinds.contains(&event.kind)) && self.passes_tab(event.tab_id)
+    }
+
+    /// Whether a wait with this filter is told of losses in `lane`: a loss of the session's own
+    /// events is told to any wait; a loss of page events to any wait that takes page events
+    /// (so a lead waiting for `worker_complete` is not handed a page's overflow).
+    fn hears_losses_of(&self, lane: usize) -> bool {
+        lane == SESSION_LANE
+            || self.kinds.is_empty()
+            || self.kinds.iter().any(|k| {
+                [kind::PAGE_EVENT, kind::STATE_UPDATE, kind::TAB, kind::DROPPED]
+                    .contains(&k.as_str())
+            })
+    }
+
+    fn passes_tab(&self, tab: Option<i64>) -> bool {
+        self.tab_id.is_none_or(|want| tab == Some(want))
     }
 }
+
+const PAGE_LANE: usize = 0;
+const SESSION_LANE: usize = 1;
 
 /// A session's queue. Cheap to clone; clones share the queue.
 #[derive(Clone)]
@@ -165,9 +219,102 @@ struct Inner {
 
 #[derive(Default)]
 struct State {
+    lanes: [Lane; 2],
+    last_id: u64,
+}
+
+/// One lane: its events in id order, what they weigh, and what was lost and not yet told.
+#[derive(Default)]
+struct Lane {
     events: VecDeque<SessionEvent>,
     bytes: usize,
-    last_id: u64,
+    /// Events per tab (`None`: not about a tab), to find who floods.
+    per_tab: HashMap<Option<i64>, usize>,
+    /// Lost and not yet told, per tab.
+    lost: BTreeMap<Option<i64>, u64>,
+}
+
+impl Lane {
+    fn insert(&mut self, event: SessionEvent) {
+        self.bytes += event.cost();
+        *self.per_tab.entry(event.tab_id).or_default() += 1;
+        // Ids grow, so a new event goes last; one put back goes where its id says.
+        let at = self.events.partition_point(|e| e.id < event.id);
+        self.events.insert(at, event);
+    }
+
+    fn remove(&mut self, at: usize) -> Option<SessionEvent> {
+        let event = self.events.remove(at)?;
+        self.bytes -= event.cost();
+        if let Some(n) = self.per_tab.get_mut(&event.tab_id) {
+            *n -= 1;
+            if *n == 0 {
+                self.per_tab.remove(&event.tab_id);
+            }
+        }
+        Some(event)
+    }
+
+    /// Drop events until within bounds: the oldest of the tab that holds the most.
+    fn make_room(&mut self, max_events: usize, max_bytes: usize) {
+        while self.events.len() > max_events || self.bytes > max_bytes && self.events.len() > 1 {
+            let Some((&victim, _)) =
+                self.per_tab.iter().max_by_key(|&(tab, n)| (*n, tab.is_none()))
+            else {
+                break;
+            };
+            let Some(at) = self.events.iter().position(|e| e.tab_id == victim) else { break };
+            self.remove(at);
+            *self.lost.entry(victim).or_default() += 1;
+        }
+    }
+
+    /// The loss markers a wait with `filter` is to be told, taken out of `lost`.
+    fn take_markers(
+        &mut self,
+        filter: &Filter,
+        last_id: &mut u64,
+        lane: usize,
+    ) -> Vec<SessionEvent> {
+        if !filter.hears_losses_of(lane) {
+            return Vec::new();
+        }
+        let told: Vec<Option<i64>> =
+            self.lost.keys().copied().filter(|tab| filter.passes_tab(*tab)).collect();
+        told.into_iter()
+            .filter_map(|tab| self.lost.remove(&tab).map(|count| (tab, count)))
+            .map(|(tab, count)| {
+                *last_id += 1;
+                marker(*last_id, tab, count, lane)
+            })
+            .collect()
+    }
+}
+
+/// The event that tells `count` events were lost.
+fn marker(id: u64, tab: Option<i64>, count: u64, lane: usize) -> SessionEvent {
+    let reason = match (lane, tab) {
+        (PAGE_LANE, Some(tab)) => format!(
+            "this session's queue of page events was full and tab {tab} held the most; its \
+             {count} oldest were dropped (wait for events more often, or ask the page to push fewer)"
+        ),
+        (PAGE_LANE, None) => {
+            format!("this session's queue of page events was full; {count} were dropped")
+        }
+        _ => format!(
+            "this session's queue was full; its {count} oldest events (workers, messages, \
+             operations) were dropped"
+        ),
+    };
+    let mut marker = SessionEvent::new(
+        kind::DROPPED,
+        tab,
+        &serde_json::json!({ "count": count, "reason": reason }),
+    );
+    marker.id = id;
+    marker.at_ms = now_ms();
+    marker.marker = true;
+    marker
 }
 
 impl Default for EventQueue {
@@ -181,38 +328,80 @@ impl EventQueue {
         Self::default()
     }
 
-    /// A queue with other bounds (tests).
+    /// A queue with other bounds for each lane (tests).
     pub fn with_limits(max_events: usize, max_bytes: usize) -> EventQueue {
         EventQueue {
             inner: Arc::new(Inner {
                 state: Mutex::new(State::default()),
                 arrived: Notify::new(),
-                max_events: max_events.max(2),
+                max_events: max_events.max(1),
                 max_bytes,
             }),
         }
     }
 
     /// Append an event; returns its id in this queue. Never blocks for long and never fails:
-    /// when the queue is full, the oldest events make room.
+    /// when its lane is full, the oldest events of whoever holds the most make room.
     pub fn push(&self, mut event: SessionEvent) -> u64 {
         let id = {
             let mut state = self.lock();
             state.last_id += 1;
             event.id = state.last_id;
             event.at_ms = now_ms();
-            state.bytes += event.cost();
-            state.events.push_back(event);
-            self.make_room(&mut state);
+            let lane = &mut state.lanes[event.lane()];
+            lane.insert(event);
+            lane.make_room(self.inner.max_events, self.inner.max_bytes);
             state.last_id
         };
         self.inner.arrived.notify_waiters();
         id
     }
 
-    /// Events waiting now.
+    /// Give back events a wait took but could not deliver: each returns to its place (by id),
+    /// loss markers to their counts. Bounds apply as on push.
+    pub fn put_back(&self, events: Vec<SessionEvent>) {
+        if events.is_empty() {
+            return;
+        }
+        {
+            let mut state = self.lock();
+            for event in events {
+                if event.marker {
+                    let lane = if event.tab_id.is_some() { PAGE_LANE } else { SESSION_LANE };
+                    let count = marker_count(&event);
+                    *state.lanes[lane].lost.entry(event.tab_id).or_default() += count;
+                    continue;
+                }
+                state.lanes[event.lane()].insert(event);
+            }
+            for lane in &mut state.lanes {
+                lane.make_room(self.inner.max_events, self.inner.max_bytes);
+            }
+        }
+        self.inner.arrived.notify_waiters();
+    }
+
+    /// Forget queued events of the origins `allowed` refuses (the user revoked their site);
+    /// returns how many went.
+    pub fn forget_origins(&self, allowed: impl Fn(&str) -> bool) -> usize {
+        let mut state = self.lock();
+        let lane = &mut state.lanes[PAGE_LANE];
+        let mut gone = 0;
+        let mut at = 0;
+        while at < lane.events.len() {
+            if lane.events[at].origin.as_deref().is_some_and(|o| !allowed(o)) {
+                lane.remove(at);
+                gone += 1;
+            } else {
+                at += 1;
+            }
+        }
+        gone
+    }
+
+    /// Events waiting now (loss markers not counted).
     pub fn len(&self) -> usize {
-        self.lock().events.len()
+        self.lock().lanes.iter().map(|l| l.events.len()).sum()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -220,26 +409,54 @@ impl EventQueue {
     }
 
     /// Take the first event `filter` passes, waiting up to `timeout` for one. Events before it
-    /// that it does not pass stay queued, in order. `None` on timeout.
+    /// that it does not pass stay queued, in order. `None` on timeout. A loss comes first.
     pub async fn take_one(&self, filter: &Filter, timeout: Duration) -> Option<SessionEvent> {
         self.wait(timeout, |state| {
-            let at = state.events.iter().position(|e| filter.passes(e))?;
-            let event = state.events.remove(at)?;
-            state.bytes -= event.cost();
-            Some(event)
+            let State { lanes, last_id } = state;
+            for (i, lane) in lanes.iter_mut().enumerate() {
+                let mut markers = lane.take_markers(filter, last_id, i);
+                if let Some(first) = markers.pop() {
+                    // One at a time: the others are told by the next waits.
+                    for m in markers {
+                        *lane.lost.entry(m.tab_id).or_default() += marker_count(&m);
+                    }
+                    return Some(first);
+                }
+            }
+            let found: Vec<Option<usize>> =
+                lanes.iter().map(|l| l.events.iter().position(|e| filter.passes(e))).collect();
+            let (lane, at) = found
+                .iter()
+                .enumerate()
+                .filter_map(|(lane, at)| at.map(|at| (lane, at)))
+                .min_by_key(|&(lane, at)| lanes[lane].events[at].id)?;
+            lanes[lane].remove(at)
         })
         .await
     }
 
     /// Take every event `filter` passes, at once, waiting up to `timeout` for at least one.
-    /// Empty on timeout.
+    /// Loss markers first, then the events in arrival order. Empty on timeout.
     pub async fn drain(&self, filter: &Filter, timeout: Duration) -> Vec<SessionEvent> {
         self.wait(timeout, |state| {
-            let (taken, kept): (VecDeque<_>, VecDeque<_>) =
-                std::mem::take(&mut state.events).into_iter().partition(|e| filter.passes(e));
-            state.events = kept;
-            state.bytes -= taken.iter().map(SessionEvent::cost).sum::<usize>();
-            (!taken.is_empty()).then(|| taken.into())
+            let State { lanes, last_id } = state;
+            let mut taken = Vec::new();
+            for (i, lane) in lanes.iter_mut().enumerate() {
+                taken.extend(lane.take_markers(filter, last_id, i));
+            }
+            let markers = taken.len();
+            for lane in lanes.iter_mut() {
+                let mut at = 0;
+                while at < lane.events.len() {
+                    if filter.passes(&lane.events[at]) {
+                        taken.extend(lane.remove(at));
+                    } else {
+                        at += 1;
+                    }
+                }
+            }
+            taken[markers..].sort_by_key(|e| e.id);
+            (!taken.is_empty()).then_some(taken)
         })
         .await
         .unwrap_or_default()
@@ -267,51 +484,6 @@ impl EventQueue {
         }
     }
 
-    /// Drop the oldest events until the queue is within its bounds, counting them in the
-    /// marker at the front.
-    fn make_room(&self, state: &mut State) {
-        let mut lost = 0u64;
-        while state.events.len() > self.inner.max_events
-            || state.bytes > self.inner.max_bytes && state.events.len() > 1
-        {
-            let oldest = match state.events.front() {
-                Some(front) if front.marker => 1,
-                _ => 0,
-            };
-            let Some(gone) = state.events.remove(oldest) else { break };
-            state.bytes -= gone.cost();
-            lost += if gone.marker { marker_count(&gone) } else { 1 };
-        }
-        if lost == 0 {
-            return;
-        }
-        let before = match state.events.front() {
-            Some(front) if front.marker => {
-                let front = state.events.pop_front().expect("front exists");
-                state.bytes -= front.cost();
-                marker_count(&front)
-            }
-            _ => 0,
-        };
-        let count = before + lost;
-        tracing::warn!(
-            count,
-            "the session's event queue overflowed: the oldest events were dropped"
-        );
-        let mut marker = SessionEvent::new(
-            kind::DROPPED,
-            None,
-            &serde_json::json!({
-                "count": count,
-                "reason": "the session's event queue was full; the oldest events were dropped",
-            }),
-        );
-        marker.marker = true;
-        marker.at_ms = now_ms();
-        state.bytes += marker.cost();
-        state.events.push_front(marker);
-    }
-
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.inner.state.lock().expect("event queue poisoned")
     }
@@ -332,7 +504,76 @@ mod tests {
     const NOW: Duration = Duration::ZERO;
 
     fn page(i: u64) -> SessionEvent {
-        SessionEvent::new(kind::PAGE_EVENT, Some(1), &json!({ "i": i }))
+        page_of(1, i)
+    }
+
+    fn page_of(tab: i64, i: u64) -> SessionEvent {
+        SessionEvent::new(kind::PAGE_EVENT, Some(tab), &json!({ "i": i }))
+            .from_page(Some(format!("http://tab{tab}.test")), None)
+    }
+
+    fn worker(name: &str) -> SessionEvent {
+        SessionEvent::new(kind::WORKER_COMPLETE, None, &json!({ "worker_id": name }))
+    }
+
+    #[tokio::test]
+    async fn a_flooding_tab_loses_only_its_own_events() {
+        let q = EventQueue::with_limits(100, usize::MAX);
+        q.push(worker("w1"));
+        q.push(page_of(2, 0));
+        for i in 0..100_000 {
+            q.push(page_of(1, i));
+        }
+        q.push(page_of(2, 1));
+        let done = q.take_one(&Filter::kinds(&[kind::WORKER_COMPLETE]), NOW).await.unwrap();
+        assert_eq!(done.data_value()["worker_id"], "w1", "the worker's report survives");
+
+        let got = q.drain(&Filter::kinds(&[kind::PAGE_EVENT]), NOW).await;
+        let markers: Vec<_> = got.iter().filter(|e| e.kind == kind::DROPPED).collect();
+        assert_eq!(markers.len(), 1);
+        assert_eq!(markers[0].tab_id, Some(1), "only the flooding tab lost events");
+        let tab2: Vec<u64> = got
+            .iter()
+            .filter(|e| e.tab_id == Some(2) && e.kind == kind::PAGE_EVENT)
+            .map(|e| e.data_value()["i"].as_u64().unwrap())
+            .collect();
+        assert_eq!(tab2, [0, 1], "the quiet tab keeps every event");
+        let tab1 = got.iter().filter(|e| e.tab_id == Some(1) && e.kind == kind::PAGE_EVENT).count();
+        assert_eq!(markers[0].data_value()["count"].as_u64().unwrap() + tab1 as u64, 100_000);
+    }
+
+    #[tokio::test]
+    async fn events_put_back_return_to_their_places_in_order() {
+        let q = EventQueue::new();
+        for i in 0..3 {
+            q.push(page(i));
+        }
+        q.push(worker("w"));
+        let taken = q.drain(&Filter::kinds(&[kind::PAGE_EVENT]), NOW).await;
+        assert_eq!(taken.len(), 3);
+        q.push(page(3));
+        q.put_back(taken);
+        let all = q.drain(&Filter::default(), NOW).await;
+        let order: Vec<String> = all
+            .iter()
+            .map(|e| match e.kind.as_str() {
+                kind::PAGE_EVENT => e.data_value()["i"].to_string(),
+                other => other.to_owned(),
+            })
+            .collect();
+        assert_eq!(order, ["0", "1", "2", kind::WORKER_COMPLETE, "3"]);
+    }
+
+    #[tokio::test]
+    async fn a_revoked_origins_events_are_forgotten() {
+        let q = EventQueue::new();
+        q.push(page_of(1, 0));
+        q.push(page_of(2, 0));
+        q.push(worker("w"));
+        assert_eq!(q.forget_origins(|o| o != "http://tab1.test"), 1);
+        let left: Vec<Option<i64>> =
+            q.drain(&Filter::default(), NOW).await.iter().map(|e| e.tab_id).collect();
+        assert_eq!(left, [Some(2), None]);
     }
 
     #[tokio::test]
@@ -374,10 +615,11 @@ mod tests {
         }
         let got = q.drain(&Filter::kinds(&[kind::PAGE_EVENT]), NOW).await;
         assert_eq!(got[0].kind, kind::DROPPED, "the marker passes any filter");
-        assert_eq!(got[0].data_value()["count"], 16);
+        assert_eq!(got[0].tab_id, Some(1), "it names the tab that lost them");
+        assert_eq!(got[0].data_value()["count"], 15);
         let kept: Vec<u64> =
             got[1..].iter().map(|e| e.data_value()["i"].as_u64().unwrap()).collect();
-        assert_eq!(kept, (16..25).collect::<Vec<_>>());
+        assert_eq!(kept, (15..25).collect::<Vec<_>>());
     }
 
     #[tokio::test]
@@ -387,6 +629,7 @@ mod tests {
             q.push(page(i));
         }
         let got = q.drain(&Filter::default(), NOW).await;
+        assert_eq!(got[0].kind, kind::DROPPED);
         let lost = got[0].data_value()["count"].as_u64().unwrap();
         assert_eq!(lost as usize + got.len() - 1, 100, "every event is kept or counted");
         assert!(got.len() < 100);

@@ -4,17 +4,19 @@
 //! order — straight from the reader, so a burst cannot overrun anything on the way.
 //! Subscribers of [`crate::core::Core::events`] get a copy too.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use serde::Deserialize;
 use serde_json::json;
 use serde_json::value::RawValue;
-use tabwire_host::wire::Event;
+use tabwire_host::sites::{self, Sites};
+use tabwire_host::wire::{self, Event};
 use tokio::sync::broadcast;
 
 use crate::browser::{BrowserEvent, BrowserInfo};
 use crate::events::{EventQueue, SessionEvent, kind};
-use crate::state_cache::StateCache;
+use crate::state_cache::{Provenance, StateCache};
 
 /// Shared by the core and every connection's reader.
 #[derive(Clone)]
@@ -22,6 +24,8 @@ pub(crate) struct Inbox {
     pub broadcast: broadcast::Sender<BrowserEvent>,
     pub queue: EventQueue,
     pub cache: StateCache,
+    /// Each browser's allowed sites, as its extension last announced them (by profile key).
+    pub sites: Arc<Mutex<HashMap<String, Vec<String>>>>,
 }
 
 /// What a `tab` event's data says (`specs/protocol.md`, "Events the extension sends").
@@ -49,9 +53,21 @@ impl Inbox {
             let event = Arc::new(event.clone());
             let _ = self.broadcast.send(BrowserEvent { host_pid: from.host_pid, event });
         }
-        let Event { event: name, tab_id, data, seq } = event;
-        let data: Arc<RawValue> = Arc::from(data);
+        let Event { event: name, tab_id, origin, url, data, seq } = event;
+        let mut data: Arc<RawValue> = Arc::from(data);
         let key = from.key();
+        if wire::nesting_depth(data.get()) > wire::MAX_DEPTH {
+            // The extension refuses these; one that slips through must not poison a wait
+            // (a value too deep to parse would fail the whole reply).
+            tracing::warn!(event = %name, tab_id, "an event nested too deep was replaced");
+            data = Arc::from(wire::raw(&json!({
+                "count": 1,
+                "reason": format!("a {name} nested deeper than {} levels was refused", wire::MAX_DEPTH),
+            })));
+            let marker = SessionEvent::from_raw(kind::DROPPED, tab_id, data);
+            self.queue.push(marker.from_host(from.host_pid, seq).from_page(origin, url));
+            return None;
+        }
         match (name.as_str(), tab_id) {
             ("browser_disconnected", _) => {
                 // The connection is about to close; the watcher queues the `browser` event then.
@@ -63,8 +79,20 @@ impl Inbox {
                 // (crate::operations) queue them once applied, so only this session's appear.
                 return None;
             }
+            (sites::EVENT, _) => {
+                // The user changed where tabwire may reach: what revoked sites said is forgotten.
+                if let Some(sites) = Sites::from_event(&data) {
+                    let cached = self.cache.forget_origins(&key, |o| sites.allows(o));
+                    let queued = self.queue.forget_origins(|o| sites.allows(o));
+                    tracing::info!(cached, queued, "the allowed sites changed");
+                    let list = sites.patterns().map(ToString::to_string).collect();
+                    self.sites.lock().expect("sites poisoned").insert(key, list);
+                }
+                return None;
+            }
             (kind::STATE_UPDATE, Some(tab)) => {
-                self.cache.put(&key, tab, data.clone(), arrival);
+                let origin = Provenance { origin: origin.clone(), url: url.clone() };
+                self.cache.put(&key, tab, data.clone(), origin, arrival);
             }
             (kind::TAB, Some(tab)) => match serde_json::from_str::<TabChange>(data.get()) {
                 Ok(change) if change.kind == "removed" => {
@@ -81,7 +109,11 @@ impl Inbox {
             },
             _ => {}
         }
-        self.queue.push(SessionEvent::from_raw(&name, tab_id, data).from_host(from.host_pid, seq));
+        self.queue.push(
+            SessionEvent::from_raw(&name, tab_id, data)
+                .from_host(from.host_pid, seq)
+                .from_page(origin, url),
+        );
         None
     }
 

@@ -51,6 +51,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Status { attach, json } => {
             cli::status::run(Core::probe_in(&runtime_dir::resolve(), attach.browser)?, json).await
         }
+        Command::Sites(args) => {
+            let core = Core::probe_in(&runtime_dir::resolve(), args.attach.browser.clone())?;
+            cli::sites::run(core, args).await
+        }
         _ => unreachable!("handled above"),
     }
 }

@@ -36,6 +36,10 @@ pub struct Tab {
     /// Whether the tab's window is the focused window.
     #[serde(default)]
     pub window_focused: bool,
+    /// Whether the tab shows a site the user allowed tabwire on. On other sites `url` is only
+    /// the origin and path and `title` is empty: tabwire does not read those pages.
+    #[serde(default)]
+    pub allowed: bool,
 }
 
 /// When `navigate` (and `open_tab`) return.
@@ -96,21 +100,48 @@ impl Core {
         let params = json!({ "tab_id": tab_id, "url": url, "wait": wait });
         self.call_as(browser, "tabs.navigate", params, wait.timeout()).await
     }
+}
 
-    /// The page's state: what its `provideState` returns, else its last `setState` value.
-    pub async fn get_state(&self, browser: Option<&str>, tab_id: i64) -> Result<Value, CallError> {
-        self.call(browser, "page.get_state", json!({ "tab_id": tab_id }), QUICK).await
+/// The sites the user allowed tabwire on, as one browser's extension keeps them
+/// (`sites.list`, and the answer to `sites.allow`/`sites.revoke`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SiteList {
+    /// Origin patterns, e.g. `https://app.example.com`, `http://localhost:*`.
+    pub sites: Vec<String>,
+    /// What a new profile starts with.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub defaults: Vec<String>,
+    /// `allow`/`revoke`: the pattern, normalised.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
+    /// `allow`/`revoke`: whether the list changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changed: Option<bool>,
+}
+
+/// Changes to the allowlist. Only the CLI (`tabwire sites`) asks for these: no MCP tool does,
+/// so an assistant cannot widen where tabwire reaches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SiteChange {
+    Allow,
+    Revoke,
+}
+
+impl Core {
+    pub async fn sites(&self, browser: Option<&str>) -> Result<SiteList, CallError> {
+        self.call_as(browser, "sites.list", Value::Null, QUICK).await
     }
 
-    /// Run the page's `onCommand(kind)` handler with `payload`; returns what it returned.
-    pub async fn page_command(
+    pub async fn change_sites(
         &self,
         browser: Option<&str>,
-        tab_id: i64,
-        kind: &str,
-        payload: Value,
-    ) -> Result<Value, CallError> {
-        let params = json!({ "tab_id": tab_id, "type": kind, "payload": payload });
-        self.call(browser, "page.command", params, SLOW).await
+        change: SiteChange,
+        pattern: &str,
+    ) -> Result<SiteList, CallError> {
+        let method = match change {
+            SiteChange::Allow => "sites.allow",
+            SiteChange::Revoke => "sites.revoke",
+        };
+        self.call_as(browser, method, json!({ "pattern": pattern }), QUICK).await
     }
 }

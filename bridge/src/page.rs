@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tabwire_host::wire::{self, code};
@@ -16,6 +16,7 @@ use crate::core::Core;
 use crate::error::CallError;
 use crate::events::{Filter, SessionEvent, kind};
 use crate::methods::Tab;
+use crate::state_cache::Provenance;
 
 /// How long a page's `onDrained` callbacks may take before the wait returns without them.
 const DRAINED_TIMEOUT: Duration = Duration::from_secs(2);
@@ -36,6 +37,8 @@ pub enum Source {
 #[derive(Debug, Clone)]
 pub struct StateRead {
     pub tab_id: i64,
+    /// The page that published it, as the extension named it (never the page itself).
+    pub from: Provenance,
     /// The browser's label, `chrome (host pid 4242)`.
     pub browser: String,
     pub state: Arc<RawValue>,
@@ -46,6 +49,30 @@ pub struct StateRead {
     pub fetched_at_ms: u64,
     /// Set when a fresh read was asked for, failed, and the cached copy is returned instead.
     pub warning: Option<String>,
+}
+
+/// What a command's handler returned, and which page ran it.
+#[derive(Debug, Clone)]
+pub struct CommandRun {
+    pub tab_id: i64,
+    pub from: Provenance,
+    pub result: Value,
+}
+
+/// The extension's answer to `page.get_state`.
+#[derive(Deserialize)]
+struct PageStateAnswer {
+    origin: Option<String>,
+    url: Option<String>,
+    state: Box<RawValue>,
+}
+
+/// The extension's answer to `page.command`.
+#[derive(Deserialize)]
+struct PageCommandAnswer {
+    origin: Option<String>,
+    url: Option<String>,
+    result: Value,
 }
 
 impl Core {
@@ -80,11 +107,16 @@ impl Core {
     /// A page's state. From the cache when there is a copy and `force` is false; else asked of
     /// the page (`page.get_state`), which also refreshes the cache. A fresh read that fails
     /// falls back to the cached copy with a warning; with no copy it is the error.
+    ///
+    /// With `expected_origin`, a page of another origin is not read (`origin_changed`). The
+    /// extension checks, at the moment it runs, that the tab's site is allowed; the cache
+    /// forgets the states of a site the moment the user revokes it.
     pub async fn read_state(
         &self,
         browser: Option<&str>,
         tab_id: Option<i64>,
         force: bool,
+        expected_origin: Option<&str>,
         timeout: Duration,
     ) -> Result<StateRead, CallError> {
         let conn = self.pick(browser).await?;
@@ -94,6 +126,7 @@ impl Core {
         let from_cache = |warning: Option<String>| {
             self.state_cache().get(&key, tab_id).map(|c| StateRead {
                 tab_id,
+                from: c.from,
                 browser: label.clone(),
                 state: c.state,
                 source: Source::Cache,
@@ -103,16 +136,24 @@ impl Core {
             })
         };
         if !force && let Some(read) = from_cache(None) {
+            check_origin(tab_id, expected_origin, read.from.origin.as_deref())?;
             return Ok(read);
         }
-        let params = wire::raw(&json!({ "tab_id": tab_id }));
+        let params = wire::raw(&json!({ "tab_id": tab_id, "expected_origin": expected_origin }));
         let (reply, arrival) = conn.call_stamped("page.get_state", params, timeout).await;
+        let reply = reply.and_then(|raw| {
+            serde_json::from_str::<PageStateAnswer>(raw.get()).map_err(|e| {
+                CallError::new(code::INTERNAL, format!("the extension's state answer is unreadable ({e}); are the extension and tabwire the same version? `tabwire doctor` checks"))
+            })
+        });
         match reply {
-            Ok(state) => {
-                let state: Arc<RawValue> = Arc::from(state);
-                self.state_cache().put(&key, tab_id, state.clone(), arrival);
+            Ok(answer) => {
+                let state: Arc<RawValue> = Arc::from(answer.state);
+                let from = Provenance { origin: answer.origin, url: answer.url };
+                self.state_cache().put(&key, tab_id, state.clone(), from.clone(), arrival);
                 Ok(StateRead {
                     tab_id,
+                    from,
                     browser: label,
                     state,
                     source: Source::Fresh,
@@ -121,35 +162,48 @@ impl Core {
                     warning: None,
                 })
             }
+            // The site is not allowed, or not the one expected: never fall back to a copy.
+            Err(e) if [code::SITE_NOT_ALLOWED, code::ORIGIN_CHANGED].contains(&e.code()) => Err(e),
             Err(e) => {
                 let warning = format!("could not refresh ({e}); this is the cached copy");
-                from_cache(Some(warning)).ok_or_else(|| unreadable(tab_id, &e, timeout))
+                let read =
+                    from_cache(Some(warning)).ok_or_else(|| unreadable(tab_id, &e, timeout))?;
+                check_origin(tab_id, expected_origin, read.from.origin.as_deref())?;
+                Ok(read)
             }
         }
     }
 
-    /// Run the page's `onCommand(kind)` handler with `payload`; returns the tab and the
-    /// handler's result. A page with `provideState` pushes its new state before this returns.
+    /// Run the page's `onCommand(kind)` handler with `payload` in tab `tab_id` — always a
+    /// tab named by the caller, never "whatever is focused now". With `expected_origin`, a page
+    /// of another origin is not touched (`origin_changed`). A page with `provideState` pushes
+    /// its new state before this returns.
     pub async fn send_command(
         &self,
         browser: Option<&str>,
-        tab_id: Option<i64>,
+        tab_id: i64,
         kind: &str,
         payload: &Value,
+        expected_origin: Option<&str>,
         timeout: Duration,
-    ) -> Result<(i64, Value), CallError> {
+    ) -> Result<CommandRun, CallError> {
         let conn = self.pick(browser).await?;
-        let tab_id = self.resolve_tab(&conn, tab_id).await?;
-        let params = wire::raw(&json!({ "tab_id": tab_id, "type": kind, "payload": payload }));
+        let params = wire::raw(&json!({
+            "tab_id": tab_id,
+            "type": kind,
+            "payload": payload,
+            "expected_origin": expected_origin,
+        }));
         let raw = conn.call("page.command", params, timeout).await?;
-        let result = serde_json::from_str(raw.get()).map_err(|e| {
+        let answer: PageCommandAnswer = serde_json::from_str(raw.get()).map_err(|e| {
             CallError::new(code::INTERNAL, format!("the page's answer is unreadable: {e}"))
         })?;
-        Ok((tab_id, result))
+        let from = Provenance { origin: answer.origin, url: answer.url };
+        Ok(CommandRun { tab_id, from, result: answer.result })
     }
 
     /// Wait up to `timeout` for page events (`tabwire.pushEvent`), of one tab or of all, and
-    /// take every one queued, at once. An error at once when no browser is attached.
+    /// take every one queued, at once, with the `dropped` reports of lost ones. An error at once when no browser is attached.
     /// Call [`Core::tell_drained`] with the result afterwards.
     pub async fn wait_page_events(
         &self,
@@ -160,7 +214,8 @@ impl Core {
         if self.browsers().is_empty() {
             return Err(CallError::NoBrowser);
         }
-        let filter = Filter { kinds: vec![kind::PAGE_EVENT.to_owned()], tab_id };
+        // With the pages' own events go the reports of their losses (`dropped`).
+        let filter = Filter { kinds: vec![kind::PAGE_EVENT.into(), kind::DROPPED.into()], tab_id };
         Ok(self.queue().drain(&filter, timeout).await)
     }
 
@@ -182,6 +237,25 @@ impl Core {
             }
         });
         futures::future::join_all(calls).await;
+    }
+}
+
+/// `origin_changed` when the page is not of the origin the caller expected.
+fn check_origin(
+    tab_id: i64,
+    expected: Option<&str>,
+    actual: Option<&str>,
+) -> Result<(), CallError> {
+    match expected {
+        Some(want) if actual != Some(want) => Err(CallError::new(
+            code::ORIGIN_CHANGED,
+            format!(
+                "tab {tab_id} now shows {} (expected {want}); nothing was read. list_tabs shows \
+                 what each tab holds",
+                actual.unwrap_or("a page of unknown origin")
+            ),
+        )),
+        _ => Ok(()),
     }
 }
 

@@ -19,11 +19,21 @@ use std::time::Instant;
 
 use serde_json::value::RawValue;
 
+/// Which page a state came from, as the extension's service worker named it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Provenance {
+    pub origin: Option<String>,
+    /// Without its fragment.
+    pub url: Option<String>,
+}
+
 /// One tab's cached state.
 #[derive(Debug, Clone)]
 pub struct Cached {
     /// The state as JSON text, shared with the event that carried it.
     pub state: Arc<RawValue>,
+    /// The page that published it.
+    pub from: Provenance,
     /// When it arrived, in milliseconds since the Unix epoch.
     pub fetched_at_ms: u64,
     /// When it arrived, for its age.
@@ -55,7 +65,14 @@ impl StateCache {
 
     /// Store a state that arrived as frame number `arrival`. Returns false (and stores nothing)
     /// when the tab already has something that arrived later.
-    pub fn put(&self, browser: &str, tab_id: i64, state: Arc<RawValue>, arrival: u64) -> bool {
+    pub fn put(
+        &self,
+        browser: &str,
+        tab_id: i64,
+        state: Arc<RawValue>,
+        from: Provenance,
+        arrival: u64,
+    ) -> bool {
         let mut slots = self.slots.lock().expect("state cache poisoned");
         let slot = slots.entry((browser.to_owned(), tab_id)).or_default();
         if arrival < slot.arrival {
@@ -63,7 +80,7 @@ impl StateCache {
         }
         slot.arrival = arrival;
         let fetched_at_ms = tabwire_host::runtime_dir::now_ms();
-        slot.entry = Some(Cached { state, fetched_at_ms, at: Instant::now() });
+        slot.entry = Some(Cached { state, from, fetched_at_ms, at: Instant::now() });
         true
     }
 
@@ -110,6 +127,22 @@ impl StateCache {
         }
     }
 
+    /// Forget the states of one browser's pages whose origin `allowed` refuses (the user
+    /// revoked their site), and those of unknown origin; returns how many went.
+    pub fn forget_origins(&self, browser: &str, allowed: impl Fn(&str) -> bool) -> usize {
+        let mut slots = self.slots.lock().expect("state cache poisoned");
+        let mut gone = 0;
+        for (_, slot) in slots.iter_mut().filter(|((b, _), _)| b == browser) {
+            let keep =
+                slot.entry.as_ref().is_none_or(|c| c.from.origin.as_deref().is_some_and(&allowed));
+            if !keep {
+                slot.entry = None;
+                gone += 1;
+            }
+        }
+        gone
+    }
+
     /// Forget every tab of one browser (tests, and a browser whose profile went away).
     pub fn forget_browser(&self, browser: &str) {
         self.slots.lock().expect("state cache poisoned").retain(|(b, _), _| b != browser);
@@ -129,11 +162,27 @@ mod tests {
         Arc::from(RawValue::from_string(s.to_owned()).unwrap())
     }
 
+    fn from(origin: &str) -> Provenance {
+        Provenance { origin: Some(origin.to_owned()), url: Some(format!("{origin}/")) }
+    }
+
+    #[test]
+    fn revoking_a_site_forgets_its_states_and_keeps_the_others() {
+        let cache = StateCache::default();
+        cache.put("p", 1, raw("1"), from("http://a"), 1);
+        cache.put("p", 2, raw("2"), from("http://b"), 2);
+        cache.put("q", 3, raw("3"), from("http://a"), 3);
+        assert_eq!(cache.forget_origins("p", |o| o == "http://b"), 1);
+        assert!(cache.get("p", 1).is_none());
+        assert!(cache.get("p", 2).is_some());
+        assert!(cache.get("q", 3).is_some(), "another browser has its own list");
+    }
+
     #[test]
     fn an_older_answer_does_not_replace_a_newer_update() {
         let cache = StateCache::default();
-        assert!(cache.put("p", 1, raw("2"), 20));
-        assert!(!cache.put("p", 1, raw("1"), 10));
+        assert!(cache.put("p", 1, raw("2"), from("http://a"), 20));
+        assert!(!cache.put("p", 1, raw("1"), from("http://a"), 10));
         assert_eq!(cache.get("p", 1).unwrap().state.get(), "2");
         assert!(cache.get("p", 2).is_none());
         assert!(cache.get("q", 1).is_none());
@@ -143,20 +192,23 @@ mod tests {
     fn closing_or_loading_another_document_forgets_the_state() {
         let cache = StateCache::default();
         cache.tab_updated("p", 1, Some("http://a/x"), Some("complete"), 1);
-        cache.put("p", 1, raw("1"), 2);
+        cache.put("p", 1, raw("1"), from("http://a"), 2);
         cache.tab_updated("p", 1, Some("http://a/x#frag"), Some("complete"), 3);
         assert!(cache.get("p", 1).is_some(), "a fragment change keeps the document");
         cache.tab_updated("p", 1, Some("http://a/x"), Some("loading"), 4);
         assert!(cache.get("p", 1).is_none(), "a reload is a new document");
-        cache.put("p", 1, raw("2"), 5);
+        cache.put("p", 1, raw("2"), from("http://a"), 5);
         cache.tab_updated("p", 1, Some("http://a/x"), Some("loading"), 6);
         assert!(cache.get("p", 1).is_some(), "a title change while loading keeps the new state");
         cache.tab_updated("p", 1, Some("http://a/x"), Some("complete"), 7);
         cache.tab_updated("p", 1, Some("http://a/y"), Some("complete"), 8);
         assert!(cache.get("p", 1).is_none(), "another url is another document");
-        cache.put("p", 1, raw("3"), 9);
+        cache.put("p", 1, raw("3"), from("http://a"), 9);
         cache.tab_removed("p", 1, 10);
         assert!(cache.get("p", 1).is_none());
-        assert!(!cache.put("p", 1, raw("\"late\""), 9), "a late answer does not bring it back");
+        assert!(
+            !cache.put("p", 1, raw("\"late\""), from("http://a"), 9),
+            "a late answer does not bring it back"
+        );
     }
 }

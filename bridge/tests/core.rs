@@ -22,12 +22,7 @@ async fn events_reach_every_subscriber_in_order() {
     let (mut first, mut second) = (core.events(), core.events());
 
     for n in 0..3 {
-        let event = Event {
-            event: "state_update".into(),
-            tab_id: Some(5),
-            data: wire::raw(&json!({ "count": n })),
-            seq: None,
-        };
+        let event = Event::new("state_update", Some(5), wire::raw(&json!({ "count": n })));
         browser.send(Message::Event(event)).await;
     }
     for events in [&mut first, &mut second] {
@@ -51,19 +46,35 @@ async fn page_methods_carry_their_parameters() {
     browser.hello(&env, "chromium", "p1").await;
     let core = Core::start_in(&env.dir, None).unwrap();
 
+    let origin = "http://localhost:5173";
+    let answered = json!({ "origin": origin, "url": "http://localhost:5173/app", "state": { "items": ["bread"] } });
     let (state, params) = tokio::join!(
-        core.get_state(None, 5),
-        browser.answer("page.get_state", json!({ "items": ["bread"] }))
+        core.read_state(None, Some(5), true, Some(origin), SECOND),
+        browser.answer("page.get_state", answered)
     );
-    assert_eq!(params, json!({ "tab_id": 5 }));
-    assert_eq!(state.unwrap(), json!({ "items": ["bread"] }));
+    assert_eq!(params, json!({ "tab_id": 5, "expected_origin": origin }));
+    let state = state.unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(state.state.get()).unwrap(),
+        json!({ "items": ["bread"] })
+    );
+    assert_eq!(state.from.origin.as_deref(), Some(origin));
+    assert_eq!(state.from.url.as_deref(), Some("http://localhost:5173/app"));
 
-    let (result, params) = tokio::join!(
-        core.page_command(None, 5, "add_item", json!({ "item": "milk" })),
-        browser.answer("page.command", json!({ "items": 2 }))
+    let answered =
+        json!({ "origin": origin, "url": "http://localhost:5173/app", "result": { "items": 2 } });
+    let payload = json!({ "item": "milk" });
+    let (run, params) = tokio::join!(
+        core.send_command(None, 5, "add_item", &payload, None, SECOND),
+        browser.answer("page.command", answered)
     );
-    assert_eq!(params, json!({ "tab_id": 5, "type": "add_item", "payload": { "item": "milk" } }));
-    assert_eq!(result.unwrap(), json!({ "items": 2 }));
+    assert_eq!(
+        params,
+        json!({ "tab_id": 5, "type": "add_item", "payload": { "item": "milk" }, "expected_origin": null })
+    );
+    let run = run.unwrap();
+    assert_eq!(run.result, json!({ "items": 2 }));
+    assert_eq!(run.from.origin.as_deref(), Some(origin));
 
     let pid = browser.pid.to_string();
     let (pong, _) = tokio::join!(
@@ -71,6 +82,42 @@ async fn page_methods_carry_their_parameters() {
         browser.answer("ping", json!({ "pong": true }))
     );
     assert_eq!(pong.unwrap(), json!({ "pong": true }));
+}
+
+const SECOND: Duration = Duration::from_secs(1);
+
+#[tokio::test]
+async fn a_cached_state_of_another_origin_is_not_read_and_a_revoked_sites_is_forgotten() {
+    let env = Env::new();
+    let mut browser = env.host().await;
+    browser.hello(&env, "chromium", "p1").await;
+    let core = Core::start_in(&env.dir, None).unwrap();
+    core.ready().await;
+    let mut event = Event::new("state_update", Some(5), wire::raw(&json!({ "n": 1 })));
+    event.origin = Some("https://app.example.com".into());
+    event.url = Some("https://app.example.com/".into());
+    browser.send(Message::Event(event)).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(2);
+    while core.state_cache().get(&core.browsers()[0].key(), 5).is_none() {
+        assert!(std::time::Instant::now() < deadline, "the state_update never reached the cache");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let read = core.read_state(None, Some(5), false, None, SECOND).await.unwrap();
+    assert_eq!(read.from.origin.as_deref(), Some("https://app.example.com"));
+    let err = core
+        .read_state(None, Some(5), false, Some("https://other.example.com"), SECOND)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "origin_changed", "{err}");
+    assert!(err.message().contains("https://app.example.com"), "{err}");
+
+    let sites = Event::new("sites", None, wire::raw(&json!({ "sites": ["http://localhost:*"] })));
+    browser.send(Message::Event(sites)).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(2);
+    while core.state_cache().get(&core.browsers()[0].key(), 5).is_some() {
+        assert!(std::time::Instant::now() < deadline, "the revoked site's state is still cached");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }
 
 #[tokio::test]

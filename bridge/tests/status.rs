@@ -71,12 +71,11 @@ async fn status_does_not_take_the_events_kept_for_the_next_session() {
     browser.hello(&env, "chromium", "3f1c9a77").await;
     // A page pushes an event while no session runs: the host keeps it.
     browser
-        .send(Message::Event(Event {
-            event: "page_event".into(),
-            tab_id: Some(7),
-            data: tabwire_host::wire::raw(&json!({ "kind": "clicked" })),
-            seq: None,
-        }))
+        .send(Message::Event(Event::new(
+            "page_event",
+            Some(7),
+            tabwire_host::wire::raw(&json!({ "kind": "clicked" })),
+        )))
         .await;
     let (out, _) = tokio::join!(env.tabwire(&["status"]), browser.answer("tabs.list", json!([])));
     assert!(out.status.success(), "{out:?}");

@@ -65,7 +65,11 @@
     }
   }
 
-  async function send({ operation_id: id, text, adapter: a, wait_ms: waitMs }) {
+  async function send({ operation_id: id, text, adapter: a, wait_ms: waitMs, origin }) {
+    // The worker checked the tab's URL; this is the document that would be typed into. If the
+    // tab navigated in between, type nothing (and say nothing of the page it holds now).
+    if (location.origin !== origin)
+      fail('origin_changed', `the tab navigated away from ${origin} before anything was typed; nothing was done. list_tabs shows what each tab holds`);
     if (ops.has(id)) fail('bad_request', `operation ${id} was already sent in this page`);
     checkAdapter(a);
     connect();
@@ -97,7 +101,7 @@
       throw e;
     }
     check(op);
-    return { started: true, url: location.href };
+    return { started: true, url: location.href.split('#')[0] }; // never the fragment (it may hold a token)
   }
 
   function checkAdapter(a) {
@@ -118,7 +122,7 @@
 
   function mismatch(a, field, waitMs, why) {
     fail('adapter_mismatch',
-      `adapter "${a.name}": ${why ?? `nothing in ${location.href} matches`} its \`${field}\` selector \`${a[field]}\` ` +
+      `adapter "${a.name}": ${why ?? `nothing in ${location.href.split('#')[0]} matches`} its \`${field}\` selector \`${a[field]}\` ` +
       `(waited ${waitMs} ms). The page may not be the chat, may still be loading, or its markup changed: ` +
       'pass a corrected adapter (list_adapters shows this one) or put one in the adapters config directory');
   }

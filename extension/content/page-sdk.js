@@ -1,12 +1,15 @@
-// MAIN world, top frame, document_start: defines window.tabwire for the page
-// (specs/page-sdk.md). It talks only to content/relay.js, by window.postMessage on the
-// "tabwire" channel; values cross as JSON text, checked here so a bad value fails in the
-// page's own call with a clear error.
+// MAIN world, top frame, document_start, only on the sites the user allows (sites.js registers
+// it): defines window.tabwire for the page (specs/page-sdk.md). It talks only to
+// content/relay.js, by window.postMessage on the "tabwire" channel; values cross as JSON text,
+// checked here so a bad value fails in the page's own call with a clear error. The extension's
+// worker checks them all again: these checks are for the page's developer, not a defence.
 (() => {
   if ('tabwire' in window) return;
   const CHANNEL = 'tabwire';
   const VERSION = '0.1.0';
-  const MAX_JSON = 64 * 1024 * 1024;
+  const MAX_JSON = 64 * 1024 * 1024; // Chrome's limit for one message to the host
+  const MAX_EVENT = 1024 * 1024; // one pushEvent: events are meant to be small and many
+  const MAX_DEPTH = 64; // arrays/objects inside one another; the top value is level 1
   const post = window.postMessage.bind(window);
   const toExt = (msg) => post({ ...msg, channel: CHANNEL, dir: 'page>ext' }, '*');
 
@@ -17,7 +20,7 @@
   let sent = 0;
 
   // JSON text of `value`, or a TypeError/RangeError saying what is wrong (also logged).
-  function encode(value, what) {
+  function encode(value, what, max = MAX_JSON) {
     let json;
     try {
       json = JSON.stringify(value, (key, v) => {
@@ -29,9 +32,21 @@
     } catch (e) {
       throw logged(new TypeError(`tabwire: ${what} is not JSON-serializable: ${e.message}. Use plain objects, arrays, strings, finite numbers, booleans and null — no cycles, functions or BigInt.`));
     }
-    if (json.length > MAX_JSON)
-      throw logged(new RangeError(`tabwire: ${what} is ${(json.length / 1048576).toFixed(1)} MiB as JSON, over the 64 MiB limit; send less (a summary, or pages of it).`));
+    if (json.length > max)
+      throw logged(new RangeError(`tabwire: ${what} is ${(json.length / 1048576).toFixed(1)} MiB as JSON, over the ${max / 1048576} MiB limit; send less (a summary, or pages of it).`));
+    if (deeperThan(value, MAX_DEPTH))
+      throw logged(new TypeError(`tabwire: ${what} is nested deeper than ${MAX_DEPTH} levels (objects and arrays inside one another); send a flatter value.`));
     return json;
+  }
+
+  // Whether `value` nests arrays and objects more than `max` levels deep (the top value is
+  // level 1), walking the value itself: the page hears at once, in its own call. (The worker
+  // checks the JSON text again: a page can post to the relay without this SDK.)
+  function deeperThan(value, max, level = 1) {
+    if (value === null || typeof value !== 'object') return false;
+    if (level > max) return true;
+    for (const key in value) if (Object.hasOwn(value, key) && deeperThan(value[key], max, level + 1)) return true;
+    return false;
   }
 
   function logged(err) {
@@ -181,7 +196,7 @@
 
     // Send an event to the assistant (page_event).
     pushEvent(event) {
-      return send('event', encode(event, 'the event passed to pushEvent'));
+      return send('event', encode(event, 'the event passed to pushEvent', MAX_EVENT));
     },
 
     // fn(count) runs when the assistant has taken `count` events.

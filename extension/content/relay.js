@@ -1,4 +1,5 @@
-// ISOLATED world, top frame, document_start: carries messages between the page's
+// ISOLATED world, top frame, document_start, only on the sites the user allows (sites.js
+// registers it): carries messages between the page's
 // window.tabwire (content/page-sdk.js, MAIN world) and the extension's service worker
 // (page.js). Page ⇄ relay: window.postMessage on the "tabwire" channel (specs/page-sdk.md).
 // Relay ⇄ worker: one long-lived runtime port, opened the first time the page uses the SDK.

@@ -22,4 +22,5 @@ pub mod origin;
 pub mod relay;
 pub mod runtime_dir;
 pub mod shutdown;
+pub mod sites;
 pub mod wire;

@@ -27,6 +27,7 @@ use tokio_util::time::{DelayQueue, delay_queue};
 
 use crate::event_buffer::{Dropped, EventBuffer};
 use crate::limits;
+use crate::sites::{self, Sites};
 use crate::wire::{self, Cancel, Event, Hello, Message, Request, Response, code};
 
 /// Names one bridge connection for the life of the host.
@@ -162,6 +163,9 @@ pub struct Relay {
     buffer: EventBuffer,
     /// Our hello for bridges (the extension's plus `host_pid`), once the extension sent one.
     hello: Option<Bytes>,
+    /// The extension's last `sites` event (without a seq), for each bridge that attaches
+    /// after it: a bridge learns the allowed sites without asking.
+    sites: Option<Bytes>,
 }
 
 enum Step {
@@ -194,6 +198,7 @@ impl Relay {
                 limits::EVENT_BUFFER_MAX_BYTES,
             ),
             hello: None,
+            sites: None,
         }
     }
 
@@ -256,6 +261,9 @@ impl Relay {
         tracing::info!(bridge = id, bridges = self.bridges.len(), "bridge attached");
         if let Some(hello) = &self.hello {
             self.send_to_bridge(id, Outgoing::Frame(hello.clone()));
+        }
+        if let Some(sites) = &self.sites {
+            self.send_to_bridge(id, Outgoing::Frame(sites.clone()));
         }
         self.host_status();
     }
@@ -428,13 +436,17 @@ impl Relay {
                 self.send_to_bridge(p.bridge, Outgoing::Frame(frame));
             }
             Message::Event(mut event) => {
+                if event.event == sites::EVENT {
+                    self.sites_changed(&event);
+                }
                 self.next_seq += 1;
                 event.seq = Some(self.next_seq);
+                let origin = event.origin.clone();
                 let frame: Bytes = Message::Event(event).to_bytes().into();
                 let ids: Vec<BridgeId> =
                     self.bridges.iter().filter(|(_, b)| b.subscribed).map(|(id, _)| *id).collect();
                 if ids.is_empty() {
-                    self.buffer.push(self.next_seq, frame);
+                    self.buffer.push(self.next_seq, frame, origin);
                 } else {
                     for id in ids {
                         self.send_to_bridge(id, Outgoing::Frame(frame.clone()));
@@ -471,6 +483,20 @@ impl Relay {
         }
     }
 
+    /// The user changed the sites tabwire may use: what pages of a revoked site pushed while no
+    /// session listened is forgotten, never replayed to the next one.
+    fn sites_changed(&mut self, event: &Event) {
+        let Some(sites) = Sites::from_event(&event.data) else {
+            tracing::warn!("ignored a `sites` event whose data is not {{\"sites\": [pattern]}}");
+            return;
+        };
+        self.sites = Some(Message::Event(event.clone()).to_bytes().into());
+        let gone = self.buffer.forget_origins(|origin| sites.allows(origin));
+        if gone > 0 {
+            tracing::info!(gone, "forgot buffered events of sites the user no longer allows");
+        }
+    }
+
     /// Queue a frame for one bridge. A bridge whose queue is full has stopped reading; it is
     /// disconnected rather than allowed to grow the host without end.
     fn send_to_bridge(&mut self, id: BridgeId, out: Outgoing) {
@@ -499,7 +525,7 @@ impl Relay {
             bridges: usize,
         }
         let data = wire::raw(&Status { host_pid: self.pid, bridges: self.bridges.len() });
-        let event = Event { event: "host_status".into(), tab_id: None, data, seq: None };
+        let event = Event::new("host_status", None, data);
         self.send_to_browser(&Message::Event(event));
     }
 
@@ -524,12 +550,7 @@ impl Relay {
         struct Reason<'a> {
             reason: &'a str,
         }
-        let event = Event {
-            event: "browser_disconnected".into(),
-            tab_id: None,
-            data: wire::raw(&Reason { reason }),
-            seq: None,
-        };
+        let event = Event::new("browser_disconnected", None, wire::raw(&Reason { reason }));
         let frame: Bytes = Message::Event(event).to_bytes().into();
         for bridge in self.bridges.values() {
             let _ = bridge.link.send(Outgoing::Frame(frame.clone()));
@@ -540,6 +561,6 @@ impl Relay {
 }
 
 fn dropped_event(d: Dropped) -> Bytes {
-    let event = Event { event: "dropped".into(), tab_id: None, data: wire::raw(&d), seq: None };
+    let event = Event::new("dropped", None, wire::raw(&d));
     Message::Event(event).to_bytes().into()
 }

@@ -38,6 +38,10 @@ pub mod code {
     pub const PAGE_ERROR: &str = "page_error";
     /// The page cannot be scripted (chrome:// pages, the web store, a crashed tab).
     pub const NOT_SCRIPTABLE: &str = "not_scriptable";
+    /// The tab shows a site the user has not allowed tabwire on (`tabwire sites`, the popup).
+    pub const SITE_NOT_ALLOWED: &str = "site_not_allowed";
+    /// The tab no longer shows the origin the caller expected (`expected_origin`).
+    pub const ORIGIN_CHANGED: &str = "origin_changed";
     /// Anything else that went wrong inside a peer.
     pub const INTERNAL: &str = "internal";
 }
@@ -123,6 +127,13 @@ pub struct Event {
     pub event: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tab_id: Option<i64>,
+    /// The origin of the document that produced it, set by the extension's service worker from
+    /// the sender Chrome names, never by the page (`specs/security.md`, "Provenance").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
+    /// That document's URL, without its fragment.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
     pub data: Box<RawValue>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seq: Option<u64>,
@@ -144,6 +155,13 @@ pub struct Chunk {
     pub data: String,
 }
 
+impl Event {
+    /// An event with no provenance (made by the host or a bridge, not by a page).
+    pub fn new(event: impl Into<String>, tab_id: Option<i64>, data: Box<RawValue>) -> Self {
+        Self { event: event.into(), tab_id, origin: None, url: None, data, seq: None }
+    }
+}
+
 impl ErrorBody {
     pub fn new(code: &str, message: impl Into<String>) -> Self {
         Self { code: code.to_owned(), message: message.into() }
@@ -158,6 +176,37 @@ impl Response {
     pub fn err(id: impl Into<String>, code: &str, message: impl Into<String>) -> Self {
         Self { id: id.into(), result: Err(ErrorBody::new(code, message)) }
     }
+}
+
+/// How deeply values from pages may nest (`[[1]]` is 2 deep). The extension refuses deeper
+/// ones; serde_json's parser stops at 128, so anything past this never reaches a parse.
+pub const MAX_DEPTH: usize = 64;
+
+/// How deeply the JSON text `json` nests arrays and objects, by a scan of its bytes (no parse,
+/// no allocation). Brackets inside strings do not count.
+pub fn nesting_depth(json: &str) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for b in json.bytes() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 /// `null` as a raw value, for empty params, results and event data.
@@ -210,6 +259,8 @@ struct Envelope {
     error: Option<ErrorBody>,
     event: Option<String>,
     tab_id: Option<i64>,
+    origin: Option<String>,
+    url: Option<String>,
     data: Option<Box<RawValue>>,
     seq: Option<u64>,
     index: Option<u32>,
@@ -259,6 +310,8 @@ impl Envelope {
             "event" => Message::Event(Event {
                 event: need(self.event, "event", "event")?,
                 tab_id: self.tab_id,
+                origin: self.origin,
+                url: self.url,
                 data: self.data.unwrap_or_else(null),
                 seq: self.seq,
             }),
@@ -310,11 +363,17 @@ impl Serialize for Message {
                 st.end()
             }
             Message::Event(m) => {
-                let mut st = s.serialize_struct("event", 5)?;
+                let mut st = s.serialize_struct("event", 7)?;
                 st.serialize_field("type", "event")?;
                 st.serialize_field("event", &m.event)?;
                 if let Some(tab) = m.tab_id {
                     st.serialize_field("tab_id", &tab)?;
+                }
+                if let Some(origin) = &m.origin {
+                    st.serialize_field("origin", origin)?;
+                }
+                if let Some(url) = &m.url {
+                    st.serialize_field("url", url)?;
                 }
                 st.serialize_field("data", &m.data)?;
                 if let Some(seq) = m.seq {
@@ -331,6 +390,16 @@ impl Serialize for Message {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nesting_depth_counts_brackets_outside_strings() {
+        assert_eq!(nesting_depth("1"), 0);
+        assert_eq!(nesting_depth("[]"), 1);
+        assert_eq!(nesting_depth(r#"{"a":[1,{"b":[]}],"c":{}}"#), 4);
+        assert_eq!(nesting_depth(r#"["[[[[", "\"[[", {"x": "]]]"}]"#), 2);
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        assert_eq!(nesting_depth(&deep), 200);
+    }
 
     fn round_trip(json: &str) -> String {
         let msg = Message::parse(json.as_bytes()).unwrap();

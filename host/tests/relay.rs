@@ -148,6 +148,40 @@ fn events_are_kept_while_no_bridge_is_attached_and_replayed_with_seq_continuity(
 }
 
 #[test]
+fn page_events_of_a_site_revoked_while_no_bridge_listened_are_not_replayed() {
+    let mut host = Host::start_with_hello();
+    let from = |host: &mut Host, origin: &str, n: u64| {
+        host.send(
+            &json!({
+                "type": "event", "event": "page_event", "tab_id": n, "origin": origin,
+                "url": format!("{origin}/app"), "data": { "n": n },
+            })
+            .to_string(),
+        );
+    };
+    from(&mut host, "https://evil.example", 1);
+    from(&mut host, "http://localhost:5173", 2);
+    from(&mut host, "https://evil.example", 3);
+    // The user revokes https://evil.example: the extension sends the new list.
+    host.send(
+        &json!({"type": "event", "event": "sites", "data": { "sites": ["http://localhost:*"] }})
+            .to_string(),
+    );
+    host.sync_browser("a");
+    let mut a = host.connect();
+    a.recv_hello();
+    let known = a.recv();
+    assert_eq!(known["event"], "sites", "a bridge learns the list right after the hello");
+    assert_eq!(known["data"]["sites"], json!(["http://localhost:*"]));
+    let kept = a.recv();
+    assert_eq!(kept["data"]["n"], 2);
+    assert_eq!(kept["origin"], "http://localhost:5173", "provenance survives the relay");
+    assert_eq!(kept["url"], "http://localhost:5173/app");
+    assert_eq!(a.recv()["event"], "sites");
+    assert_eq!(a.try_recv(Duration::from_millis(50)), None, "nothing of the revoked site");
+}
+
+#[test]
 fn a_bridge_that_does_not_subscribe_neither_gets_events_nor_takes_the_replay() {
     let mut host = Host::start_with_hello();
     for n in 1..=3 {

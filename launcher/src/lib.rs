@@ -51,6 +51,10 @@ pub struct LaunchOptions {
     /// Write the native-host manifest into the profile (`<root>/profile/NativeMessagingHosts/`).
     /// Off when the caller installed it already (the tests run `tabwire install --user-data-dir`).
     pub write_manifest: bool,
+    /// Speak CDP with the browser over a pipe (`--remote-debugging-pipe`: the browser reads
+    /// fd 3 and writes fd 4; no port is opened). Our ends: [`Browser::take_cdp_pipe`].
+    /// For tests only; off for `tabwire demo`.
+    pub cdp_pipe: bool,
 }
 
 /// Why the browser could not be started.
@@ -76,6 +80,8 @@ pub enum LaunchError {
     NoHostSocket { timeout: Duration, runtime: PathBuf, log: String },
     #[error("cannot prepare {path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
+    #[error("cannot create the pipes for --remote-debugging-pipe: {0}")]
+    CdpPipe(std::io::Error),
 }
 
 /// A running browser. Dropping it ends the browser (SIGTERM, then SIGKILL to its group) and
@@ -87,6 +93,8 @@ pub struct Browser {
     pub runtime_dir: PathBuf,
     pub log: PathBuf,
     keep: bool,
+    /// Our ends of the CDP pipe (to the browser, from the browser), until taken.
+    cdp: Option<(std::fs::File, std::fs::File)>,
 }
 
 impl Browser {
@@ -134,10 +142,19 @@ impl Browser {
         }
         #[cfg(unix)]
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        // The child's ends stay open until the spawn returns and close in `into_ours`: from
+        // then on only the browser holds them, so each side sees EOF when the other goes.
+        let pipe = if opts.cdp_pipe {
+            cmd.arg("--remote-debugging-pipe");
+            Some(cdp_pipe::CdpPipe::attach(&mut cmd).map_err(LaunchError::CdpPipe)?)
+        } else {
+            None
+        };
         let child = cmd
             .spawn()
             .map_err(|source| LaunchError::Spawn { path: opts.chromium.clone(), source })?;
-        let mut browser = Browser { child, root, profile, runtime_dir, log, keep: opts.keep };
+        let cdp = pipe.map(cdp_pipe::CdpPipe::into_ours);
+        let mut browser = Browser { child, root, profile, runtime_dir, log, keep: opts.keep, cdp };
         browser.wait_for_host(opts.timeout)?;
         Ok(browser)
     }
@@ -193,6 +210,13 @@ impl Browser {
     pub fn keep(&mut self) {
         self.keep = true;
     }
+
+    /// Our ends of the CDP pipe, once (launched with [`LaunchOptions::cdp_pipe`]): write
+    /// NUL-terminated JSON messages to the first, read the browser's from the second. Both are
+    /// close-on-exec. Closing the first makes the browser see EOF, on which it may exit.
+    pub fn take_cdp_pipe(&mut self) -> Option<(std::fs::File, std::fs::File)> {
+        self.cdp.take()
+    }
 }
 
 impl Drop for Browser {
@@ -217,6 +241,111 @@ impl Drop for Browser {
         let _ = self.child.wait();
         if !self.keep {
             let _ = std::fs::remove_dir_all(&self.root);
+        }
+    }
+}
+
+/// The two pipes of `--remote-debugging-pipe`.
+#[cfg(unix)]
+mod cdp_pipe {
+    use std::fs::File;
+    use std::io;
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::unix::process::CommandExt;
+    use std::process::Command;
+
+    /// Fds the browser reads CDP from and writes it to.
+    const BROWSER_READS: libc::c_int = 3;
+    const BROWSER_WRITES: libc::c_int = 4;
+
+    pub struct CdpPipe {
+        /// Ours: we write, the browser reads.
+        to_browser: OwnedFd,
+        /// Ours: the browser writes, we read.
+        from_browser: OwnedFd,
+        /// The child's ends, moved to fds above 4; closed when this is dropped.
+        _theirs: [OwnedFd; 2],
+    }
+
+    impl CdpPipe {
+        /// Create both pipes, every end close-on-exec, and have `cmd`'s child put its ends on
+        /// fds 3 and 4 (which `dup2` leaves without close-on-exec, so only they survive exec).
+        pub fn attach(cmd: &mut Command) -> io::Result<CdpPipe> {
+            let (browser_reads, to_browser) = pipe()?;
+            let (from_browser, browser_writes) = pipe()?;
+            // Above 4, so that neither dup2 below overwrites the other end, nor is a no-op
+            // (dup2(fd, fd) would keep close-on-exec and the browser would lose the fd).
+            let browser_reads = above_4(&browser_reads)?;
+            let browser_writes = above_4(&browser_writes)?;
+            let (r, w) = (browser_reads.as_raw_fd(), browser_writes.as_raw_fd());
+            // SAFETY: runs in the forked child before exec; only dup2, which is
+            // async-signal-safe, on fds that stay open in the parent until the spawn returns.
+            unsafe {
+                cmd.pre_exec(move || {
+                    if libc::dup2(r, BROWSER_READS) < 0 || libc::dup2(w, BROWSER_WRITES) < 0 {
+                        return Err(io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+            Ok(CdpPipe { to_browser, from_browser, _theirs: [browser_reads, browser_writes] })
+        }
+
+        /// After the spawn: close the child's ends, keep ours.
+        pub fn into_ours(self) -> (File, File) {
+            (File::from(self.to_browser), File::from(self.from_browser))
+        }
+    }
+
+    /// A pipe, both ends close-on-exec: (read end, write end).
+    fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+        let mut fds = [-1 as libc::c_int; 2];
+        // SAFETY: `fds` has room for the two fds pipe2/pipe write.
+        #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+        let rc = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) };
+        #[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
+        let rc = unsafe { libc::pipe(fds.as_mut_ptr()) };
+        if rc < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: two fresh fds that nothing else owns.
+        let ends = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        #[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
+        for fd in [fds[0], fds[1]] {
+            // SAFETY: an fd we own.
+            if unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) } < 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        Ok(ends)
+    }
+
+    /// A close-on-exec duplicate of `fd` numbered 5 or more (the original closes on drop).
+    fn above_4(fd: &OwnedFd) -> io::Result<OwnedFd> {
+        // SAFETY: duplicating an fd we own.
+        let dup = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, BROWSER_WRITES + 1) };
+        if dup < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: a fresh fd that nothing else owns.
+        Ok(unsafe { OwnedFd::from_raw_fd(dup) })
+    }
+}
+
+#[cfg(not(unix))]
+mod cdp_pipe {
+    pub struct CdpPipe;
+
+    impl CdpPipe {
+        pub fn attach(_cmd: &mut std::process::Command) -> std::io::Result<CdpPipe> {
+            Err(std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                "--remote-debugging-pipe is wired up on unix only",
+            ))
+        }
+
+        pub fn into_ours(self) -> (std::fs::File, std::fs::File) {
+            unreachable!("attach never succeeds here")
         }
     }
 }

@@ -3,6 +3,7 @@
 //! here passes or fails on time. Each section prints its own baseline measured in the same run.
 
 mod operations;
+mod sites;
 mod state;
 mod stats;
 
@@ -19,5 +20,8 @@ async fn main() {
     }
     if wanted("operations") {
         operations::run().await;
+    }
+    if wanted("sites") {
+        sites::run().await;
     }
 }

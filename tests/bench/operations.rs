@@ -37,7 +37,7 @@ pub async fn run() {
     let url = pages.url("chat.html?words=3&word_ms=5&start_ms=20&user_ms=40");
     let tab = mcp.ok("open_tab", json!({ "url": url })).await["tab"]["id"].clone();
     let adapter = json!({
-        "name": "fixture", "matches": [], "input": "#prompt", "submit": "#send",
+        "name": "fixture", "matches": ["http://127.0.0.1:*/*chat.html*"], "input": "#prompt", "submit": "#send",
         "user_message": ".msg.user", "assistant_message": ".msg.assistant",
         "generating": ".typing", "done": ".done", "stable_ms": 300
     });

@@ -22,6 +22,16 @@ impl Chromium {
 
     /// Start with extra environment for the browser (and so for the host).
     pub fn start_with(env: &[(&str, &str)]) -> Chromium {
+        Self::launch(env, false)
+    }
+
+    /// Start with a CDP pipe (`--remote-debugging-pipe`, no port opened): take it with
+    /// `take_cdp_pipe()` and drive it with [`crate::cdp::Cdp`].
+    pub fn start_with_cdp() -> Chromium {
+        Self::launch(&[], true)
+    }
+
+    fn launch(env: &[(&str, &str)], cdp_pipe: bool) -> Chromium {
         let mut env: Vec<(String, String)> =
             env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         env.push(("TABWIRE_LOG".into(), "debug".into()));
@@ -38,6 +48,7 @@ impl Chromium {
             env,
             timeout: Duration::from_secs(30),
             write_manifest: false,
+            cdp_pipe,
         };
         Chromium(Browser::launch(&opts).unwrap_or_else(|e| panic!("{e}")))
     }

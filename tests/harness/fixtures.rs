@@ -2,6 +2,7 @@
 //! loopback. They stand in for the websites a user works with, which cannot be reached here.
 
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
@@ -10,12 +11,22 @@ use tokio::net::TcpListener;
 /// and async tests alike) until the process ends.
 pub struct Fixtures {
     base: String,
+    beacons: Arc<Mutex<Vec<String>>>,
 }
 
 impl Fixtures {
     pub fn serve() -> Fixtures {
+        Self::serve_on("127.0.0.1")
+    }
+
+    /// Serve on another loopback address, e.g. `127.0.0.2`: another origin, which tabwire
+    /// does not allow by default (a stand-in for any website).
+    pub fn serve_on(ip: &str) -> Fixtures {
         let token = format!("{:016x}", rand_u64());
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        let listener =
+            std::net::TcpListener::bind((ip, 0)).unwrap_or_else(|e| panic!("bind {ip}:0: {e}"));
+        let beacons: Arc<Mutex<Vec<String>>> = Arc::default();
+        let heard = beacons.clone();
         listener.set_nonblocking(true).unwrap();
         let port = listener.local_addr().unwrap().port();
         let dir = crate::bins::repo_root().join("tests/fixtures");
@@ -29,11 +40,15 @@ impl Fixtures {
                     let Ok((mut sock, _)) = listener.accept().await else { return };
                     let dir = dir.clone();
                     let prefix = prefix.clone();
+                    let heard = heard.clone();
                     tokio::spawn(async move {
                         let mut buf = vec![0u8; 8192];
                         let Ok(n) = sock.read(&mut buf).await else { return };
                         let head = String::from_utf8_lossy(&buf[..n]);
                         let path = head.split_whitespace().nth(1).unwrap_or("/").to_owned();
+                        if let Some(query) = path.strip_prefix(&format!("{prefix}beacon?")) {
+                            heard.lock().unwrap().push(query.to_owned());
+                        }
                         let (status, body, mime) = respond(&dir, &prefix, &path);
                         let header = format!(
                             "HTTP/1.1 {status}\r\ncontent-type: {mime}\r\ncontent-length: {}\r\n\
@@ -46,7 +61,29 @@ impl Fixtures {
                 }
             });
         });
-        Fixtures { base: format!("http://127.0.0.1:{port}/{token}/") }
+        Fixtures { base: format!("http://{ip}:{port}/{token}/"), beacons }
+    }
+
+    /// `http://ip:port`, the origin of these pages.
+    pub fn origin(&self) -> String {
+        self.base.split('/').take(3).collect::<Vec<_>>().join("/")
+    }
+
+    /// Wait (up to 10 s) for a page's beacon (`beacon?page=<name>&…`, see `probe.html`) and
+    /// return its query, taking it from the list.
+    pub async fn beacon(&self, page: &str) -> String {
+        let want = format!("page={page}&");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            {
+                let mut heard = self.beacons.lock().unwrap();
+                if let Some(at) = heard.iter().position(|q| q.starts_with(&want)) {
+                    return heard.remove(at);
+                }
+            }
+            assert!(std::time::Instant::now() < deadline, "page {page:?} never reported");
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
     }
 
     /// The URL of a fixture file, e.g. `url("app.html?delay=5")`.

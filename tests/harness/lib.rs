@@ -1,6 +1,8 @@
 //! The one harness every cross-process and real-browser test uses.
 //!
 //! - [`bins`]: where the real `tabwire` and `tabwire-host` binaries are.
+//! - [`cdp`]: a small CDP client over Chromium's `--remote-debugging-pipe`, to act on pages
+//!   as a user would (real mouse events).
 //! - [`chromium`]: Debian's Chromium, headless, with our unpacked extension, a fresh profile and
 //!   a private runtime dir; killed by PID when dropped, also when a test fails.
 //! - [`fixtures`]: the test pages, served on 127.0.0.1 behind a random path token.
@@ -8,12 +10,14 @@
 //! - [`http`]: a bare HTTP GET, every header under the test's control.
 
 pub mod bins;
+pub mod cdp;
 pub mod chromium;
 pub mod fixtures;
 pub mod http;
 pub mod mcp;
 pub mod progress;
 
+pub use cdp::Cdp;
 pub use chromium::Chromium;
 pub use fixtures::Fixtures;
 pub use mcp::Mcp;

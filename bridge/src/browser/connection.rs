@@ -73,6 +73,11 @@ pub enum AttachError {
     Connect { socket: String, source: std::io::Error },
     #[error("the socket {socket} belongs to uid {uid}, not to you: refusing to talk to it")]
     ForeignPeer { socket: String, uid: u32 },
+    #[error(
+        "cannot tell who listens on {socket} ({source}): refusing to talk to it. \
+         `tabwire doctor` checks the runtime directory"
+    )]
+    UnknownPeer { socket: String, source: std::io::Error },
     #[error("the host closed the connection before introducing its browser")]
     ClosedBeforeHello,
     #[error("the host's first message was not a hello: {0}")]
@@ -99,10 +104,11 @@ impl Connection {
             .map_err(|source| AttachError::Connect { socket: socket.clone(), source })?;
         // The runtime directory is private, but check anyway: whoever listens on this socket
         // receives everything the assistant asks of the browser.
-        if let Ok(cred) = stream.peer_cred()
-            && cred.uid() != current_uid()
-        {
-            return Err(AttachError::ForeignPeer { socket, uid: cred.uid() });
+        // Fail closed: a peer we cannot identify is not talked to.
+        match stream.peer_cred() {
+            Ok(cred) if cred.uid() == current_uid() => {}
+            Ok(cred) => return Err(AttachError::ForeignPeer { socket, uid: cred.uid() }),
+            Err(source) => return Err(AttachError::UnknownPeer { socket, source }),
         }
         let (read, write) = stream.into_split();
         let mut frames = FramedRead::new(read, FrameCodec::socket());

@@ -2,6 +2,7 @@
 
 pub mod notify;
 pub mod setup;
+pub mod sites;
 pub mod status;
 pub mod wait;
 
@@ -37,6 +38,8 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Show or change the sites tabwire may work on (only you can: no assistant tool can).
+    Sites(sites::SitesArgs),
     /// Write the native-host manifest for the browsers on this machine (or the ones you name),
     /// so that the extension can start `tabwire-host`.
     Install(tabwire_install::InstallArgs),

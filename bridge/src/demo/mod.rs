@@ -60,11 +60,14 @@ pub async fn run(args: DemoArgs) -> Result<()> {
         env: Vec::new(),
         timeout: Duration::from_secs(30),
         write_manifest: true,
+        cdp_pipe: false,
     };
 
     println!("tabwire demo — a scripted MCP session against a real browser\n");
     let t = Instant::now();
-    let url = server::serve_demo_pages().await.context("serving the demo pages")?;
+    let url = server::serve_demo_pages("127.0.0.1").await.context("serving the demo pages")?;
+    let elsewhere =
+        server::serve_demo_pages("127.0.0.2").await.context("serving the demo pages")?;
     let browser = tokio::task::spawn_blocking(move || Browser::launch(&opts)).await??;
     let host = browser.host().context("the host went away")?;
     step(
@@ -93,6 +96,9 @@ pub async fn run(args: DemoArgs) -> Result<()> {
         b["extension_version"].as_str().unwrap_or(""),
         b["profile"].as_str().unwrap_or("?")
     );
+    let sites: Vec<&str> =
+        b["sites"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+    println!("      allowed sites: {}", sites.join(", "));
 
     let opened = session.call("open_tab", json!({ "url": url })).await?;
     let tab = opened["tab"]["id"].clone();
@@ -126,7 +132,32 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     let event = session
         .call("wait_for_event", json!({ "types": ["page_event"], "timeout_secs": 5 }))
         .await?;
-    println!("      the page pushed {} (tab {})", event["data"], event["tab_id"]);
+    println!(
+        "      the page pushed {} (from {}, tab {})",
+        event["data"],
+        event["origin"].as_str().unwrap_or("?"),
+        event["tab_id"]
+    );
+
+    // Sites: tabwire works only where the user allowed it. 127.0.0.2 is not among the
+    // defaults: the page there gets nothing, and every call to it is refused until the user
+    // (here, the demo running `tabwire sites` as the user would) allows it.
+    println!();
+    let stranger = session.call("open_tab", json!({ "url": elsewhere })).await?;
+    let stranger_tab = stranger["tab"]["id"].clone();
+    let origin = origin_of(&elsewhere);
+    let refused = session
+        .call_err("get_state", json!({ "tab_id": stranger_tab, "force_refresh": true }))
+        .await?;
+    println!("      refused: {}", first_line(&refused));
+    sites_cli(&exe, &browser, &["allow", &origin]).await?;
+    session.call("navigate", json!({ "tab_id": stranger_tab, "url": elsewhere })).await?;
+    let state =
+        session.call("get_state", json!({ "tab_id": stranger_tab, "force_refresh": true })).await?;
+    println!("      allowed: items {} from {}", state["state"]["items"], state["origin"]);
+    sites_cli(&exe, &browser, &["revoke", &origin]).await?;
+    let refused = session.call_err("get_state", json!({ "tab_id": stranger_tab })).await?;
+    println!("      revoked, at once: {}", first_line(&refused));
 
     println!("\n  timing {} reads of the page's state:", args.reads);
     for force in [false, true] {
@@ -174,6 +205,37 @@ struct Session {
     client: RunningService<RoleClient, Printer>,
 }
 
+/// `tabwire sites ARGS` against the demo's browser, as the user would type it.
+async fn sites_cli(exe: &std::path::Path, browser: &Browser, args: &[&str]) -> Result<()> {
+    let t = Instant::now();
+    let out = tokio::process::Command::new(exe)
+        .arg("sites")
+        .args(args)
+        .env("TABWIRE_RUNTIME_DIR", &browser.runtime_dir)
+        .output()
+        .await?;
+    let said = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        bail!(
+            "tabwire sites {} failed: {said}{}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    step(&format!("(the user) tabwire sites {}", args.join(" ")), t.elapsed(), said.trim());
+    Ok(())
+}
+
+/// `http://127.0.0.2:4321` of `http://127.0.0.2:4321/token/`.
+fn origin_of(url: &str) -> String {
+    url.split('/').take(3).collect::<Vec<_>>().join("/")
+}
+
+fn first_line(text: &str) -> &str {
+    let line = text.lines().next().unwrap_or("");
+    line.split_once("; ").map_or(line, |(head, _)| head)
+}
+
 /// The demo's MCP client: prints each progress notification as it arrives.
 struct Printer {
     /// When the message was sent: progress is timed from there.
@@ -219,6 +281,23 @@ impl Session {
         };
         step(&format!("{tool} {shown}"), t.elapsed(), "");
         Ok(result)
+    }
+
+    /// Call a tool that must fail; print the step; its error text.
+    async fn call_err(&self, tool: &str, args: Value) -> Result<String> {
+        let t = Instant::now();
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        if let Value::Object(map) = args.clone() {
+            params = params.with_arguments(map);
+        }
+        let result: CallToolResult = self.client.call_tool(params).await?;
+        let text: Vec<&str> =
+            result.content.iter().filter_map(|c| c.as_text()).map(|t| t.text.as_str()).collect();
+        if result.is_error != Some(true) {
+            bail!("{tool} should have been refused, but it answered: {}", text.join(" "));
+        }
+        step(&format!("{tool} {args} (refused)"), t.elapsed(), "");
+        Ok(text.join(" "))
     }
 
     async fn call_quiet(&self, tool: &str, args: Value) -> Result<Value> {

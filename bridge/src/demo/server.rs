@@ -1,4 +1,4 @@
-//! Serves the demo pages on 127.0.0.1, on an ephemeral port, behind a random path token: like
+//! Serves the demo pages on a loopback address, on an ephemeral port, behind a random path token: like
 //! everything tabwire serves on loopback, it answers only those who were told the token. HTTP
 //! is hyper's, as for `GET /wait` (`session/http.rs`).
 
@@ -16,13 +16,14 @@ use tokio::net::TcpListener;
 const PAGES: &[(&str, &str)] =
     &[("", include_str!("page.html")), ("chat.html", include_str!("chat.html"))];
 
-/// Start serving; returns the base URL (`…/<token>/`, the shopping list; `chat.html` beside it).
-/// The server lives as long as the runtime.
-pub async fn serve_demo_pages() -> std::io::Result<String> {
-    let listener = TcpListener::bind("127.0.0.1:0").await?;
+/// Start serving on `ip` (127.0.0.1, or 127.0.0.2 for "a site the user did not allow");
+/// returns the base URL (`…/<token>/`, the shopping list; `chat.html` beside it). The server
+/// lives as long as the runtime.
+pub async fn serve_demo_pages(ip: &str) -> std::io::Result<String> {
+    let listener = TcpListener::bind((ip, 0)).await?;
     let port = listener.local_addr()?.port();
     let prefix = format!("/{}/", uuid::Uuid::new_v4().simple());
-    let base = format!("http://127.0.0.1:{port}{prefix}");
+    let base = format!("http://{ip}:{port}{prefix}");
     tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
             let prefix = prefix.clone();

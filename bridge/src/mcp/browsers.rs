@@ -14,7 +14,18 @@ use crate::error::NO_BROWSER;
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct BrowserList {
     /// Oldest first; the last one is the default for every tool.
-    pub browsers: Vec<BrowserInfo>,
+    pub browsers: Vec<ListedBrowser>,
+}
+
+/// One browser, and where its user lets tabwire work.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ListedBrowser {
+    #[serde(flatten)]
+    pub info: BrowserInfo,
+    /// The sites (origin patterns) the user allowed tabwire on in this browser; pages
+    /// elsewhere are out of reach. Read-only: only the user changes it, in the extension's popup
+    /// or with `tabwire sites allow|revoke`. Null when the browser did not say.
+    pub sites: Option<Vec<String>>,
 }
 
 #[tool_router(router = browser_tools, vis = "pub(super)")]
@@ -32,7 +43,11 @@ impl TabwireServer {
     )]
     async fn list_browsers(&self) -> Reply<BrowserList> {
         self.core.ready().await;
-        let browsers = self.core.browsers();
+        let mut browsers = Vec::new();
+        for info in self.core.browsers() {
+            let sites = self.core.allowed_sites(&info);
+            browsers.push(ListedBrowser { info, sites });
+        }
         let text = if browsers.is_empty() {
             NO_BROWSER.to_owned()
         } else {
@@ -40,10 +55,15 @@ impl TabwireServer {
             let lines: Vec<String> = browsers
                 .iter()
                 .enumerate()
-                .map(|(i, b)| {
+                .map(|(i, ListedBrowser { info: b, sites })| {
                     let default = if i == last { ", default" } else { "" };
+                    let sites = match sites {
+                        Some(sites) if sites.is_empty() => "no site allowed".to_owned(),
+                        Some(sites) => format!("allowed sites: {}", sites.join(", ")),
+                        None => "allowed sites unknown".to_owned(),
+                    };
                     format!(
-                        "{} — host pid {}, profile {}, extension {}{default}",
+                        "{} — host pid {}, profile {}, extension {}{default}; {sites}",
                         b.browser, b.host_pid, b.profile, b.extension_version
                     )
                 })

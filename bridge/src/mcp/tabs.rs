@@ -210,7 +210,16 @@ fn line(tab: &Tab) -> String {
     if tab.status == "loading" {
         flags.push("loading");
     }
+    // A web page on a site the user did not allow: its title is not read.
+    let unread = !tab.allowed && tab.url.starts_with("http");
+    if unread {
+        flags.push("site not allowed");
+    }
     let flags = if flags.is_empty() { String::new() } else { format!(" ({})", flags.join(", ")) };
-    let title = if tab.title.is_empty() { "(no title)" } else { &tab.title };
+    let title = match (tab.title.is_empty(), unread) {
+        (false, _) => tab.title.as_str(),
+        (true, false) => "(no title)",
+        (true, true) => "(not read)",
+    };
     format!("tab {}: {title} — {}{flags}", tab.id, tab.url)
 }

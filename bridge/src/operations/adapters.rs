@@ -77,6 +77,12 @@ impl Adapter {
                 return Err(format!("adapter {name:?}: `{field}` is empty; give a CSS selector"));
             }
         }
+        if self.matches.iter().all(|m| m.trim().is_empty()) {
+            return Err(format!(
+                "adapter {name:?} has no `matches`: give the URL patterns of the chat pages it is \
+                 for (e.g. \"https://claude.ai/*\"); an adapter works only on pages they fit"
+            ));
+        }
         if !(50..=600_000).contains(&self.stable_ms) {
             return Err(format!(
                 "adapter {name:?}: `stable_ms` is {}; give a quiet time from 50 to 600000 ms",

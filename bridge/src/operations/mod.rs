@@ -183,7 +183,7 @@ impl Operations {
         let now = now_ms();
         let deadline = now + req.timeout.as_millis() as u64;
         let id = format!("op_{}", &uuid::Uuid::new_v4().simple().to_string()[..16]);
-        let op = Operation::new(
+        let mut op = Operation::new(
             id.clone(),
             tab.id,
             profile,
@@ -192,6 +192,7 @@ impl Operations {
             now,
             deadline,
         );
+        op.origin = origin_of(&tab.url);
         self.insert(op);
         self.arm_deadline(&id);
         let params = json!({
@@ -535,9 +536,23 @@ fn choose(
             })?
         }
     };
-    // A tab named explicitly with an adapter given explicitly: trust the caller, whatever the URL.
-    let adapter = match (&given, tab_id) {
-        (Some(adapter), Some(_)) => adapter.clone(),
+    // Whatever the adapter and however the tab was chosen, it must fit the tab's address:
+    // an adapter is never a way to type into another site. (The extension checks again at the
+    // moment it types, with the tab's address then.)
+    let adapter = match &given {
+        Some(adapter) if !adapter.fits(&tab.url) => {
+            return Err(CallError::new(
+                "adapter_mismatch",
+                format!(
+                    "the adapter {:?} is for {}; tab {} shows {}, so nothing was sent. Open the \
+                     chat's page in the tab, or pick the adapter made for this site",
+                    adapter.name,
+                    adapter.matches.join(", "),
+                    tab.id,
+                    tab.url
+                ),
+            ));
+        }
         _ => fits(&tab).ok_or_else(|| {
             bad(format!(
                 "no adapter fits tab {} ({}); loaded: {}. Pass `adapter` (a name from \
@@ -550,6 +565,13 @@ fn choose(
         })?,
     };
     Ok((tab, adapter))
+}
+
+/// `scheme://host[:port]` of an http(s) URL.
+fn origin_of(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    (matches!(scheme, "http" | "https") && end > 0).then(|| format!("{scheme}://{}", &rest[..end]))
 }
 
 fn bad(message: impl Into<String>) -> CallError {

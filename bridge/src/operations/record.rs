@@ -63,6 +63,9 @@ pub struct Operation {
     /// Pid of the `tabwire mcp` that follows it; another live bridge leaves it alone.
     #[serde(default)]
     pub owner_pid: u32,
+    /// The origin of the chat site the answer comes from (what it says is that site's data).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
 }
 
 impl Operation {
@@ -92,6 +95,7 @@ impl Operation {
             page_seq: 0,
             chars: 0,
             owner_pid: std::process::id(),
+            origin: None,
         }
     }
 

@@ -128,7 +128,11 @@ impl Store {
         let contents = Contents { format: FORMAT, operations: ops };
         let text = serde_json::to_vec(&contents).map_err(io::Error::other)?;
         let tmp = self.dir.join(format!(".{FILE}.{}.tmp", std::process::id()));
-        fs::File::create(&tmp)?.write_all(&text)?;
+        let mut options = fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        options.open(&tmp)?.write_all(&text)?;
         // No fsync: the rename keeps the file whole for every reader; a power cut may lose the
         // last milestones (or, rarely, leave a file that load() sets aside as corrupt).
         fs::rename(&tmp, self.path())?;
@@ -162,9 +166,13 @@ impl Store {
         }
     }
 
-    /// Create the directory (0700) and hold the lock file until the guard drops.
+    /// Create the directory (0700) and hold the lock file until the guard drops. The
+    /// directory's mode and owner are checked on every open, not only when it is created: the
+    /// operations hold what the user asked of chat sites and what they answered.
     fn lock(&self) -> io::Result<Lock> {
         create_private_dir(&self.dir)?;
+        keep_private(&self.dir, 0o700)?;
+        keep_private(&self.path(), 0o600)?;
         let file = fs::OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -217,6 +225,44 @@ fn prune(ops: &mut Vec<Operation>, now: u64) {
         i += 1;
         !dropped.contains(&(i - 1))
     });
+}
+
+/// Check that `path` (if it exists) is the user's own and that no one else may open it:
+/// another owner is an error; looser permissions are tightened to `mode`, with a warning.
+fn keep_private(path: &Path, mode: u32) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let meta = match fs::symlink_metadata(path) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        let uid = tabwire_host::runtime_dir::current_uid();
+        if meta.uid() != uid || meta.file_type().is_symlink() {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "{} is not yours (owner uid {}, you are {uid}) or is a symlink: tabwire does \
+                     not keep operations there. Remove it, or set TABWIRE_STATE_DIR to a \
+                     directory of your own",
+                    path.display(),
+                    meta.uid()
+                ),
+            ));
+        }
+        if meta.mode() & 0o077 != 0 {
+            tracing::warn!(
+                path = %path.display(),
+                was = format!("{:o}", meta.mode() & 0o777),
+                "others could open it; tightened to {mode:o}"
+            );
+            fs::set_permissions(path, fs::Permissions::from_mode(mode))?;
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (path, mode);
+    Ok(())
 }
 
 fn create_private_dir(dir: &Path) -> io::Result<()> {
@@ -343,6 +389,23 @@ mod tests {
         let mut op = op(id, at);
         op.apply(Kind::Cancelled, at, json!({}), at).unwrap();
         op
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn loose_permissions_are_tightened_on_every_open() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = scratch();
+        let store = Store::at(&dir);
+        store.save(&[op("a", now_ms())]).unwrap();
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&store.path()), 0o600, "written private");
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+        fs::set_permissions(store.path(), fs::Permissions::from_mode(0o644)).unwrap();
+        store.load().unwrap();
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(&store.path()), 0o600);
+        let _ = fs::remove_dir_all(dir);
     }
 
     #[test]

@@ -92,11 +92,19 @@ async fn answer(
     };
     match core.wait_page_events(None, timeout).await {
         Ok(events) if events.is_empty() => reply(StatusCode::NO_CONTENT, Bytes::new()),
-        Ok(events) => {
-            core.tell_drained(&events).await;
-            let body = serde_json::to_vec(&events).expect("events serialize");
-            reply(StatusCode::OK, Bytes::from(body))
-        }
+        Ok(events) => match serde_json::to_vec(&events) {
+            Ok(body) => {
+                core.tell_drained(&events).await;
+                reply(StatusCode::OK, Bytes::from(body))
+            }
+            Err(e) => {
+                core.queue().put_back(events);
+                refuse(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    &format!("the events could not be encoded ({e}); they stay queued"),
+                )
+            }
+        },
         Err(CallError::NoBrowser) => refuse(StatusCode::NOT_FOUND, crate::error::NO_BROWSER),
         Err(e) => refuse(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
     }

@@ -76,7 +76,17 @@ async fn connection(stream: UnixStream, core: Core) {
                 waited
             }
         };
-        if send(&mut frames, &answer).await.is_err() {
+        let sent = send(&mut frames, &answer).await;
+        // Events taken for an answer that did not go out go back to their places; the pages
+        // hear they were drained only once it did.
+        if let Some(events) = answer.events {
+            if sent.is_err() {
+                core.queue().put_back(events);
+                return;
+            }
+            core.tell_drained(&events).await;
+        }
+        if sent.is_err() {
             return;
         }
     }
@@ -100,10 +110,7 @@ async fn wait(core: &Core, timeout_secs: u64) -> FromSession<SessionEvent> {
         ));
     }
     match core.wait_page_events(None, Duration::from_secs(timeout_secs)).await {
-        Ok(events) => {
-            core.tell_drained(&events).await;
-            FromSession::events(events)
-        }
+        Ok(events) => FromSession::events(events),
         Err(e) => FromSession::error(body(e)),
     }
 }

@@ -177,8 +177,9 @@ impl FakeBrowser {
 
 /// A tab as the extension reports it.
 pub fn tab(id: i64, url: &str, title: &str, active: bool) -> Value {
+    let allowed = url.starts_with("http://127.0.0.1:") || url.starts_with("http://localhost:");
     json!({ "id": id, "window_id": 1, "url": url, "title": title, "active": active,
-            "status": "complete", "window_focused": true })
+            "status": "complete", "window_focused": true, "allowed": allowed })
 }
 
 /// One MCP session with a `tabwire mcp` child.

@@ -1,0 +1,124 @@
+//! `tabwire sites [list | allow PATTERN | revoke PATTERN]`: the user's way, besides the
+//! extension's popup, to say where tabwire may reach. It goes through a running browser's host
+//! to the extension, which keeps the list; no MCP tool can do this.
+
+use anyhow::{Context, bail};
+use serde::Serialize;
+use tabwire_host::sites::Pattern;
+
+use crate::browser::BrowserInfo;
+use crate::core::Core;
+use crate::error::NO_BROWSER;
+use crate::methods::{SiteChange, SiteList};
+
+#[derive(Debug, clap::Args)]
+pub struct SitesArgs {
+    #[command(subcommand)]
+    pub action: Option<Action>,
+    #[command(flatten)]
+    pub attach: super::Attach,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum Action {
+    /// Show the allowed sites of each running browser (the default).
+    List {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Let tabwire work on a site: https://app.example.com, https://*.example.com,
+    /// http://localhost:*. Its open tabs get the page SDK when they next load.
+    Allow { pattern: String },
+    /// Stop tabwire on a site, at once: every call to its pages fails from now on.
+    Revoke { pattern: String },
+}
+
+#[derive(Serialize)]
+struct Listed {
+    #[serde(flatten)]
+    browser: BrowserInfo,
+    #[serde(flatten)]
+    list: SiteList,
+}
+
+pub async fn run(core: Core, args: SitesArgs) -> anyhow::Result<()> {
+    core.ready().await;
+    let browsers = core.browsers();
+    if browsers.is_empty() {
+        bail!("{NO_BROWSER}; the allowed sites are kept by the extension, so it must be running");
+    }
+    match args.action.unwrap_or(Action::List { json: false }) {
+        Action::List { json } => list(&core, browsers, json).await,
+        Action::Allow { pattern } => change(&core, &browsers, SiteChange::Allow, &pattern).await,
+        Action::Revoke { pattern } => change(&core, &browsers, SiteChange::Revoke, &pattern).await,
+    }
+}
+
+async fn list(core: &Core, browsers: Vec<BrowserInfo>, json: bool) -> anyhow::Result<()> {
+    let mut listed = Vec::new();
+    for browser in browsers {
+        let pid = browser.host_pid.to_string();
+        let list = core
+            .sites(Some(&pid))
+            .await
+            .with_context(|| format!("{} did not say which sites it allows", browser.label()))?;
+        listed.push(Listed { browser, list });
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&listed)?);
+        return Ok(());
+    }
+    for Listed { browser, list } in &listed {
+        println!("{} (profile {}):", browser.label(), browser.profile);
+        if list.sites.is_empty() {
+            println!("  no site is allowed");
+        }
+        for site in &list.sites {
+            println!("  {site}");
+        }
+    }
+    Ok(())
+}
+
+async fn change(
+    core: &Core,
+    browsers: &[BrowserInfo],
+    change: SiteChange,
+    pattern: &str,
+) -> anyhow::Result<()> {
+    // Said here, before anything is sent; the extension checks again.
+    let pattern = Pattern::parse(pattern)?.to_string();
+    let [browser] = browsers else {
+        let names: Vec<String> = browsers.iter().map(BrowserInfo::label).collect();
+        bail!(
+            "{} browsers run tabwire ({}); each keeps its own list: name one with --browser",
+            browsers.len(),
+            names.join(", ")
+        );
+    };
+    let pid = browser.host_pid.to_string();
+    let list = core.change_sites(Some(&pid), change, &pattern).await?;
+    let shown = list.pattern.as_deref().unwrap_or(&pattern);
+    let changed = list.changed.unwrap_or(true);
+    match (change, changed) {
+        (SiteChange::Allow, true) => println!(
+            "allowed {shown} in {}; its open tabs get tabwire when they next load",
+            browser.label()
+        ),
+        (SiteChange::Allow, false) => {
+            println!("{shown} was already allowed in {}", browser.label())
+        }
+        (SiteChange::Revoke, true) => {
+            println!("revoked {shown} in {}; tabwire no longer reaches its pages", browser.label())
+        }
+        (SiteChange::Revoke, false) => {
+            bail!(
+                "{shown} is not among the allowed sites of {}: {}",
+                browser.label(),
+                list.sites.join(", ")
+            )
+        }
+    }
+    Ok(())
+}

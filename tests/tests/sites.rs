@@ -1,0 +1,278 @@
+//! Sites the user allows (`specs/security.md`), in real Chromium: a page on a site that is not
+//! allowed gets nothing and reaches nothing; `tabwire sites allow` lets it in, `revoke` shuts it
+//! out at once; the origin checks follow the tab, not the moment it was chosen; and a hostile
+//! page on an allowed site cannot break the assistant's queue.
+//!
+//! `127.0.0.2` stands in for any website: it is loopback, but not among the default sites.
+
+use std::process::Output;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tabwire_tests::{Chromium, Fixtures, Mcp, bins};
+
+/// `tabwire sites …` against this browser, as the user would run it.
+fn sites(browser: &Chromium, args: &[&str]) -> Output {
+    std::process::Command::new(bins::bin("tabwire"))
+        .arg("sites")
+        .args(args)
+        .env("TABWIRE_RUNTIME_DIR", &browser.runtime_dir)
+        .output()
+        .expect("run tabwire sites")
+}
+
+fn ok(out: Output) -> String {
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "tabwire sites failed: {text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
+
+async fn open(mcp: &Mcp, url: String) -> Value {
+    mcp.ok("open_tab", json!({ "url": url })).await["tab"]["id"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_site_not_allowed_gets_nothing_and_every_call_fails() {
+    let browser = Chromium::start();
+    let stranger = Fixtures::serve_on("127.0.0.2");
+    let origin = stranger.origin();
+    let mcp = Mcp::start(&browser.runtime_dir).await;
+
+    let listed = ok(sites(&browser, &["list"]));
+    assert!(
+        listed.contains("http://127.0.0.1:*") && listed.contains("http://localhost:*"),
+        "{listed}"
+    );
+    assert!(!listed.contains("127.0.0.2"), "{listed}");
+
+    let tab = open(&mcp, stranger.url("probe.html?name=before")).await;
+    let seen = stranger.beacon("before").await;
+    assert_eq!(seen, "page=before&tabwire=false&relay=false", "nothing of tabwire in the page");
+
+    // The tab is listed, but not read: origin and path, no query, no title.
+    let tabs = mcp.ok("list_tabs", json!({})).await;
+    let listed = tabs["tabs"].as_array().unwrap().iter().find(|t| t["id"] == tab).unwrap().clone();
+    assert_eq!(listed["allowed"], false, "{listed}");
+    assert!(!listed["url"].as_str().unwrap().contains('?'), "{listed}");
+    assert_eq!(listed["title"], "", "{listed}");
+
+    for (tool, args) in [
+        ("get_state", json!({ "tab_id": tab, "force_refresh": true })),
+        ("get_state", json!({ "tab_id": tab })),
+        ("send_command", json!({ "tab_id": tab, "type": "add", "payload": { "text": "x" } })),
+    ] {
+        let err = mcp.err(tool, args).await;
+        assert!(err.starts_with("site_not_allowed:"), "{tool}: {err}");
+        assert!(err.contains(&origin), "names the origin: {err}");
+        assert!(err.contains(&format!("tabwire sites allow {origin}")), "says how: {err}");
+        assert!(err.contains("popup"), "{err}");
+    }
+    // A chat operation with a whole adapter that fits the page, on the explicit tab: refused.
+    let adapter = json!({
+        "name": "anything", "matches": ["http://127.0.0.2:*/*"], "input": "textarea",
+        "submit": "enter", "user_message": ".u", "assistant_message": ".a", "generating": ".g",
+    });
+    let err = mcp
+        .err("send_message_async", json!({ "tab_id": tab, "text": "hi", "adapter": adapter }))
+        .await;
+    assert!(err.contains("site_not_allowed"), "{err}");
+
+    // The user allows it: after a reload the page has the SDK and works.
+    let said = ok(sites(&browser, &["allow", &origin]));
+    assert!(said.contains(&format!("allowed {origin}")), "{said}");
+    let listed = mcp.ok("list_browsers", json!({})).await;
+    let known = listed["browsers"][0]["sites"].clone();
+    assert!(known.as_array().unwrap().contains(&json!(origin)), "{known}");
+    mcp.ok("navigate", json!({ "tab_id": tab, "url": stranger.url("probe.html?name=after") }))
+        .await;
+    assert_eq!(stranger.beacon("after").await, "page=after&tabwire=true&relay=true");
+    let got = mcp.ok("get_state", json!({ "tab_id": tab, "force_refresh": true })).await;
+    assert_eq!(got["state"]["items"], json!(["first"]), "{got}");
+    assert_eq!(got["origin"], origin.as_str(), "{got}");
+    let ran = mcp
+        .ok("send_command", json!({ "tab_id": tab, "type": "add", "payload": { "text": "x" } }))
+        .await;
+    assert_eq!(ran["result"]["count"], 2);
+    assert_eq!(ran["origin"], origin.as_str());
+
+    // Revoked: it stops at once, with no reload — fresh reads, cached reads and commands.
+    let said = ok(sites(&browser, &["revoke", &origin]));
+    assert!(said.contains(&format!("revoked {origin}")), "{said}");
+    for (tool, args) in [
+        ("get_state", json!({ "tab_id": tab })),
+        ("get_state", json!({ "tab_id": tab, "force_refresh": true })),
+        ("send_command", json!({ "tab_id": tab, "type": "add", "payload": { "text": "y" } })),
+    ] {
+        let err = mcp.err(tool, args).await;
+        assert!(err.starts_with("site_not_allowed:"), "{tool} after revoke: {err}");
+    }
+    // And what the page still says is refused in the browser.
+    let out = sites(&browser, &["revoke", &origin]);
+    assert!(!out.status.success(), "revoking twice says it was not there");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_patterns_and_no_browser_get_clear_errors() {
+    let browser = Chromium::start();
+    for (bad, why) in [
+        ("example.com", "has no scheme"),
+        ("https://*", "subdomains"),
+        ("https://example.com/app", "no path"),
+    ] {
+        let out = sites(&browser, &["allow", bad]);
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(why) && err.contains("scheme://host[:port]"), "{bad}: {err}");
+    }
+    let out = std::process::Command::new(bins::bin("tabwire"))
+        .args(["sites", "list"])
+        .env("TABWIRE_RUNTIME_DIR", bins::scratch_dir("no-browser"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no browser is connected"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tab_that_navigates_to_another_site_is_refused_on_the_next_call() {
+    let browser = Chromium::start();
+    let home = Fixtures::serve();
+    let stranger = Fixtures::serve_on("127.0.0.2");
+    let mcp = Mcp::start(&browser.runtime_dir).await;
+    let tab = open(&mcp, home.url("probe.html?name=home")).await;
+    let got = mcp.ok("get_state", json!({ "tab_id": tab, "force_refresh": true })).await;
+    assert_eq!(got["origin"], home.origin().as_str());
+
+    mcp.ok("navigate", json!({ "tab_id": tab, "url": stranger.url("probe.html?name=away") })).await;
+    stranger.beacon("away").await;
+    for args in [json!({ "tab_id": tab }), json!({ "tab_id": tab, "force_refresh": true })] {
+        let err = mcp.err("get_state", args).await;
+        assert!(err.starts_with("site_not_allowed:"), "{err}");
+        assert!(err.contains(&stranger.origin()), "{err}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expected_origin_mismatch_runs_nothing() {
+    let browser = Chromium::start();
+    let home = Fixtures::serve();
+    let mcp = Mcp::start(&browser.runtime_dir).await;
+    let tab = open(&mcp, home.url("probe.html?name=app")).await;
+    let elsewhere = "http://localhost:1";
+
+    let err = mcp
+        .err(
+            "send_command",
+            json!({ "tab_id": tab, "type": "add", "payload": { "text": "no" }, "expected_origin": elsewhere }),
+        )
+        .await;
+    assert!(err.starts_with("origin_changed:"), "{err}");
+    assert!(err.contains(&home.origin()) && err.contains(elsewhere), "{err}");
+    let err = mcp
+        .err(
+            "get_state",
+            json!({ "tab_id": tab, "force_refresh": true, "expected_origin": elsewhere }),
+        )
+        .await;
+    assert!(err.starts_with("origin_changed:"), "{err}");
+
+    let got = mcp
+        .ok(
+            "get_state",
+            json!({ "tab_id": tab, "force_refresh": true, "expected_origin": home.origin() }),
+        )
+        .await;
+    assert_eq!(got["state"]["items"], json!(["first"]), "the handler never ran: {got}");
+    // send_command needs its tab: never "whatever is focused".
+    let err = mcp.err("send_command", json!({ "type": "add", "payload": { "text": "no" } })).await;
+    assert!(err.contains("tab_id"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flood_deep_and_oversize_each_get_their_error_and_nothing_else_is_lost() {
+    let browser = Chromium::start();
+    let home = Fixtures::serve();
+    let mcp = Mcp::start(&browser.runtime_dir).await;
+    let hostile = open(&mcp, home.url("probe.html?name=hostile")).await;
+    let quiet = open(&mcp, home.url("probe.html?name=quiet")).await;
+    home.beacon("hostile").await;
+    home.beacon("quiet").await;
+    mcp.ok("wait_for_state_change", json!({ "timeout_secs": 0 })).await; // the probes' own pings
+
+    // A worker reports to this session while the pages act.
+    let me = mcp.ok("get_session", json!({})).await["session_id"].clone();
+    let done =
+        json!({ "session_id": me, "worker_id": "w1", "status": "success", "message": "done" });
+    mcp.ok("notify_completion", done).await;
+    mcp.ok("send_command", json!({ "tab_id": quiet, "type": "say", "payload": { "text": "one" } }))
+        .await;
+
+    // Deep: refused by the SDK at once, and by the extension when the SDK is bypassed.
+    let deep = mcp
+        .ok(
+            "send_command",
+            json!({ "tab_id": hostile, "type": "deep", "payload": { "depth": 200 } }),
+        )
+        .await;
+    assert_eq!(deep["result"]["ok"], false, "{deep}");
+    assert!(deep["result"]["message"].as_str().unwrap().contains("64"), "{deep}");
+    let raw = mcp
+        .ok(
+            "send_command",
+            json!({ "tab_id": hostile, "type": "raw_deep", "payload": { "depth": 200 } }),
+        )
+        .await;
+    assert_eq!(raw["result"]["ack"]["failed"][0]["error"]["code"], "too_deep", "{raw}");
+    // Oversize: over 1 MiB for one event.
+    let big = mcp
+        .ok(
+            "send_command",
+            json!({ "tab_id": hostile, "type": "big", "payload": { "bytes": 2 * 1024 * 1024 } }),
+        )
+        .await;
+    assert_eq!(big["result"]["ok"], false, "{big}");
+    // Flood: far over the per-tab rate.
+    let flood = mcp
+        .ok("send_command", json!({ "tab_id": hostile, "type": "flood", "payload": { "n": 5000 } }))
+        .await;
+    let limited = flood["result"]["refused"]["rate_limited"].as_u64().unwrap_or(0);
+    assert!(limited > 0, "the flood was rate limited: {flood}");
+    mcp.ok("send_command", json!({ "tab_id": quiet, "type": "say", "payload": { "text": "two" } }))
+        .await;
+
+    // The worker's report is there, whatever the pages did.
+    let worker =
+        mcp.ok("wait_for_event", json!({ "types": ["worker_complete"], "timeout_secs": 5 })).await;
+    assert_eq!(worker["data"]["worker_id"], "w1", "{worker}");
+
+    // Every page event: the quiet tab's two, the hostile tab's accepted ones, and its drop marker.
+    tokio::time::sleep(Duration::from_millis(1500)).await; // the extension's drop report
+    let mut events = Vec::new();
+    loop {
+        let got = mcp.ok("wait_for_state_change", json!({ "timeout_secs": 1 })).await;
+        if got["timed_out"] == true {
+            break;
+        }
+        events.extend(got["events"].as_array().unwrap().iter().cloned());
+    }
+    let said: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["tab_id"] == quiet && e["data"]["said"].is_string())
+        .map(|e| &e["data"]["said"])
+        .collect();
+    assert_eq!(said, [&json!("one"), &json!("two")], "the quiet tab lost nothing");
+    for e in events.iter().filter(|e| e["type"] == "page_event") {
+        assert_eq!(e["origin"], home.origin().as_str(), "every event names its origin: {e}");
+    }
+    let flooded =
+        events.iter().filter(|e| e["tab_id"] == hostile && e["data"]["kind"] == "flood").count();
+    assert_eq!(flooded as u64 + limited, 5000, "each flood event arrived or was refused");
+    let marker = events.iter().find(|e| e["type"] == "dropped" && e["tab_id"] == hostile);
+    assert!(marker.is_some(), "the hostile tab's loss is told: {events:?}");
+    assert!(events.iter().all(|e| e["type"] != "dropped" || e["tab_id"] == hostile));
+}
