@@ -62,11 +62,13 @@ struct Entry {
     op: Operation,
     /// Each applied milestone, for `wait_for_operation`.
     live: broadcast::Sender<Milestone>,
+    /// A `chat.status` catch-up is under way: a gap seen meanwhile asks for no other.
+    catching_up: bool,
 }
 
 impl Entry {
     fn new(op: Operation) -> Entry {
-        Entry { op, live: broadcast::channel(LIVE_BACKLOG).0 }
+        Entry { op, live: broadcast::channel(LIVE_BACKLOG).0, catching_up: false }
     }
 }
 
@@ -262,19 +264,25 @@ impl Operations {
 
     /// Apply one milestone through the table. Returns whether it was applied. `page_n` is the
     /// page's number for it: one at or below the last seen is a repeat and is skipped.
+    /// Apply one milestone. A page milestone (`page_n`) at or below the last one applied is a
+    /// repeat and is skipped. One the table refuses does not count as applied: when it came
+    /// early — a live milestone overtaking those a restarted bridge is still catching up on —
+    /// the missed ones are asked of the page (`chat.status`), and this one comes again with them.
     fn apply(&self, id: &str, on: Kind, at: u64, data: Value, page_n: Option<u64>) -> bool {
         let mut table = self.lock();
         let Some(entry) = table.get_mut(id) else { return false };
-        if let Some(n) = page_n {
-            if n <= entry.op.page_seq {
-                tracing::debug!(operation = id, n, "milestone already applied");
-                return false;
-            }
-            entry.op.page_seq = n;
+        if let Some(n) = page_n
+            && n <= entry.op.page_seq
+        {
+            tracing::debug!(operation = id, n, "milestone already applied");
+            return false;
         }
         let from = entry.op.status;
         match entry.op.apply(on, at, data, now_ms()) {
             Ok(_) => {
+                if let Some(n) = page_n {
+                    entry.op.page_seq = n;
+                }
                 let milestone = entry.op.last().cloned().expect("just pushed");
                 let _ = entry.live.send(milestone.clone());
                 let event = json!({
@@ -290,9 +298,14 @@ impl Operations {
                 true
             }
             Err(refusal) => {
-                tracing::warn!(operation = id, %from, milestone = %on, "refused: {refusal}");
-                if page_n.is_some() {
-                    self.inner.writer.save(&entry.op); // remember the number
+                let gap = page_n.is_some_and(|n| n > entry.op.page_seq + 1);
+                if gap && !entry.op.status.is_final() && !entry.catching_up {
+                    tracing::debug!(operation = id, %from, milestone = %on, "a gap: catching up");
+                    entry.catching_up = true;
+                    let (ops, id) = (self.clone(), id.to_owned());
+                    tokio::spawn(async move { ops.catch_up(&id).await });
+                } else {
+                    tracing::warn!(operation = id, %from, milestone = %on, "refused: {refusal}");
                 }
                 false
             }
@@ -363,6 +376,13 @@ impl Operations {
     /// An adopted operation: ask the page where it is, apply what this bridge missed, or fail
     /// it when its tab is gone.
     async fn catch_up(&self, id: &str) {
+        self.ask_page(id).await;
+        if let Some(entry) = self.lock().get_mut(id) {
+            entry.catching_up = false;
+        }
+    }
+
+    async fn ask_page(&self, id: &str) {
         let Ok(op) = self.get(id) else { return };
         let gone =
             |message: String| json!({ "reason": "tab_gone_while_bridge_down", "message": message });
