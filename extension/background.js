@@ -1,5 +1,25 @@
 // The service worker's entry: wires the modules. Every listener is registered here, in the
 // first turn of the worker (MV3 delivers events only to listeners registered synchronously).
+//
+// What the worker holds in memory, and how each piece comes back after Chrome stops and
+// restarts it (an open native port keeps it alive, so this happens when the host is gone):
+//
+// | module    | state                                   | after a restart                      |
+// |-----------|-----------------------------------------|--------------------------------------|
+// | native.js | the link to the host (idle, connecting, | connect() runs at start; requests in |
+// |           | open, backoff), requests in flight,     | flight were failed to the bridges by |
+// |           | chunk streams being joined              | the host (browser_disconnected)      |
+// | sites.js  | the allowed sites, parsed               | read from chrome.storage.local       |
+// |           |                                         | (sitesReady); checks wait for it     |
+// | page.js   | each tab's page port, its last state,   | a page reconnects when a call asks   |
+// |           | its pending calls                       | its relay ({type: "connect"}); the   |
+// |           |                                         | relay re-sends its last state        |
+// | limits.js | each tab's event buckets                | start full                           |
+// | chat.js   | running operations, observer ports      | bridges catch up with chat.status;   |
+// |           |                                         | observers reconnect on their next    |
+// |           |                                         | milestone                            |
+// | tabs.js   | each tab's last url/title/status        | chrome.tabs.query at start           |
+// | status.js | the connection status for the popup     | chrome.storage.session               |
 
 import { chatMethods, listenForChats } from './chat.js';
 import { connect, isConnected, sendEvent, startNative } from './native.js';

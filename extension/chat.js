@@ -12,7 +12,7 @@
 import { TabwireError, fail } from './errors.js';
 import { sendEvent } from './native.js';
 import { allows, checkSite, expectedOrigin, globMatch, onSitesChanged, originOf, sitesReady, withoutFragment } from './sites.js';
-import { noSuchTab, reportedUrl, tabId } from './tabs.js';
+import { acceptTabPorts, getTab, noSuchTab, reportedUrl, tabId } from './tabs.js';
 
 // operation id → { tab, from: {origin, url} of the document it runs in }, while followed
 const running = new Map();
@@ -30,9 +30,7 @@ export const chatMethods = {
     if (!Array.isArray(matches) || matches.length === 0 || !matches.every((m) => typeof m === 'string' && m !== ''))
       fail('bad_request', `adapter ${JSON.stringify(adapter.name)} has no \`matches\` (a non-empty array of URL patterns such as "https://claude.ai/*"), so nothing says where it may type; give it one`);
     await sitesReady;
-    const tab = await chrome.tabs.get(id).catch(() => {
-      throw noSuchTab(id);
-    });
+    const tab = await getTab(id);
     // The document that will be typed into is the one the tab shows now; the observer checks
     // its own origin against this one again before typing (the tab may navigate meanwhile).
     const url = withoutFragment(tab.url ?? '');
@@ -43,7 +41,7 @@ export const chatMethods = {
     await inject(id, tab);
     running.set(operation_id, { tab: id, from: { origin, url } });
     try {
-      return await ask(id, { op: 'send', operation_id, text, adapter, wait_ms, origin }, signal);
+      return await ask(id, { type: 'chat.send', operation_id, text, adapter, wait_ms, origin }, signal);
     } catch (e) {
       running.delete(operation_id);
       throw e;
@@ -59,9 +57,7 @@ export const chatMethods = {
     // The document that answers: the observer's, when its port is open; else the tab's.
     let from = ports.get(id)?.from;
     if (!from) {
-      const tab = await chrome.tabs.get(id).catch(() => {
-        throw noSuchTab(id);
-      });
+      const tab = await getTab(id);
       const url = withoutFragment(tab.url ?? '');
       from = { origin: originOf(url), url };
       if (from.origin === null) return { found: false, milestones: [] }; // no web page: no observer
@@ -69,7 +65,7 @@ export const chatMethods = {
     checkSite(id, from.origin, undefined, from.url);
     let answer;
     try {
-      answer = await ask(id, { op: 'status', operation_id }, signal);
+      answer = await ask(id, { type: 'chat.status', operation_id }, signal);
     } catch (e) {
       if (e.code === 'no_such_tab') throw e;
       return { found: false, milestones: [] }; // no observer in the page: it was replaced
@@ -83,19 +79,14 @@ export const chatMethods = {
     const id = tabId(params);
     const { operation_id } = params;
     running.delete(operation_id);
-    await chrome.tabs.get(id).catch(() => {
-      throw noSuchTab(id);
-    });
-    return ask(id, { op: 'cancel', operation_id }, signal).catch(() => ({ cancelled: false }));
+    await getTab(id);
+    return ask(id, { type: 'chat.cancel', operation_id }, signal).catch(() => ({ cancelled: false }));
   },
 };
 
 export function listenForChats() {
-  chrome.runtime.onConnect.addListener((port) => {
-    const tab = port.sender?.tab;
-    if (port.name !== 'tabwire-chat' || port.sender.id !== chrome.runtime.id) return;
-    if (tab?.id == null || port.sender.frameId !== 0) return port.disconnect();
-    const page = { port, from: { origin: port.sender.origin, url: withoutFragment(port.sender.url ?? '') } };
+  acceptTabPorts('tabwire-chat', (port, tab, from) => {
+    const page = { port, from };
     ports.get(tab.id)?.port.disconnect();
     ports.set(tab.id, page);
     port.onMessage.addListener((msg) => milestone(tab.id, page, msg));
@@ -115,7 +106,7 @@ export function listenForChats() {
     for (const [op, { tab, from }] of running) {
       if (allows(from.origin)) continue;
       failed(tab, op, 'site_not_allowed', `tabwire is no longer allowed on ${from.origin}, so the operation in tab ${tab} was stopped`);
-      ask(tab, { op: 'cancel', operation_id: op }).catch(() => {});
+      ask(tab, { type: 'chat.cancel', operation_id: op }).catch(() => {});
     }
   });
 }
@@ -177,15 +168,14 @@ async function inject(id, tab) {
 
 // Ask the observer in tab `id`; its answer, or its error thrown as a TabwireError.
 async function ask(id, msg, signal) {
-  const asked = chrome.tabs.sendMessage(id, { tabwire: 'chat', ...msg }, { frameId: 0 });
+  const asked = chrome.tabs.sendMessage(id, msg, { frameId: 0 });
   const aborted = new Promise((_, reject) => signal?.addEventListener('abort', () => reject(signal.reason), { once: true }));
   let answer;
   try {
     answer = await Promise.race([asked, aborted]);
   } catch (e) {
     if (e instanceof TabwireError) throw e;
-    const gone = await chrome.tabs.get(id).then(() => false, () => true);
-    if (gone) throw noSuchTab(id);
+    await getTab(id); // no_such_tab when it closed
     throw new TabwireError('page_error', `the chat observer in tab ${id} did not answer: ${e.message}`);
   }
   if (answer?.error) throw new TabwireError(answer.error.code, answer.error.message);

@@ -15,11 +15,13 @@ const DEFAULT_TIMEOUT_MS = 10_000;
 let methods = {};
 let ready = Promise.resolve(); // what must be done before the first connect
 let onConnect = () => {}; // sends what the host should hear right after hello
-let port = null; // the open port, or null
-let connecting = false;
-let reason = 'not connected yet'; // null while connected
-let delay = FIRST_DELAY_MS;
-let retry = null;
+// The link to the host, in one of four states:
+//   idle        nothing tried yet;
+//   connecting  preparing the hello (waiting for `ready`);
+//   open        a port exists; `up` once the host spoke or the port outlived Chrome's quick
+//               refusal (then `reason` is null);
+//   backoff     the port closed for `reason`; `retry` reconnects after `delay`.
+const link = { state: 'idle', port: null, up: false, reason: 'not connected yet', delay: FIRST_DELAY_MS, retry: null };
 const inflight = new Map(); // request id → AbortController; gone once answered or cancelled
 const streams = new Map(); // chunk stream id → { count, parts, received, size }
 
@@ -36,7 +38,7 @@ export function startNative(table, options = {}) {
 }
 
 export function isConnected() {
-  return port !== null;
+  return link.state === 'open';
 }
 
 // Send an event to the host. `from`, when given, is the provenance the worker took from the
@@ -52,33 +54,34 @@ export function sendEvent(event, tab_id, data, from = null) {
 }
 
 export async function connect() {
-  if (port || connecting) return;
-  clearTimeout(retry);
-  retry = null;
-  connecting = true;
+  if (link.state === 'connecting' || link.state === 'open') return;
+  clearTimeout(link.retry);
+  link.retry = null;
+  link.state = 'connecting';
   let hello;
   try {
     await ready.catch(() => {}); // a failed preparation is logged where it failed; connect anyway
     hello = await helloMessage();
-  } finally {
-    connecting = false;
+  } catch (e) {
+    console.error('tabwire: cannot prepare the hello:', e);
+    link.state = 'idle';
+    return;
   }
-  if (port) return;
   const p = chrome.runtime.connectNative(HOST);
-  port = p;
+  Object.assign(link, { state: 'open', port: p, up: false });
   let heard = false;
   // Chrome reports a missing or refused host by closing the port within milliseconds: call it
   // up when the host spoke, or when the port is still open a moment later.
   const up = () => {
-    if (port !== p || reason === null) return;
-    reason = null;
+    if (link.port !== p || link.up) return;
+    Object.assign(link, { up: true, reason: null });
     setStatus({ connected: true, last_error: null });
   };
   const settled = setTimeout(up, 500);
   p.onMessage.addListener((msg) => {
     if (!heard) {
       heard = true;
-      delay = FIRST_DELAY_MS; // the host is up and talking: the next failure starts afresh
+      link.delay = FIRST_DELAY_MS; // the host is up and talking: the next failure starts afresh
       up();
     }
     receive(msg);
@@ -100,17 +103,16 @@ export async function connect() {
 }
 
 function disconnected(p, chromeSays) {
-  if (port !== p) return;
-  port = null;
-  reason = explain(chromeSays);
+  if (link.port !== p) return;
+  const reason = explain(chromeSays);
+  Object.assign(link, { state: 'backoff', port: null, up: false, reason, retry: setTimeout(connect, link.delay) });
   const gone = new TabwireError('browser_disconnected', `the connection to the tabwire host closed: ${reason}`);
   for (const ctl of inflight.values()) ctl.abort(gone);
   inflight.clear();
   streams.clear();
   setStatus({ connected: false, host_pid: null, bridges: 0, last_error: reason });
-  console.warn(`tabwire: host disconnected (${reason}); reconnecting in ${delay} ms`);
-  retry = setTimeout(connect, delay);
-  delay = Math.min(delay * 2, MAX_DELAY_MS);
+  console.warn(`tabwire: host disconnected (${reason}); reconnecting in ${link.delay} ms`);
+  link.delay = Math.min(link.delay * 2, MAX_DELAY_MS);
 }
 
 // Why the port closed, in words a person can act on.
@@ -126,15 +128,15 @@ function explain(chromeSays) {
 
 // Why nothing can be sent to the host right now (for error messages).
 export function hostProblem() {
-  return reason ?? 'connecting';
+  return link.reason ?? 'connecting';
 }
 
 function post(msg) {
-  if (!port) throw new TabwireError('browser_disconnected', `tabwire is not connected to its host: ${hostProblem()}`);
+  if (!link.port) throw new TabwireError('browser_disconnected', `tabwire is not connected to its host: ${hostProblem()}`);
   try {
-    port.postMessage(msg);
+    link.port.postMessage(msg);
   } catch (e) {
-    if (!port) throw new TabwireError('browser_disconnected', `tabwire is not connected to its host: ${hostProblem()}`);
+    if (!link.port) throw new TabwireError('browser_disconnected', `tabwire is not connected to its host: ${hostProblem()}`);
     throw new TabwireError('too_large', `Chrome refused to send it to the host: ${e.message} Keep one message under 64 MiB.`);
   }
 }
@@ -154,14 +156,19 @@ function receive(msg) {
     }
     case 'event':
       if (msg.event === 'host_status') return setStatus({ host_pid: msg.data?.host_pid ?? null, bridges: msg.data?.bridges ?? 0 });
-      return console.warn('tabwire: ignored an event from the host:', msg.event);
+      console.warn('tabwire: ignored an event from the host:', msg.event);
+      return;
     default:
-      return console.error('tabwire: ignored a message from the host of unknown type', msg?.type);
+      console.error('tabwire: ignored a message from the host of unknown type', msg?.type);
+      return;
   }
 }
 
 async function handle({ id, method, params = null, timeout_ms }) {
-  if (typeof id !== 'string') return console.error('tabwire: ignored a request without a string id', method);
+  if (typeof id !== 'string') {
+    console.error('tabwire: ignored a request without a string id', method);
+    return;
+  }
   const timeoutMs = Number.isFinite(timeout_ms) && timeout_ms > 0 ? timeout_ms : DEFAULT_TIMEOUT_MS;
   let reply;
   if (!Object.hasOwn(methods, method)) {
@@ -192,7 +199,10 @@ function trySend(reply) {
   try {
     post(reply);
   } catch (err) {
-    if (err.code !== 'too_large') return console.warn('tabwire: could not answer request', reply.id, err.message);
+    if (err.code !== 'too_large') {
+      console.warn('tabwire: could not answer request', reply.id, err.message);
+      return;
+    }
     trySend({ type: 'response', id: reply.id, error: { code: 'too_large', message: `the result is too large: ${err.message}` } });
   }
 }

@@ -16,7 +16,7 @@ import { TabwireError, fail } from './errors.js';
 import { MAX_DEPTH, MAX_EVENT, deeperThan, forgetTab, rateLimit } from './limits.js';
 import { hostProblem, sendEvent } from './native.js';
 import { allows, checkSite, expectedOrigin, originOf, sitesReady, withoutFragment } from './sites.js';
-import { noSuchTab, showsErrorPage, tabId } from './tabs.js';
+import { acceptTabPorts, getTab, showsErrorPage, tabId } from './tabs.js';
 
 const pages = new Map(); // tab id → Page (below)
 const waiting = new Map(); // tab id → callbacks waiting for that tab's port
@@ -26,7 +26,7 @@ export const pageMethods = {
   'page.get_state': async (params, { signal }) => {
     const expected = expectedOrigin(params);
     const page = await attach(tabId(params), signal, expected);
-    if (page.provider) return { ...page.from, state: await call(page, { op: 'get_state' }, signal) };
+    if (page.provider) return { ...page.from, state: await call(page, { type: 'get_state' }, signal) };
     if (page.hasState) return { ...page.from, state: page.state };
     fail('no_handler', `the page in tab ${page.tabId} has not called tabwire.setState or tabwire.provideState yet; wait for it to load, or make the page publish its state`);
   },
@@ -36,27 +36,24 @@ export const pageMethods = {
     const { type, payload = null } = params;
     if (typeof type !== 'string' || type === '') fail('bad_request', '`type` must be the name of a command the page handles (a non-empty string)');
     const page = await attach(id, signal, expectedOrigin(params));
-    return { ...page.from, result: await call(page, { op: 'command', type, payload }, signal) };
+    return { ...page.from, result: await call(page, { type: 'command', name: type, payload }, signal) };
   },
 
   'page.drained': async (params, { signal }) => {
     const id = tabId(params);
     const { count } = params;
     if (!Number.isInteger(count) || count < 0) fail('bad_request', '`count` must be the number of events drained (an integer ≥ 0)');
-    await call(await attach(id, signal), { op: 'drained', count }, signal);
+    await call(await attach(id, signal), { type: 'drained', count }, signal);
     return {};
   },
 };
 
 export function listenForPages() {
-  chrome.runtime.onConnect.addListener((port) => {
-    const tab = port.sender?.tab;
-    if (port.name !== 'tabwire-page' || port.sender.id !== chrome.runtime.id) return;
-    if (tab?.id == null || port.sender.frameId !== 0) return port.disconnect();
+  acceptTabPorts('tabwire-page', (port, tab, from) => {
     const page = {
       tabId: tab.id,
       port,
-      from: { origin: port.sender.origin, url: withoutFragment(port.sender.url ?? '') }, // the document
+      from, // the document
       provider: false,
       hasState: false,
       state: null,
@@ -93,7 +90,7 @@ function gone(page) {
 }
 
 function fromPage(page, msg) {
-  switch (msg?.kind) {
+  switch (msg?.type) {
     case 'sync': // the relay (re)connected or the page's handlers changed
       page.provider = msg.provider === true;
       // The relay re-sends the last state it passed on; keep it only as a state message would be.
@@ -121,7 +118,7 @@ function fromPage(page, msg) {
       return;
     }
     default:
-      console.warn('tabwire: ignored a message from tab', page.tabId, msg?.kind);
+      console.warn('tabwire: ignored a message from tab', page.tabId, msg?.type);
   }
 }
 
@@ -134,7 +131,7 @@ function parse(json) {
 }
 
 // setState / pushEvent: check, forward to the host, then ack the page (cumulative, coalesced).
-function publish(page, { kind, n, json }) {
+function publish(page, { type: kind, n, json }) {
   let error = null;
   try {
     admit(page, kind, json);
@@ -156,7 +153,7 @@ function publish(page, { kind, n, json }) {
   page.ackTimer ??= setTimeout(() => {
     page.ackTimer = null;
     try {
-      page.port.postMessage({ kind: 'ack', upto: page.acked, failed: page.failed });
+      page.port.postMessage({ type: 'ack', upto: page.acked, failed: page.failed });
     } catch {} // the page is gone
     page.failed = [];
   }, 0);
@@ -197,7 +194,7 @@ function call(page, msg, signal) {
       reject: (e) => (signal.removeEventListener('abort', onAbort), reject(e)),
     });
     try {
-      page.port.postMessage({ kind: 'call', id, ...msg });
+      page.port.postMessage({ ...msg, id });
     } catch (e) {
       page.calls.get(id)?.reject(new TabwireError('too_large', `could not pass this to the page: ${e.message}`));
       page.calls.delete(id);
@@ -217,9 +214,7 @@ async function attach(id, signal, expected) {
 }
 
 async function connectPage(id, signal, expected) {
-  const tab = await chrome.tabs.get(id).catch(() => {
-    throw noSuchTab(id);
-  });
+  const tab = await getTab(id);
   checkSite(id, originOf(tab.url), expected, tab.url);
   const port = new Promise((resolve, reject) => {
     const list = waiting.get(id) ?? [];
@@ -229,7 +224,7 @@ async function connectPage(id, signal, expected) {
   });
   let answer;
   try {
-    answer = await chrome.tabs.sendMessage(id, { tabwire: 'connect' }, { frameId: 0 });
+    answer = await chrome.tabs.sendMessage(id, { type: 'connect' }, { frameId: 0 });
   } catch {
     waiting.delete(id);
     throw await unreachable(tab);

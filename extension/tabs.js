@@ -59,6 +59,28 @@ export function noSuchTab(id) {
   return new TabwireError('no_such_tab', `no tab has id ${id}: it was closed or never existed; list_tabs shows the open ones`);
 }
 
+// The tab with this id, or the `no_such_tab` error.
+export function getTab(id) {
+  return chrome.tabs.get(id).catch(() => {
+    throw noSuchTab(id);
+  });
+}
+
+// Ports a content script opens from the top frame of a tab (name `name`): `onPort(port, tab,
+// from)` for each, `from` being the document's {origin, url} as Chrome names it. Ports from
+// other extensions or from frames are closed.
+export function acceptTabPorts(name, onPort) {
+  chrome.runtime.onConnect.addListener((port) => {
+    if (port.name !== name || port.sender?.id !== chrome.runtime.id) return;
+    const tab = port.sender.tab;
+    if (tab?.id == null || port.sender.frameId !== 0) {
+      port.disconnect();
+      return;
+    }
+    onPort(port, tab, { origin: port.sender.origin, url: withoutFragment(port.sender.url ?? '') });
+  });
+}
+
 function chromeError(e, id) {
   if (/no tab with id/i.test(e.message)) throw noSuchTab(id);
   fail('bad_request', `Chrome refused this for tab ${id}: ${e.message}`);

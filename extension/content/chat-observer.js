@@ -21,27 +21,27 @@
   };
 
   chrome.runtime.onMessage.addListener((msg, _sender, sendResponse) => {
-    if (msg?.tabwire !== 'chat') return;
+    if (typeof msg?.type !== 'string' || !msg.type.startsWith('chat.')) return;
     handle(msg).then(sendResponse, (e) =>
       sendResponse({ error: { code: e.code ?? 'internal', message: e.code ? e.message : `the chat observer failed: ${e.message}` } }));
     return true; // answered asynchronously
   });
 
   async function handle(msg) {
-    switch (msg.op) {
-      case 'send':
+    switch (msg.type) {
+      case 'chat.send':
         return send(msg);
-      case 'status': {
+      case 'chat.status': {
         const op = ops.get(msg.operation_id);
         return { found: !!op, finished: op?.finished ?? false, milestones: op?.milestones ?? [] };
       }
-      case 'cancel': {
+      case 'chat.cancel': {
         const op = ops.get(msg.operation_id);
         if (op) finish(op);
         return { cancelled: !!op };
       }
       default:
-        fail('bad_request', `the chat observer has no operation ${JSON.stringify(msg.op)}`);
+        fail('bad_request', `the chat observer has no method ${JSON.stringify(msg.type)}`);
     }
   }
 

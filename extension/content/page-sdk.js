@@ -55,10 +55,10 @@
   }
 
   // Post a numbered message; the promise settles when the extension acks it.
-  function send(kind, json) {
+  function send(type, json) {
     const n = ++sent;
     const done = new Promise((resolve, reject) => pending.set(n, { resolve, reject }));
-    toExt({ kind, n, json });
+    toExt({ type, n, json });
     return done;
   }
 
@@ -68,7 +68,7 @@
     syncQueued = true;
     queueMicrotask(() => {
       syncQueued = false;
-      toExt({ kind: 'sync', provider: provider !== null });
+      toExt({ type: 'sync', provider: provider !== null });
     });
   }
 
@@ -90,24 +90,24 @@
     pending.clear();
   }
 
-  async function perform({ op, type, payload, count }) {
-    if (op === 'get_state') {
+  async function perform({ type, name, payload, count }) {
+    if (type === 'get_state') {
       if (!provider) throw refusal('no_handler', 'this page has no provideState function');
       return encode(await guarded(provider, undefined, 'the provideState function'), 'the value provideState returned');
     }
-    if (op === 'command') {
-      const fn = commands.get(type);
+    if (type === 'command') {
+      const fn = commands.get(name);
       if (!fn) {
         const known = [...commands.keys()].map((t) => JSON.stringify(t)).join(', ') || 'none';
-        throw refusal('no_handler', `this page has no onCommand handler for ${JSON.stringify(type)}; it handles: ${known}`);
+        throw refusal('no_handler', `this page has no onCommand handler for ${JSON.stringify(name)}; it handles: ${known}`);
       }
-      const what = `the onCommand(${JSON.stringify(type)}) handler`;
+      const what = `the onCommand(${JSON.stringify(name)}) handler`;
       const result = await guarded(fn, payload, what);
       const json = encode(result === undefined ? null : result, `the value ${what} returned`);
       if (provider) await pushProvided(); // the state the command left, before its reply
       return json;
     }
-    if (op === 'drained') {
+    if (type === 'drained') {
       for (const fn of drainedFns) {
         try {
           fn(count);
@@ -117,7 +117,7 @@
       }
       return '{}';
     }
-    throw refusal('page_error', `the extension asked for ${JSON.stringify(op)}, which this SDK (version ${VERSION}) does not know; update the extension`);
+    throw refusal('page_error', `the extension asked for ${JSON.stringify(type)}, which this SDK (version ${VERSION}) does not know; update the extension`);
   }
 
   async function guarded(fn, arg, what) {
@@ -142,7 +142,7 @@
   }
 
   async function answer(call) {
-    const reply = { kind: 'reply', id: call.id };
+    const reply = { type: 'reply', id: call.id };
     try {
       reply.json = await perform(call);
     } catch (e) {
@@ -155,9 +155,9 @@
     if (e.source !== window) return;
     const d = e.data;
     if (d === null || typeof d !== 'object' || d.channel !== CHANNEL || d.dir !== 'ext>page') return;
-    if (d.kind === 'call') answer(d);
-    else if (d.kind === 'ack') settle(d.upto, d.failed);
-    else if (d.kind === 'lost') failAll(d.reason);
+    if (d.type === 'ack') settle(d.upto, d.failed);
+    else if (d.type === 'lost') failAll(d.reason);
+    else if (Number.isSafeInteger(d.id)) answer(d); // a call: get_state, command, drained
   });
 
   const checkFn = (fn, what) => {

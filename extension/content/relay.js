@@ -20,7 +20,7 @@
     const p = chrome.runtime.connect({ name: 'tabwire-page' }); // throws once the extension is reloaded
     p.onMessage.addListener(toPage); // calls and acks
     p.onDisconnect.addListener(() => port === p && drop());
-    p.postMessage({ kind: 'sync', provider, json: stateJson });
+    p.postMessage({ type: 'sync', provider, json: stateJson });
     return (port = p);
   }
 
@@ -28,7 +28,7 @@
     const p = port;
     port = null;
     p.disconnect();
-    toPage({ kind: 'lost', reason: 'the connection to the tabwire extension closed (its worker restarted, or the page went into the back/forward cache)' });
+    toPage({ type: 'lost', reason: 'the connection to the tabwire extension closed (its worker restarted, or the page went into the back/forward cache)' });
   }
 
   // Chrome closes a cached page's ports; start afresh when it comes back.
@@ -37,18 +37,18 @@
   // The page's message, reduced to its known fields, or null.
   function accept(d) {
     const count = (n) => Number.isSafeInteger(n) && n > 0;
-    switch (d.kind) {
+    switch (d.type) {
       case 'state':
       case 'event':
-        return count(d.n) && typeof d.json === 'string' ? { kind: d.kind, n: d.n, json: d.json } : null;
+        return count(d.n) && typeof d.json === 'string' ? { type: d.type, n: d.n, json: d.json } : null;
       case 'sync':
-        return typeof d.provider === 'boolean' ? { kind: 'sync', provider: d.provider } : null;
+        return typeof d.provider === 'boolean' ? { type: 'sync', provider: d.provider } : null;
       case 'reply':
         if (!count(d.id)) return null;
-        if (typeof d.json === 'string') return { kind: 'reply', id: d.id, json: d.json };
+        if (typeof d.json === 'string') return { type: 'reply', id: d.id, json: d.json };
         if (typeof d.error?.code === 'string' && typeof d.error.message === 'string') {
           const code = d.error.code === 'no_handler' ? 'no_handler' : 'page_error';
-          return { kind: 'reply', id: d.id, error: { code, message: d.error.message.slice(0, 4000) } };
+          return { type: 'reply', id: d.id, error: { code, message: d.error.message.slice(0, 4000) } };
         }
         return null;
       default:
@@ -61,10 +61,13 @@
     const d = e.data;
     if (d === null || typeof d !== 'object' || d.channel !== CHANNEL || d.dir !== 'page>ext') return;
     const msg = accept(d);
-    if (!msg) return console.warn('tabwire: ignored a malformed message on the "tabwire" channel', d);
+    if (!msg) {
+      console.warn('tabwire: ignored a malformed message on the "tabwire" channel', d);
+      return;
+    }
     used = true;
-    if (msg.kind === 'state') stateJson = msg.json;
-    if (msg.kind === 'sync') provider = msg.provider;
+    if (msg.type === 'state') stateJson = msg.json;
+    if (msg.type === 'sync') provider = msg.provider;
     if (document.prerendering) held.push(msg); // a prerendered page is not the tab's page yet
     else forward(msg);
   });
@@ -91,17 +94,17 @@
       ? 'the tabwire extension was reloaded, updated or removed; reload this page to reconnect'
       : `the browser refused to pass this on: ${err.message}`;
     const error = { code: reloaded ? 'browser_disconnected' : 'too_large', message };
-    if (msg.n) toPage({ kind: 'ack', upto: 0, failed: [{ n: msg.n, error }] });
-    else if (msg.kind === 'reply' && !reloaded) {
+    if (msg.n) toPage({ type: 'ack', upto: 0, failed: [{ n: msg.n, error }] });
+    else if (msg.type === 'reply' && !reloaded) {
       try {
-        port?.postMessage({ kind: 'reply', id: msg.id, error: { code: 'too_large', message: `the page's answer is too large: ${err.message}` } });
+        port?.postMessage({ type: 'reply', id: msg.id, error: { code: 'too_large', message: `the page's answer is too large: ${err.message}` } });
       } catch {}
     }
   }
 
   // The worker asks a page that used the SDK before the worker (re)started to connect.
   chrome.runtime.onMessage.addListener((msg, _sender, sendResponse) => {
-    if (msg?.tabwire !== 'connect') return;
+    if (msg?.type !== 'connect') return;
     if (used && !document.prerendering) {
       try {
         if (port) drop(); // the worker has no port for this page: ours is stale
