@@ -42,8 +42,39 @@ pub mod code {
     pub const SITE_NOT_ALLOWED: &str = "site_not_allowed";
     /// The tab no longer shows the origin the caller expected (`expected_origin`).
     pub const ORIGIN_CHANGED: &str = "origin_changed";
+    /// A page pushed events faster than its tab may (specs/page-sdk.md, limits).
+    pub const RATE_LIMITED: &str = "rate_limited";
+    /// A value from a page nests deeper than [`super::MAX_DEPTH`].
+    pub const TOO_DEEP: &str = "too_deep";
+    /// A chat site adapter does not fit the page (its URL, or a selector).
+    pub const ADAPTER_MISMATCH: &str = "adapter_mismatch";
+    /// No live session has that id.
+    pub const NO_SUCH_SESSION: &str = "no_such_session";
     /// Anything else that went wrong inside a peer.
     pub const INTERNAL: &str = "internal";
+
+    /// Every code, in the order of the table in `specs/protocol.md` ("Error codes"); a test
+    /// keeps the two, and the codes the extension throws, in step.
+    pub const ALL: [&str; 18] = [
+        TIMEOUT,
+        BROWSER_DISCONNECTED,
+        UNKNOWN_METHOD,
+        BAD_REQUEST,
+        INVALID_MESSAGE,
+        TOO_LARGE,
+        CANCELLED,
+        NO_SUCH_TAB,
+        NO_HANDLER,
+        PAGE_ERROR,
+        NOT_SCRIPTABLE,
+        SITE_NOT_ALLOWED,
+        ORIGIN_CHANGED,
+        RATE_LIMITED,
+        TOO_DEEP,
+        ADAPTER_MISMATCH,
+        NO_SUCH_SESSION,
+        INTERNAL,
+    ];
 }
 
 /// Why a payload is not a protocol message.

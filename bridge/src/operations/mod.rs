@@ -562,7 +562,7 @@ fn choose(
     let adapter = match &given {
         Some(adapter) if !adapter.fits(&tab.url) => {
             return Err(CallError::new(
-                "adapter_mismatch",
+                code::ADAPTER_MISMATCH,
                 format!(
                     "the adapter {:?} is for {}; tab {} shows {}, so nothing was sent. Open the \
                      chat's page in the tab, or pick the adapter made for this site",

@@ -18,7 +18,7 @@ use super::record::{self, SessionRecord};
 use crate::error::CallError;
 
 /// The error code for a session id that names no live session.
-pub const NO_SUCH_SESSION: &str = "no_such_session";
+pub const NO_SUCH_SESSION: &str = tabwire_host::wire::code::NO_SUCH_SESSION;
 
 /// A connection to one session.
 pub struct SessionClient {
