@@ -155,7 +155,12 @@ function receive(msg) {
       return whole && receive(whole);
     }
     case 'event':
-      if (msg.event === 'host_status') return setStatus({ host_pid: msg.data?.host_pid ?? null, bridges: msg.data?.bridges ?? 0 });
+      if (msg.event === 'host_status') {
+        const d = msg.data ?? {};
+        setStatus({ host_pid: d.host_pid ?? null, bridges: d.bridges ?? 0, host_version: d.host_version ?? null });
+        if (typeof d.refused === 'string') setStatus({ connected: false, last_error: d.refused });
+        return;
+      }
       console.warn('tabwire: ignored an event from the host:', msg.event);
       return;
     default:
@@ -243,9 +248,21 @@ async function helloMessage() {
     protocol: PROTOCOL,
     extension_version: chrome.runtime.getManifest().version,
     extension_id: chrome.runtime.id,
+    build_id: await buildId(),
     browser: browserBrand(),
     profile,
   };
+}
+
+// Which build of the extension this is: `tabwire install` writes build.json beside the files
+// it unpacks (doctor compares it with the binary's). A checkout has none: null.
+async function buildId() {
+  try {
+    const build = await (await fetch(chrome.runtime.getURL('build.json'))).json();
+    return typeof build?.build_id === 'string' ? build.build_id : null;
+  } catch {
+    return null;
+  }
 }
 
 function browserBrand() {

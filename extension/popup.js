@@ -15,7 +15,29 @@ const show = (status) => {
   el('since').textContent = s.since ? new Date(s.since).toLocaleTimeString() : '—';
   el('last_error').textContent = s.last_error ?? '—';
   el('extension_id').textContent = chrome.runtime.id;
+  el('versions').textContent = versions(s.host_version ?? null);
 };
+
+// Both versions, and which side is older and what to do when they differ.
+function versions(host) {
+  const mine = chrome.runtime.getManifest().version;
+  if (!host) return `extension ${mine}`;
+  if (host === mine) return `extension and host ${mine}`;
+  const older = compare(mine, host) < 0
+    ? `the extension is older than tabwire-host ${host}: reload tabwire in chrome://extensions (it was updated on disk by \`tabwire install\`)`
+    : `tabwire-host ${host} is older than this extension: update tabwire, then run \`tabwire install\``;
+  return `extension ${mine}, host ${host} — ${older}`;
+}
+
+function compare(a, b) {
+  const pa = a.split('.').map(Number);
+  const pb = b.split('.').map(Number);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
 
 chrome.storage.session.get('status').then(({ status }) => show(status));
 chrome.storage.session.onChanged.addListener((changes) => {

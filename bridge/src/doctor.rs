@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 use tabwire_host::runtime_dir;
 use tabwire_install::{DoctorArgs, Env, Finding};
 
+use crate::browser::BrowserInfo;
 use crate::core::Core;
+use tabwire_install::extension;
 
 const PING_TIMEOUT: Duration = Duration::from_secs(3);
 
@@ -52,6 +54,56 @@ fn sessions_finding(core: &Core) -> Finding {
     Finding::ok("sessions", detail)
 }
 
+/// Whether the extension this browser runs is the one this tabwire carries: the same version,
+/// and — when it was unpacked by `tabwire install` — the same build. A checkout's extension
+/// (no build id) is fine when its version matches: that is development.
+pub fn version_finding(info: &BrowserInfo) -> Finding {
+    let check = format!("extension version in {}", info.label());
+    let mine = extension::VERSION;
+    let theirs = &info.extension_version;
+    let reload = format!(
+        "reload tabwire in chrome://extensions (the files on disk were updated); if it still \
+         says {theirs}, Load unpacked the folder `tabwire extension path` prints"
+    );
+    if theirs != mine {
+        let (detail, fix) = if older(theirs, mine) {
+            (
+                format!("the browser runs extension {theirs}, older than this tabwire ({mine})"),
+                reload,
+            )
+        } else {
+            (
+                format!("the browser runs extension {theirs}, newer than this tabwire ({mine})"),
+                "update tabwire (`cargo install --locked --path bridge` in the newer checkout), \
+                 then run `tabwire install`"
+                    .to_owned(),
+            )
+        };
+        return Finding::broken(check, detail, fix);
+    }
+    match info.build_id.as_deref() {
+        Some(build) if build != extension::BUILD_ID => Finding::broken(
+            check,
+            format!(
+                "the browser runs extension {theirs} build {build}, not build {} that this \
+                 tabwire wrote: it loaded an older copy of the files",
+                extension::BUILD_ID
+            ),
+            reload,
+        ),
+        Some(build) => {
+            Finding::ok(check, format!("{theirs}, build {build}: the one this tabwire carries"))
+        }
+        None => Finding::ok(check, format!("{theirs}, loaded from a checkout (no build.json)")),
+    }
+}
+
+/// Whether version `a` is older than `b` (dotted numbers).
+fn older(a: &str, b: &str) -> bool {
+    let parts = |v: &str| v.split('.').map(|p| p.parse::<u64>().unwrap_or(0)).collect::<Vec<_>>();
+    parts(a) < parts(b)
+}
+
 /// One finding per live host: pinged through the extension, or why not.
 pub async fn live_findings(core: &Core) -> Vec<Finding> {
     core.ready().await;
@@ -83,6 +135,7 @@ pub async fn live_findings(core: &Core) -> Vec<Finding> {
             ));
             continue;
         };
+        out.push(version_finding(info));
         let selector = host.pid.to_string();
         let t = Instant::now();
         match core.call(Some(&selector), "ping", serde_json::Value::Null, PING_TIMEOUT).await {

@@ -40,6 +40,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Install(args) => return cli::setup::install(&args),
         Command::Uninstall(args) => return cli::setup::uninstall(&args),
+        Command::Extension(args) => return cli::extension::run(&args),
         Command::Doctor(args) => return cli::setup::doctor(&args).await,
         Command::Demo(args) => return tabwire_bridge::demo::run(args).await,
         Command::Wait(args) => return cli::wait::run(args).await,

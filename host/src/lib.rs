@@ -19,6 +19,7 @@ pub mod limits;
 pub mod listener;
 pub mod logging;
 pub mod origin;
+pub mod program;
 pub mod relay;
 pub mod runtime_dir;
 pub mod shutdown;

@@ -455,16 +455,23 @@ impl Relay {
             }
             Message::Hello(mut hello) => {
                 if hello.protocol != wire::PROTOCOL_VERSION {
-                    tracing::warn!(
-                        protocol = hello.protocol,
-                        "the extension speaks protocol {} but this host speaks {}; update both \
-                         to the same release",
+                    // Refused, not half-spoken: no bridge is introduced to this browser, and the
+                    // extension shows why (its popup and toolbar title).
+                    let why = format!(
+                        "the extension speaks protocol {} but tabwire-host {} speaks {}: install \
+                         the same release of both (`tabwire install` writes the extension that \
+                         matches this host; then reload it in chrome://extensions)",
                         hello.protocol,
+                        env!("CARGO_PKG_VERSION"),
                         wire::PROTOCOL_VERSION
                     );
+                    tracing::error!("{why}");
+                    self.tell_status(Some(&why));
+                    return;
                 }
                 tracing::info!(browser = ?hello.browser, profile = ?hello.profile, version = ?hello.extension_version, "extension said hello");
                 hello.host_pid = Some(self.pid);
+                hello.host_version = Some(env!("CARGO_PKG_VERSION").into());
                 let frame: Bytes = Message::Hello(hello.clone()).to_bytes().into();
                 self.hello = Some(frame.clone());
                 let ids: Vec<BridgeId> = self.bridges.keys().copied().collect();
@@ -519,12 +526,26 @@ impl Relay {
     }
 
     fn host_status(&self) {
+        self.tell_status(None);
+    }
+
+    /// `host_status` toward the extension; `refused` says why the host will not serve it.
+    fn tell_status(&self, refused: Option<&str>) {
         #[derive(Serialize)]
-        struct Status {
+        struct Status<'a> {
             host_pid: u32,
             bridges: usize,
+            /// So the popup can say which side is older when they differ.
+            host_version: &'static str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            refused: Option<&'a str>,
         }
-        let data = wire::raw(&Status { host_pid: self.pid, bridges: self.bridges.len() });
+        let data = wire::raw(&Status {
+            host_pid: self.pid,
+            bridges: self.bridges.len(),
+            host_version: env!("CARGO_PKG_VERSION"),
+            refused,
+        });
         let event = Event::new("host_status", None, data);
         self.send_to_browser(&Message::Event(event));
     }

@@ -112,6 +112,13 @@ pub struct Hello {
     pub extension_version: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extension_id: Option<String>,
+    /// Which build of the extension files this is (`build.json`, written by `tabwire
+    /// install`); absent for a checkout's extension/.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_id: Option<String>,
+    /// The host's own version, in the hello the host sends bridges.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_version: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub browser: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -299,6 +306,8 @@ struct Envelope {
     protocol: Option<u32>,
     extension_version: Option<String>,
     extension_id: Option<String>,
+    build_id: Option<String>,
+    host_version: Option<String>,
     browser: Option<String>,
     profile: Option<String>,
     host_pid: Option<u32>,
@@ -317,6 +326,8 @@ impl Envelope {
                 protocol: need(self.protocol, "hello", "protocol")?,
                 extension_version: self.extension_version,
                 extension_id: self.extension_id,
+                build_id: self.build_id,
+                host_version: self.host_version,
                 browser: self.browser,
                 profile: self.profile,
                 host_pid: self.host_pid,

@@ -23,6 +23,9 @@ pub struct Env {
     /// tabwire's own configuration directory, where `installed.json` is kept:
     /// `$TABWIRE_CONFIG_DIR`, else the OS's (`~/.config/tabwire` on Linux).
     pub config_dir: PathBuf,
+    /// tabwire's data directory: `$TABWIRE_DATA_DIR`, else the OS's (`~/.local/share/tabwire`
+    /// on Linux). `install` writes the extension under it.
+    pub data_dir: PathBuf,
     /// The runtime directory of the sockets (`tabwire_host::runtime_dir::resolve`).
     pub runtime_dir: PathBuf,
     /// The running `tabwire` executable: the host binary is looked for next to it, and the
@@ -41,6 +44,10 @@ impl Env {
             Some(dir) => PathBuf::from(dir),
             None => dirs.config_dir().join("tabwire"),
         };
+        let data_dir = match var("TABWIRE_DATA_DIR") {
+            Some(dir) => PathBuf::from(dir),
+            None => dirs.data_dir().join("tabwire"),
+        };
         let current_exe = std::env::current_exe().map_err(|source| Error::Io {
             what: "find the running executable",
             path: PathBuf::from("tabwire"),
@@ -52,6 +59,7 @@ impl Env {
             xdg_config_home: var("XDG_CONFIG_HOME").map(PathBuf::from),
             path: split_path(var("PATH")),
             config_dir,
+            data_dir,
             runtime_dir: tabwire_host::runtime_dir::resolve(),
             current_exe,
             extension_dir: var("TABWIRE_EXTENSION_DIR").map(PathBuf::from),

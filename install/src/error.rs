@@ -21,7 +21,7 @@ pub enum Error {
 
     #[error(
         "cannot find the tabwire-host binary: it is neither next to {exe} nor on PATH. Build it \
-         (`cargo build -p tabwire-host` in the checkout, or `cargo install --path host`), or \
+         (`cargo build --bins` in the checkout, or `cargo install --path bridge`), or \
          name it: `--host-path /path/to/tabwire-host`"
     )]
     HostNotFound { exe: PathBuf },

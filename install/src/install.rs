@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::claude;
 use crate::env::{Env, shell_quote};
 use crate::error::Error;
+use crate::extension;
 use crate::locate::{HostChoice, find_extension_dir, locate_host};
 use crate::manifest::HostManifest;
 use crate::record::{Record, create_dirs};
@@ -91,6 +92,19 @@ pub fn install(args: &InstallArgs, env: &Env) -> Result<InstallReport, Error> {
         }
         changes.push((target, change));
     }
+    // A checkout (or TABWIRE_EXTENSION_DIR) is used as it is; else the extension this binary
+    // carries is written where the user loads it from.
+    let extension_dir = match find_extension_dir(env) {
+        Some(dir) => Some(dir),
+        None if args.dry_run => Some(extension::installed_dir(env)),
+        None => {
+            let root = extension::installed_root(env);
+            record.created_dirs.extend(create_dirs(&root)?);
+            let dir = extension::install(env)?;
+            record.extension_root = Some(root);
+            Some(dir)
+        }
+    };
     if !args.dry_run {
         record.host_path = Some(host.path.clone());
         record.extension_ids = extension_ids.clone();
@@ -103,7 +117,7 @@ pub fn install(args: &InstallArgs, env: &Env) -> Result<InstallReport, Error> {
         changes,
         notes: resolved.notes,
         record: record_path,
-        extension_dir: find_extension_dir(env),
+        extension_dir,
     })
 }
 

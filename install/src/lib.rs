@@ -8,6 +8,7 @@ pub mod claude;
 pub mod doctor;
 pub mod env;
 pub mod error;
+pub mod extension;
 pub mod install;
 pub mod locate;
 pub mod manifest;

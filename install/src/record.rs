@@ -23,6 +23,10 @@ pub struct Record {
     /// Folders created to hold this record; removed with it when empty.
     #[serde(default)]
     pub created_dirs: Vec<PathBuf>,
+    /// The folder the extension was unpacked under (`extension::installed_root`); removed
+    /// whole on uninstall.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extension_root: Option<PathBuf>,
 }
 
 /// One manifest (and registry key) install wrote.

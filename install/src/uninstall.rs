@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use crate::browsers::HOST_NAME;
 use crate::env::Env;
 use crate::error::Error;
+use crate::extension;
 use crate::record::{Record, remove_empty_dirs};
 use crate::registry;
 
@@ -70,6 +71,24 @@ pub fn uninstall(args: &UninstallArgs, env: &Env) -> Result<UninstallReport, Err
                 })?;
             }
             removals.push(Removal::Removed(format!("HKCU\\{key}")));
+        }
+    }
+    if let Some(root) = &record.extension_root {
+        let shown = root.display().to_string();
+        // Only the folder install writes: a record edited to name another is not followed.
+        if *root != extension::installed_root(env) {
+            let why = format!(
+                "the record names it, but install writes the extension only to {}",
+                extension::installed_root(env).display()
+            );
+            removals.push(Removal::Kept(shown, why));
+        } else if !root.exists() {
+            removals.push(Removal::Missing(shown));
+        } else {
+            if !args.dry_run {
+                fs::remove_dir_all(root).map_err(Error::io("remove", root))?;
+            }
+            removals.push(Removal::Removed(shown));
         }
     }
     if had_record && !args.dry_run {

@@ -127,7 +127,12 @@ fn a_second_install_adds_to_the_record_and_uninstall_removes_both() {
     w.install(&["--browser", "chromium"]).unwrap();
     w.install(&["--browser", "chrome"]).unwrap();
     let out = w.uninstall(&[]);
-    assert_eq!(out.matches("removed").count(), 3, "two manifests and the record: {out}");
+    assert_eq!(
+        out.matches("removed").count(),
+        4,
+        "two manifests, the extension, the record: {out}"
+    );
+    assert!(out.contains("share/tabwire/extension"), "{out}");
     assert_eq!(w.snapshot(), before);
 }
 
@@ -300,6 +305,7 @@ fn windows_targets_are_the_registry_keys() {
         xdg_config_home: None,
         path: vec![],
         config_dir: PathBuf::from(r"C:\Users\u\AppData\Roaming\tabwire"),
+        data_dir: PathBuf::from(r"C:\Users\u\AppData\Roaming\tabwire\data"),
         runtime_dir: PathBuf::from(r"C:\tmp"),
         current_exe: PathBuf::from(r"C:\tabwire\tabwire.exe"),
         extension_dir: None,
@@ -332,4 +338,17 @@ fn windows_targets_are_the_registry_keys() {
     let sel = install_args(&["--system", "--browser", "chrome"]).selection;
     let err = tabwire_install::targets::resolve(&sel, &env).unwrap_err();
     assert!(matches!(err, Error::SystemUnsupported("Windows")), "{err}");
+}
+
+#[test]
+fn without_a_checkout_install_writes_the_extension_it_carries_and_prints_that_folder() {
+    let w = World::new();
+    let out = w.install(&["--browser", "chromium"]).unwrap();
+    let dir = w.env.home.join(".local/share/tabwire/extension/current");
+    assert!(out.contains(&format!("Load unpacked and choose {}", dir.display())), "{out}");
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    assert!(manifest["key"].as_str().is_some_and(|k| k.starts_with("MIIB")), "the fixed key");
+    let build = tabwire_install::extension::build_of(&dir).expect("build.json");
+    assert_eq!(build.build_id, tabwire_install::extension::BUILD_ID);
 }

@@ -4,7 +4,7 @@
 //! removes the dir — also when the test fails, after printing the browser's and host's log.
 
 use std::ops::{Deref, DerefMut};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
@@ -29,6 +29,25 @@ impl Chromium {
     /// `take_cdp_pipe()` and drive it with [`crate::cdp::Cdp`].
     pub fn start_with_cdp() -> Chromium {
         Self::launch(&[], true)
+    }
+
+    /// Start a browser the way an installed tabwire runs: the extension from `extension_dir`
+    /// (not the checkout's) and the host `host`, in the profile at `Browser::profile_dir(root)`
+    /// whose native-host manifest the caller's `tabwire install --user-data-dir` wrote.
+    pub fn start_installed(root: PathBuf, extension_dir: PathBuf, host: PathBuf) -> Chromium {
+        let opts = LaunchOptions {
+            chromium: DEFAULT_CHROMIUM.into(),
+            extension_dir,
+            host_binary: host,
+            headless: true,
+            root,
+            keep: std::env::var_os("TABWIRE_KEEP_TEST_DIRS").is_some(),
+            env: vec![("TABWIRE_LOG".into(), "debug".into())],
+            timeout: Duration::from_secs(30),
+            write_manifest: false,
+            cdp_pipe: false,
+        };
+        Chromium(Browser::launch(&opts).unwrap_or_else(|e| panic!("{e}")))
     }
 
     fn launch(env: &[(&str, &str)], cdp_pipe: bool) -> Chromium {

@@ -17,6 +17,9 @@ pub struct BrowserInfo {
     pub host_pid: u32,
     /// Version of the tabwire extension in this browser.
     pub extension_version: String,
+    /// Which build of the extension's files it runs: what `tabwire install` unpacked (its
+    /// `build.json`); null for a checkout's extension/.
+    pub build_id: Option<String>,
     /// Protocol version the extension speaks.
     pub protocol: u32,
     /// When this bridge attached to it, in milliseconds since the Unix epoch.
@@ -31,6 +34,7 @@ impl BrowserInfo {
             profile: or(&hello.profile, &record.profile),
             host_pid: hello.host_pid.unwrap_or(record.pid),
             extension_version: or(&hello.extension_version, &record.extension_version),
+            build_id: hello.build_id.clone(),
             protocol: hello.protocol,
             attached_at_ms,
         }

@@ -1,5 +1,6 @@
 //! The command line: one file per command. `main.rs` only parses and dispatches.
 
+pub mod extension;
 pub mod notify;
 pub mod setup;
 pub mod sites;
@@ -43,6 +44,8 @@ pub enum Command {
     /// Write the native-host manifest for the browsers on this machine (or the ones you name),
     /// so that the extension can start `tabwire-host`.
     Install(tabwire_install::InstallArgs),
+    /// Where the extension to load is (`path`), or write it anywhere (`unpack DIR`).
+    Extension(extension::ExtensionArgs),
     /// Remove exactly what `tabwire install` wrote.
     Uninstall(tabwire_install::UninstallArgs),
     /// Check every link from the browser to this program, and print how to fix what is broken.

@@ -44,11 +44,16 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     let exe = std::env::current_exe().context("where is this tabwire binary?")?;
     let env = tabwire_install::Env::from_process()?;
     let host = tabwire_install::locate::locate_host(None, &env)?;
-    let extension_dir = tabwire_install::locate::find_extension_dir(&env).context(
-        "cannot find the extension folder (extension/manifest.json) above this binary; \
-         set TABWIRE_EXTENSION_DIR to it",
-    )?;
     let root = std::env::temp_dir().join(format!("tabwire-demo-{}", std::process::id()));
+    // A checkout's extension/ as it is; else (an installed tabwire) the one this binary carries.
+    let extension_dir = match tabwire_install::locate::find_extension_dir(&env) {
+        Some(dir) => dir,
+        None => {
+            let dir = root.join("extension");
+            tabwire_install::extension::unpack(&dir)?;
+            dir
+        }
+    };
     let state_dir = root.join("state"); // the demo's operations stay out of the user's state dir
     let opts = LaunchOptions {
         chromium: args.chromium.clone(),

@@ -26,6 +26,12 @@ pub struct ListedBrowser {
     /// elsewhere are out of reach. Read-only: only the user changes it, in the extension's popup
     /// or with `tabwire sites allow|revoke`. Null when the browser did not say.
     pub sites: Option<Vec<String>>,
+    /// This tabwire's own version, beside the extension's.
+    pub tabwire_version: &'static str,
+    /// When the extension is not the one this tabwire carries: which side is older and what
+    /// to do.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version_problem: Option<String>,
 }
 
 #[tool_router(router = browser_tools, vis = "pub(super)")]
@@ -46,7 +52,11 @@ impl TabwireServer {
         let mut browsers = Vec::new();
         for info in self.core.browsers() {
             let sites = self.core.allowed_sites(&info);
-            browsers.push(ListedBrowser { info, sites });
+            let finding = crate::doctor::version_finding(&info);
+            let version_problem = (!finding.ok)
+                .then(|| format!("{}; {}", finding.detail, finding.fix.unwrap_or_default()));
+            let tabwire_version = tabwire_install::extension::VERSION;
+            browsers.push(ListedBrowser { info, sites, tabwire_version, version_problem });
         }
         let text = if browsers.is_empty() {
             NO_BROWSER.to_owned()
@@ -55,15 +65,17 @@ impl TabwireServer {
             let lines: Vec<String> = browsers
                 .iter()
                 .enumerate()
-                .map(|(i, ListedBrowser { info: b, sites })| {
+                .map(|(i, ListedBrowser { info: b, sites, version_problem, .. })| {
                     let default = if i == last { ", default" } else { "" };
                     let sites = match sites {
                         Some(sites) if sites.is_empty() => "no site allowed".to_owned(),
                         Some(sites) => format!("allowed sites: {}", sites.join(", ")),
                         None => "allowed sites unknown".to_owned(),
                     };
+                    let problem =
+                        version_problem.as_ref().map(|p| format!("\n  {p}")).unwrap_or_default();
                     format!(
-                        "{} — host pid {}, profile {}, extension {}{default}; {sites}",
+                        "{} — host pid {}, profile {}, extension {}{default}; {sites}{problem}",
                         b.browser, b.host_pid, b.profile, b.extension_version
                     )
                 })

@@ -118,8 +118,7 @@ impl FakeBrowser {
             extension_id: Some(EXTENSION_ID.into()),
             browser: Some(browser.into()),
             profile: Some(profile.into()),
-            host_pid: None,
-            subscribe: None,
+            ..Hello::default()
         }))
         .await;
         let until = Instant::now() + Duration::from_secs(5);

@@ -33,6 +33,7 @@ impl World {
             xdg_config_home: None,
             path: vec![],
             config_dir: home.join(".config").join("tabwire"),
+            data_dir: home.join(".local").join("share").join("tabwire"),
             runtime_dir: root.join("run").join("tabwire"),
             current_exe: bin.join("tabwire"),
             extension_dir: None,

@@ -17,7 +17,10 @@ use tabwire_host::extension_id::EXTENSION_ID;
 /// How long any single expected thing may take before the test fails.
 pub const PATIENCE: Duration = Duration::from_secs(10);
 
-pub const HOST: &str = env!("CARGO_BIN_EXE_tabwire-host");
+/// The real `tabwire-host`, a binary of this package (cargo builds it for these tests).
+pub fn host_binary() -> &'static str {
+    env!("CARGO_BIN_EXE_tabwire-host")
+}
 
 /// A fresh directory under /tmp (short, so socket paths stay far below the 108-byte limit),
 /// mode 0700, removed on drop.
@@ -115,7 +118,7 @@ impl Host {
     }
 
     pub fn spawn(opts: HostOptions, runtime: TempDir) -> Host {
-        let mut cmd = Command::new(HOST);
+        let mut cmd = Command::new(host_binary());
         cmd.args(&opts.args)
             .env("TABWIRE_RUNTIME_DIR", &runtime.0)
             .env_remove("TABWIRE_LOG")

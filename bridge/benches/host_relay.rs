@@ -1,6 +1,6 @@
 //! Benchmark of the real `tabwire-host` binary. Prints numbers; asserts nothing.
 //!
-//!     cargo bench -p tabwire-host --bench relay
+//!     cargo bench -p tabwire-bridge --bench host_relay
 //!
 //! This process plays both ends: a bridge on the host's socket, and the browser on the host's
 //! stdio (it reads the host's frames from its stdout and writes answers to its stdin). Measured:
@@ -17,7 +17,10 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-const HOST: &str = env!("CARGO_BIN_EXE_tabwire-host");
+/// The real `tabwire-host`, a binary of this package.
+fn host_binary() -> &'static str {
+    env!("CARGO_BIN_EXE_tabwire-host")
+}
 const ORIGIN: &str = "chrome-extension://cmbolhpnohkddmklmlbjnpdpmgmdgkfi/";
 const FORWARDER_ENV: &str = "TABWIRE_BENCH_FORWARDER";
 const ROUND_TRIPS: usize = 10_000;
@@ -124,7 +127,7 @@ struct Host {
 
 impl Host {
     fn spawn(root: &Path) -> Child {
-        Command::new(HOST)
+        Command::new(host_binary())
             .arg(ORIGIN)
             .env("TABWIRE_RUNTIME_DIR", root)
             .env_remove("TABWIRE_LOG")

@@ -1,12 +1,12 @@
 //! Routing through the real `tabwire-host`: the test is the browser (the host's stdio) and
 //! several bridges (its socket).
 
-mod support;
+mod host_support;
 
 use std::time::{Duration, Instant};
 
+use host_support::{Host, extension_hello};
 use serde_json::{Value, json};
-use support::{Host, extension_hello};
 use tabwire_host::chunk::Reassembler;
 use tabwire_host::limits::MAX_TO_BROWSER;
 use tabwire_host::wire::Message;
@@ -29,7 +29,7 @@ fn bridges_get_the_hello_first_and_the_record_names_the_browser() {
     assert_eq!(hello["profile"], "test-profile");
     assert_eq!(hello["protocol"], 1);
 
-    let deadline = Instant::now() + support::PATIENCE;
+    let deadline = Instant::now() + host_support::PATIENCE;
     loop {
         let record: Value = serde_json::from_slice(&std::fs::read(host.record()).unwrap()).unwrap();
         if record["browser"] == "chromium" {
@@ -51,6 +51,25 @@ fn a_bridge_that_attaches_before_the_hello_gets_it_when_it_comes() {
     host.wait_bridges(1);
     host.send(&extension_hello());
     assert_eq!(bridge.recv_hello()["host_pid"], host.pid);
+}
+
+#[test]
+fn an_extension_of_another_protocol_is_refused_and_told_why() {
+    let mut host = Host::start();
+    let mut bridge = host.connect();
+    host.wait_bridges(1);
+    host.send(&extension_hello().replace(r#""protocol":1"#, r#""protocol":2"#));
+    let status = loop {
+        let status = host.recv_status();
+        if status.get("refused").is_some() {
+            break status;
+        }
+    };
+    let why = status["refused"].as_str().unwrap();
+    assert!(why.contains("protocol 2") && why.contains("speaks 1"), "{why}");
+    assert!(why.contains("tabwire install"), "says what to do: {why}");
+    assert_eq!(status["host_version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(bridge.try_recv(Duration::from_millis(200)), None, "no bridge is introduced to it");
 }
 
 #[test]
@@ -246,7 +265,10 @@ fn overflow_drops_the_oldest_and_the_replay_says_which() {
 fn host_status_tells_the_extension_how_many_bridges_are_attached() {
     let host = Host::start_with_hello();
     let a = host.connect();
-    assert_eq!(host.recv_status(), json!({"host_pid": host.pid, "bridges": 1}));
+    assert_eq!(
+        host.recv_status(),
+        json!({"host_pid": host.pid, "bridges": 1, "host_version": env!("CARGO_PKG_VERSION")})
+    );
     let b = host.connect();
     assert_eq!(host.recv_status()["bridges"], 2);
     drop(a);
@@ -387,7 +409,7 @@ fn a_bridge_that_stops_reading_is_closed_and_the_others_go_on() {
         let mut got = 0;
         while got < count {
             let frame =
-                support::read_frame(&mut good.stream).unwrap().expect("the good bridge stays");
+                host_support::read_frame(&mut good.stream).unwrap().expect("the good bridge stays");
             assert!(frame.starts_with(br#"{"type":"event","event":"state_update""#));
             got += 1;
         }
@@ -403,7 +425,7 @@ fn a_bridge_that_stops_reading_is_closed_and_the_others_go_on() {
     // What reached the stuck bridge's socket before it was closed is readable; then it ends.
     let mut before_close = 0;
     loop {
-        match support::read_frame(&mut stuck.stream) {
+        match host_support::read_frame(&mut stuck.stream) {
             Ok(Some(_)) => before_close += 1,
             Ok(None) => break,
             // Cut off mid-frame, or reset: closed either way.

@@ -1,4 +1,6 @@
-//! `tabwire-host`: the native-messaging host Chrome starts for the tabwire extension.
+//! `tabwire-host`, the program: the native-messaging host Chrome starts for the tabwire
+//! extension. (Its binary is built by the `tabwire` package beside `tabwire`, so that one
+//! `cargo install` installs both; this is all it runs.)
 //!
 //! Checks who started it, prepares the runtime directory, then relays between the browser
 //! (stdin/stdout) and any number of bridges (its socket) until the browser goes. Exit codes:
@@ -7,9 +9,10 @@
 
 use std::process::ExitCode;
 
-use tabwire_host::{lifecycle, logging, origin, runtime_dir};
+use crate::{lifecycle, logging, origin, runtime_dir};
 
-fn main() -> ExitCode {
+/// The program: parse who started it, prepare, relay, exit with the code above.
+pub fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let allowed = std::env::var(origin::ALLOWED_ENV).ok();
     let extension_id = match origin::check(&args, allowed.as_deref()) {

@@ -2,14 +2,14 @@
 //! cannot be resynchronised), from a bridge it ends that bridge only. And strangers are kept
 //! out.
 
-mod support;
+mod host_support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::time::Duration;
 
+use host_support::{Bridge, Host};
 use serde_json::json;
-use support::{Bridge, Host};
 use tabwire_host::limits;
 
 /// A host with one bridge that has a request in flight.
@@ -41,7 +41,7 @@ fn assert_host_gave_up(mut host: Host, mut bridge: Bridge, log_contains: &str) {
 #[test]
 fn a_frame_from_the_browser_over_64_mib_ends_the_host() {
     let (mut host, bridge) = host_with_pending_request();
-    host.send_bytes(&support::header(limits::MAX_FROM_BROWSER + 1));
+    host.send_bytes(&host_support::header(limits::MAX_FROM_BROWSER + 1));
     assert_host_gave_up(host, bridge, "over the limit");
 }
 
@@ -72,7 +72,7 @@ fn bad_frames_from_a_bridge_close_that_bridge_only() {
         (frame(br#"{"type":"teleport","id":"t1"}"#), "invalid_message", "t1"),
         (frame(br#"{"type":"event","event":"x","data":1}"#), "invalid_message", ""),
         (frame(br#"{"type":"response","id":"h1","result":1}"#), "invalid_message", "h1"),
-        (support::header(limits::MAX_SOCKET_FRAME + 1).to_vec(), "too_large", ""),
+        (host_support::header(limits::MAX_SOCKET_FRAME + 1).to_vec(), "too_large", ""),
     ];
     for (n, (bytes, code, id)) in cases.into_iter().enumerate() {
         let mut bad = host.connect();
@@ -151,7 +151,7 @@ fn stranger_probe() {
     let Some(path) = std::env::var_os("TABWIRE_PROBE_SOCKET") else { return };
     let mut bridge = Bridge::connect(std::path::Path::new(&path));
     bridge.stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    match support::read_frame(&mut bridge.stream) {
+    match host_support::read_frame(&mut bridge.stream) {
         Ok(None) => println!("PROBE: closed without a word"),
         Ok(Some(frame)) => println!("PROBE: got {}", String::from_utf8_lossy(&frame)),
         Err(e) => println!("PROBE: error {e}"),
@@ -159,7 +159,7 @@ fn stranger_probe() {
 }
 
 fn frame(payload: &[u8]) -> Vec<u8> {
-    let mut out = support::header(payload.len()).to_vec();
+    let mut out = host_support::header(payload.len()).to_vec();
     out.extend_from_slice(payload);
     out
 }

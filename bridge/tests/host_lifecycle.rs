@@ -1,19 +1,19 @@
 //! Start, permissions, refusal and shutdown of the real `tabwire-host`.
 
-mod support;
+mod host_support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, Instant};
 
+use host_support::{Host, HostOptions, TempDir};
 use serde_json::{Value, json};
-use support::{Host, HostOptions, TempDir};
 
 fn mode(path: &std::path::Path) -> u32 {
     std::fs::metadata(path).unwrap().permissions().mode() & 0o777
 }
 
 /// A host with one bridge that has a request in flight.
-fn host_with_pending_request() -> (Host, support::Bridge) {
+fn host_with_pending_request() -> (Host, host_support::Bridge) {
     let host = Host::start_with_hello();
     let mut bridge = host.connect();
     bridge.recv_hello();
@@ -24,7 +24,7 @@ fn host_with_pending_request() -> (Host, support::Bridge) {
 
 /// What every bridge sees when the browser goes: its pending request fails, then the event,
 /// then the end of the stream.
-fn assert_told_browser_went(bridge: &mut support::Bridge, reason_contains: &str) {
+fn assert_told_browser_went(bridge: &mut host_support::Bridge, reason_contains: &str) {
     let reply = bridge.recv();
     assert_eq!(reply["id"], "q1");
     assert_eq!(reply["error"]["code"], "browser_disconnected");
@@ -151,7 +151,7 @@ fn logs_go_to_stderr_and_with_tabwire_log_to_a_file_never_to_stdout() {
     let opts =
         HostOptions { env: vec![("TABWIRE_LOG".into(), "debug".into())], ..Default::default() };
     let mut host = Host::spawn(opts, TempDir::new());
-    host.send(&support::extension_hello());
+    host.send(&host_support::extension_hello());
     let mut bridge = host.connect();
     bridge.recv_hello();
     drop(bridge);

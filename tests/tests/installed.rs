@@ -1,0 +1,157 @@
+//! An installed tabwire is whole: the two programs `cargo install --path bridge` puts in a bin
+//! folder, far from any checkout, write the extension they carry, a real Chromium loads *that*
+//! folder and works, `doctor` tells an older extension from the one installed, and
+//! `uninstall` leaves nothing behind.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+use tabwire_launcher::Browser;
+use tabwire_tests::{Chromium, Fixtures, Mcp, bins};
+
+/// A machine with tabwire installed: a home, and a bin folder holding the two programs as
+/// `cargo install` leaves them (copies of this build's binaries, outside the checkout).
+struct Installed {
+    root: PathBuf,
+    bin: PathBuf,
+    home: PathBuf,
+}
+
+impl Installed {
+    fn new(tag: &str) -> Installed {
+        let root = bins::scratch_dir(tag);
+        let (bin, home) = (root.join("bin"), root.join("home"));
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        for name in ["tabwire", "tabwire-host"] {
+            std::fs::copy(bins::bin(name), bin.join(name)).unwrap();
+        }
+        Installed { root, bin, home }
+    }
+
+    /// `tabwire ARGS` as the user runs it: HOME is the fresh home, nothing of the checkout in
+    /// the environment.
+    fn tabwire(&self, args: &[&str], runtime: Option<&Path>) -> Output {
+        let mut cmd = Command::new(self.bin.join("tabwire"));
+        cmd.args(args).env_clear().env("HOME", &self.home).env("PATH", "/usr/bin:/bin");
+        if let Some(dir) = runtime {
+            cmd.env("TABWIRE_RUNTIME_DIR", dir);
+        }
+        cmd.output().expect("run the installed tabwire")
+    }
+}
+
+fn stdout(out: &Output) -> String {
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "failed: {text}{}", String::from_utf8_lossy(&out.stderr));
+    text
+}
+
+#[test]
+fn one_package_builds_both_programs() {
+    let out = Command::new(env!("CARGO"))
+        .args(["metadata", "--no-deps", "--format-version", "1", "--offline"])
+        .current_dir(bins::repo_root())
+        .output()
+        .unwrap();
+    let meta: Value = serde_json::from_slice(&out.stdout).expect("cargo metadata");
+    let package = meta["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["manifest_path"].as_str().unwrap().ends_with("bridge/Cargo.toml"))
+        .expect("the bridge package");
+    let bins: Vec<&str> = package["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["kind"] == json!(["bin"]))
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(bins, ["tabwire", "tabwire-host"], "`cargo install --path bridge` installs both");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_installed_extension_is_written_loaded_checked_and_removed() {
+    let machine = Installed::new("inst");
+    let profile = Browser::profile_dir(&machine.root.join("chr"));
+    std::fs::create_dir_all(&profile).unwrap();
+    let out = machine.tabwire(
+        &["install", "--browser", "chromium", "--user-data-dir", profile.to_str().unwrap()],
+        None,
+    );
+    let said = stdout(&out);
+    let folder = machine.home.join(".local/share/tabwire/extension/current");
+    assert!(said.contains(&format!("Load unpacked and choose {}", folder.display())), "{said}");
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(folder.join("manifest.json")).unwrap()).unwrap();
+    assert!(manifest["key"].as_str().is_some_and(|k| k.starts_with("MIIB")), "the fixed key");
+    let printed = stdout(&machine.tabwire(&["extension", "path"], None));
+    assert_eq!(printed.trim(), folder.to_str().unwrap());
+
+    // Chromium loads the installed folder, not the checkout's, and a round trip works.
+    let browser = Chromium::start_installed(
+        machine.root.join("chr"),
+        folder.clone(),
+        machine.bin.join("tabwire-host"),
+    );
+    let pages = Fixtures::serve();
+    let mcp = Mcp::start(&browser.runtime_dir).await;
+    let listed = mcp.ok("list_browsers", json!({})).await;
+    let build = std::fs::read_to_string(folder.join("build.json")).unwrap();
+    let build: Value = serde_json::from_str(&build).unwrap();
+    assert_eq!(listed["browsers"][0]["build_id"], build["build_id"], "{listed}");
+    assert!(listed["browsers"][0].get("version_problem").is_none(), "{listed}");
+    let tab =
+        mcp.ok("open_tab", json!({ "url": pages.url("app.html") })).await["tab"]["id"].clone();
+    let got = mcp.ok("get_state", json!({ "tab_id": tab, "force_refresh": true })).await;
+    assert_eq!(got["state"]["items"], json!(["first"]));
+    let doctor = machine.tabwire(&["doctor"], Some(&browser.runtime_dir));
+    let report = String::from_utf8_lossy(&doctor.stdout);
+    assert!(report.contains("the one this tabwire carries"), "{report}");
+    drop(mcp);
+    drop(browser);
+
+    let out = machine.tabwire(&["uninstall"], None);
+    let said = stdout(&out);
+    assert!(said.contains("share/tabwire/extension"), "{said}");
+    assert!(!machine.home.join(".local").exists(), "uninstall leaves nothing of it behind");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_older_extension_is_named_with_its_fix() {
+    let machine = Installed::new("old");
+    let profile = Browser::profile_dir(&machine.root.join("chr"));
+    std::fs::create_dir_all(&profile).unwrap();
+    stdout(&machine.tabwire(
+        &["install", "--browser", "chromium", "--user-data-dir", profile.to_str().unwrap()],
+        None,
+    ));
+    // What an upgrade leaves when the user did not reload: the files of an older release.
+    let old = machine.root.join("old-extension");
+    stdout(&machine.tabwire(&["extension", "unpack", old.to_str().unwrap()], None));
+    let path = old.join("manifest.json");
+    let mut manifest: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    manifest["version"] = json!("0.0.1");
+    std::fs::write(&path, serde_json::to_vec_pretty(&manifest).unwrap()).unwrap();
+    std::fs::write(old.join("build.json"), r#"{"version":"0.0.1","build_id":"0123456789abcdef"}"#)
+        .unwrap();
+
+    let browser =
+        Chromium::start_installed(machine.root.join("chr"), old, machine.bin.join("tabwire-host"));
+    let mcp = Mcp::start(&browser.runtime_dir).await;
+    let listed = mcp.ok("list_browsers", json!({})).await;
+    let b = &listed["browsers"][0];
+    assert_eq!(b["extension_version"], "0.0.1");
+    assert_eq!(b["tabwire_version"], env!("CARGO_PKG_VERSION"));
+    let problem = b["version_problem"].as_str().unwrap_or_default();
+    assert!(problem.contains("older than this tabwire"), "{listed}");
+    assert!(problem.contains("chrome://extensions"), "{problem}");
+
+    let doctor = machine.tabwire(&["doctor"], Some(&browser.runtime_dir));
+    assert!(!doctor.status.success(), "doctor fails on the mismatch");
+    let report = String::from_utf8_lossy(&doctor.stdout);
+    assert!(report.contains("0.0.1, older than this tabwire"), "{report}");
+    assert!(report.contains("reload tabwire in chrome://extensions"), "{report}");
+}
