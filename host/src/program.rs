@@ -22,7 +22,8 @@ pub fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let root = match runtime_dir::prepare(&runtime_dir::resolve()) {
+    let (dir, moved) = runtime_dir::resolve_explained();
+    let root = match runtime_dir::prepare(&dir) {
         Ok(root) => root,
         Err(e) => {
             eprintln!("tabwire-host: {e}");
@@ -30,6 +31,9 @@ pub fn main() -> ExitCode {
         }
     };
     logging::init(&root);
+    if let Some(why) = moved {
+        tracing::warn!("{why}");
+    }
     // One thread: every hop between the tasks of a message's way is a local wake-up, not a
     // cross-thread one, and the work per message is tiny.
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {

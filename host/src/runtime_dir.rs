@@ -41,13 +41,46 @@ pub enum RuntimeDirError {
 
 /// The runtime directory chosen by the environment (not created).
 pub fn resolve() -> PathBuf {
+    resolve_explained().0
+}
+
+/// [`resolve`], and why it is not the usual place when it is not: in the shared temp folder,
+/// `/tmp/tabwire-<uid>` can be created first by another user. That would stop tabwire (the
+/// directory is refused, never used), so everyone of this user — host, bridges, doctor — falls
+/// back to the same private place in the home folder instead, and says so.
+pub fn resolve_explained() -> (PathBuf, Option<String>) {
     if let Some(dir) = std::env::var_os("TABWIRE_RUNTIME_DIR").filter(|d| !d.is_empty()) {
-        return PathBuf::from(dir);
+        return (PathBuf::from(dir), None);
     }
     if let Some(dir) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
-        return PathBuf::from(dir).join("tabwire");
+        return (PathBuf::from(dir).join("tabwire"), None);
     }
-    std::env::temp_dir().join(format!("tabwire-{}", current_uid()))
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+    choose_shared(&std::env::temp_dir(), home.as_deref(), current_uid())
+}
+
+/// In the shared temp folder `tmp`: `tabwire-<uid>`, unless something there is not ours (or
+/// is a symlink); then `<home>/.cache/tabwire/run`, and the reason.
+fn choose_shared(tmp: &Path, home: Option<&Path>, uid: u32) -> (PathBuf, Option<String>) {
+    let usual = tmp.join(format!("tabwire-{uid}"));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let taken = fs::symlink_metadata(&usual)
+            .is_ok_and(|m| m.uid() != uid || m.file_type().is_symlink());
+        if let (true, Some(home)) = (taken, home) {
+            let fallback = home.join(".cache").join("tabwire").join("run");
+            let why = format!(
+                "{} belongs to another user (or is a symlink), so tabwire uses {} instead; \
+                 remove the other one or set XDG_RUNTIME_DIR to go back",
+                usual.display(),
+                fallback.display()
+            );
+            return (fallback, Some(why));
+        }
+    }
+    let _ = (home, uid);
+    (usual, None)
 }
 
 /// Directory of the host sockets.
@@ -217,6 +250,42 @@ pub fn now_ms() -> u64 {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_shared_dir_taken_by_another_user_sends_everyone_to_the_same_private_place() {
+        use std::os::unix::fs::MetadataExt;
+        let tmp = scratch("shared");
+        let home = scratch("home");
+        let me = current_uid();
+        let (usual, why) = choose_shared(&tmp, Some(&home), me);
+        assert_eq!((usual.clone(), why), (tmp.join(format!("tabwire-{me}")), None));
+        fs::create_dir(&usual).unwrap();
+        assert_eq!(choose_shared(&tmp, Some(&home), me).1, None, "our own dir is used");
+        // Another user's: only root can make one; without root, a symlink stands in for it.
+        let other = 4242;
+        let path = std::ffi::CString::new(usual.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: chown of a directory this test created; it fails harmlessly without root.
+        if unsafe { libc::chown(path.as_ptr(), other, other) } == 0 {
+            assert_eq!(fs::metadata(&usual).unwrap().uid(), other);
+        } else {
+            fs::remove_dir(&usual).unwrap();
+            std::os::unix::fs::symlink(&home, &usual).unwrap();
+        }
+        let (dir, why) = choose_shared(&tmp, Some(&home), me);
+        assert_eq!(dir, home.join(".cache/tabwire/run"));
+        let why = why.expect("a reason");
+        assert!(why.contains("another user") && why.contains("XDG_RUNTIME_DIR"), "{why}");
+        prepare(&dir).expect("the fallback is usable");
+        let _ = fs::remove_dir_all(&tmp);
+        let _ = fs::remove_dir_all(&home);
+    }
+
+    fn scratch(tag: &str) -> PathBuf {
+        let name = format!("tw-rd-{tag}-{}-{}", std::process::id(), now_ms());
+        let dir = std::env::temp_dir().join(name);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
 
     fn temp(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("tabwire-rt-{}-{}", name, std::process::id()));

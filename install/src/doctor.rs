@@ -102,6 +102,10 @@ pub fn static_findings(args: &DoctorArgs, env: &Env) -> Result<Vec<Finding>, Err
         findings.extend(check_manifest(target, &ids, &install));
     }
     findings.extend(check_runtime_dir(&env.runtime_dir));
+    if let Some(why) = &env.runtime_dir_note {
+        // Working, so not broken: but the user should know someone took the usual place.
+        findings.push(Finding::ok("runtime dir location", why.clone()));
+    }
     findings.extend(check_hosts(&env.runtime_dir));
     Ok(findings)
 }

@@ -28,6 +28,9 @@ pub struct Env {
     pub data_dir: PathBuf,
     /// The runtime directory of the sockets (`tabwire_host::runtime_dir::resolve`).
     pub runtime_dir: PathBuf,
+    /// Why the runtime directory is not the usual one, when it is not (another user took the
+    /// shared one first; `runtime_dir::resolve_explained`).
+    pub runtime_dir_note: Option<String>,
     /// The running `tabwire` executable: the host binary is looked for next to it, and the
     /// `claude mcp add` line names it.
     pub current_exe: PathBuf,
@@ -48,6 +51,7 @@ impl Env {
             Some(dir) => PathBuf::from(dir),
             None => dirs.data_dir().join("tabwire"),
         };
+        let (runtime_dir, runtime_dir_note) = tabwire_host::runtime_dir::resolve_explained();
         let current_exe = std::env::current_exe().map_err(|source| Error::Io {
             what: "find the running executable",
             path: PathBuf::from("tabwire"),
@@ -60,7 +64,8 @@ impl Env {
             path: split_path(var("PATH")),
             config_dir,
             data_dir,
-            runtime_dir: tabwire_host::runtime_dir::resolve(),
+            runtime_dir,
+            runtime_dir_note,
             current_exe,
             extension_dir: var("TABWIRE_EXTENSION_DIR").map(PathBuf::from),
         })

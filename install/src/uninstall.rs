@@ -4,7 +4,7 @@ use std::fs;
 use std::io::Write;
 use std::path::PathBuf;
 
-use crate::browsers::HOST_NAME;
+use crate::browsers::{Browser, HOST_NAME};
 use crate::env::Env;
 use crate::error::Error;
 use crate::extension;
@@ -63,6 +63,13 @@ pub fn uninstall(args: &UninstallArgs, env: &Env) -> Result<UninstallReport, Err
             }
         }
         if let Some(key) = &entry.target.registry_key {
+            // Only a key install writes: a record edited to name another key is not followed.
+            if !Browser::all().any(|b| b.registry_key().as_deref() == Some(key.as_str())) {
+                let why = "it is not a key tabwire install writes (…\\NativeMessagingHosts\\\
+                           dev.tabwire.host of a known browser), so it was left alone";
+                removals.push(Removal::Kept(format!("HKCU\\{key}"), why.into()));
+                continue;
+            }
             if !args.dry_run {
                 registry::delete(key).map_err(|source| Error::Registry {
                     what: "delete",

@@ -307,6 +307,7 @@ fn windows_targets_are_the_registry_keys() {
         config_dir: PathBuf::from(r"C:\Users\u\AppData\Roaming\tabwire"),
         data_dir: PathBuf::from(r"C:\Users\u\AppData\Roaming\tabwire\data"),
         runtime_dir: PathBuf::from(r"C:\tmp"),
+        runtime_dir_note: None,
         current_exe: PathBuf::from(r"C:\tabwire\tabwire.exe"),
         extension_dir: None,
     };

@@ -23,9 +23,11 @@ use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HOST, ORIGIN, WWW_AUTHENTICATE}
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use serde_json::json;
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 
 use crate::core::Core;
 use crate::error::CallError;
@@ -33,6 +35,14 @@ use crate::error::CallError;
 /// Default and longest wait, in seconds.
 pub const DEFAULT_WAIT_SECS: u64 = 30;
 pub const MAX_WAIT_SECS: u64 = 120;
+/// Connections served at once; one more is answered 503 and closed. Scripts wait one at a
+/// time; this leaves room for many and keeps a flood from taking every file descriptor.
+pub const MAX_CONNECTIONS: usize = 64;
+/// How long a client may take to send a request's head (a connection that sends half a
+/// header and stalls is closed then, token or not).
+pub const HEAD_TIMEOUT: Duration = Duration::from_secs(5);
+
+const BUSY: &str = r#"{"error":{"code":"too_many_connections","message":"this session serves 64 /wait connections at once; close some and try again"}}"#;
 
 /// What a request is allowed to do, decided from its head alone.
 #[derive(Debug, PartialEq)]
@@ -45,8 +55,9 @@ enum Verdict {
 /// Serve until the process ends.
 pub async fn serve(listener: TcpListener, token: Arc<str>, core: Core) {
     let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     loop {
-        let stream = match listener.accept().await {
+        let mut stream = match listener.accept().await {
             Ok((stream, _)) => stream,
             Err(e) => {
                 tracing::warn!(error = %e, "the /wait listener cannot accept; retrying");
@@ -54,17 +65,34 @@ pub async fn serve(listener: TcpListener, token: Arc<str>, core: Core) {
                 continue;
             }
         };
+        let Ok(slot) = slots.clone().try_acquire_owned() else {
+            tracing::warn!("refused a /wait connection: {MAX_CONNECTIONS} are open already");
+            tokio::spawn(async move {
+                let busy = format!(
+                    "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
+                     connection: close\r\ncontent-length: {}\r\n\r\n{}",
+                    BUSY.len(),
+                    BUSY
+                );
+                let _ = stream.write_all(busy.as_bytes()).await;
+            });
+            continue;
+        };
         let (token, core) = (token.clone(), core.clone());
         let service = service_fn(move |request| {
             let (token, core) = (token.clone(), core.clone());
             async move { Ok::<_, Infallible>(answer(request, port, &token, &core).await) }
         });
         tokio::spawn(async move {
-            if let Err(e) =
-                http1::Builder::new().serve_connection(TokioIo::new(stream), service).await
-            {
+            let served = http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEAD_TIMEOUT)
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+            if let Err(e) = served {
                 tracing::debug!(error = %e, "a /wait connection ended badly");
             }
+            drop(slot);
         });
     }
 }

@@ -35,6 +35,7 @@ impl World {
             config_dir: home.join(".config").join("tabwire"),
             data_dir: home.join(".local").join("share").join("tabwire"),
             runtime_dir: root.join("run").join("tabwire"),
+            runtime_dir_note: None,
             current_exe: bin.join("tabwire"),
             extension_dir: None,
         };
