@@ -20,12 +20,15 @@
 // |           |                                         | milestone                            |
 // | tabs.js   | each tab's last url/title/status        | chrome.tabs.query at start           |
 // | status.js | the connection status for the popup     | chrome.storage.session               |
+// | workflow  | the live workflows (workflow.js), the   | the bridges send them again to the   |
+// |           | ports that follow them                  | new host; followers reconnect        |
 
 import { chatMethods, listenForChats } from './chat.js';
 import { connect, isConnected, sendEvent, startNative } from './native.js';
 import { listenForPages, pageMethods } from './page.js';
 import { allowedBy, checkSite, currentSites, onSitesChanged, siteMethods, sitesReady, syncContentScripts } from './sites.js';
 import { tabMethods, watchTabs } from './tabs.js';
+import { listenForWorkflows, workflowMethods } from './workflow.js';
 
 // Read once: getManifest() costs about 0.1 ms a call, and `ping` is what doctor times.
 const VERSION = chrome.runtime.getManifest().version;
@@ -37,6 +40,7 @@ const methods = {
   ...pageMethods,
   ...chatMethods,
   ...siteMethods,
+  ...workflowMethods,
 };
 
 // Bridges hear the list once after each hello and after every change, wherever it was made
@@ -50,6 +54,7 @@ globalThis.tabwireChecks = { allowedBy, checkSite };
 watchTabs();
 listenForPages();
 listenForChats();
+listenForWorkflows();
 onSitesChanged(() => {
   syncContentScripts();
   if (!isConnected()) return; // the next connect sends the list after hello

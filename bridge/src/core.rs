@@ -13,10 +13,11 @@ use tokio::sync::{broadcast, watch};
 
 use crate::browser::{self, BrowserEvent, BrowserInfo, Connection};
 use crate::error::CallError;
-use crate::events::EventQueue;
+use crate::events::{EventQueue, SessionEvent, kind};
 use crate::inbox::Inbox;
 use crate::session::{Peers, SessionRecord};
 use crate::state_cache::StateCache;
+use crate::workers::SelfReports;
 
 /// Events kept for a subscriber that falls behind before it starts losing the oldest.
 const EVENT_BACKLOG: usize = 4096;
@@ -41,6 +42,8 @@ pub(crate) struct Inner {
     session: OnceLock<SessionRecord>,
     /// Open connections to other sessions.
     peers: Peers,
+    /// This session's running workers that reported by themselves.
+    self_reports: SelfReports,
     /// Ask the hosts for events. Off for one-shot commands (`status`, `doctor`), so that they
     /// do not take the events a host keeps for the next session.
     subscribe: bool,
@@ -85,6 +88,7 @@ impl Core {
                 ready,
                 session: OnceLock::new(),
                 peers: Peers::default(),
+                self_reports: SelfReports::default(),
                 subscribe,
             }),
         };
@@ -128,6 +132,22 @@ impl Core {
     /// Other sessions this one talks to (`notify_completion`, `post_message`, …).
     pub fn peers(&self) -> &Peers {
         &self.inner.peers
+    }
+
+    /// Queue an event that another session, a worker or this session itself sent here
+    /// (`notify_completion`, `post_message`, `ask_question`, `answer_question`, `tabwire
+    /// notify`); its id in the queue. A worker's own report is remembered, so that the one
+    /// tabwire makes when that worker exits is not a second one.
+    pub fn receive(&self, kind: &str, data: &Value) -> u64 {
+        if kind == kind::WORKER_COMPLETE {
+            self.inner.self_reports.heard(data);
+        }
+        self.queue().push(SessionEvent::new(kind, None, data))
+    }
+
+    /// The reports this session's running workers made by themselves.
+    pub fn self_reports(&self) -> &SelfReports {
+        &self.inner.self_reports
     }
 
     pub(crate) fn set_session(&self, record: SessionRecord) {

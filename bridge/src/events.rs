@@ -45,6 +45,8 @@ pub mod kind {
     pub const MESSAGE: &str = "message";
     /// Another session asked a question (`ask_question`).
     pub const QUESTION: &str = "question";
+    /// A session answered a question this one asked (`answer_question`).
+    pub const ANSWER: &str = "answer";
     /// A page called `tabwire.pushEvent`.
     pub const PAGE_EVENT: &str = "page_event";
     /// A page published its state (`tabwire.setState`, or after a command).
@@ -133,6 +135,19 @@ impl SessionEvent {
         self
     }
 
+    /// Whether it is worth keeping across a restart of the session's bridge
+    /// (`crate::session::saved`): what workers and sessions said, and operation milestones.
+    /// Browser and page events describe a browser as it was, and a new bridge hears it anew.
+    pub fn lasting(&self) -> bool {
+        [kind::WORKER_COMPLETE, kind::MESSAGE, kind::QUESTION, kind::ANSWER, kind::OPERATION]
+            .contains(&self.kind.as_str())
+    }
+
+    /// Whether it waits in the pages' lane: its data is what a page or a tab said.
+    pub fn from_pages(&self) -> bool {
+        self.lane() == PAGE_LANE
+    }
+
     /// Which lane of the queue it waits in.
     fn lane(&self) -> usize {
         match self.kind.as_str() {
@@ -171,22 +186,30 @@ pub struct Filter {
     pub kinds: Vec<String>,
     /// Only events about this tab.
     pub tab_id: Option<i64>,
+    /// Only events whose data has this field with this string value (the answer to one
+    /// question). Such a wait is for one event and is not told of losses.
+    pub field: Option<(&'static str, String)>,
 }
 
 impl Filter {
     pub fn kinds(kinds: &[&str]) -> Filter {
-        Filter { kinds: kinds.iter().map(|k| (*k).to_owned()).collect(), tab_id: None }
+        Filter { kinds: kinds.iter().map(|k| (*k).to_owned()).collect(), ..Filter::default() }
     }
 
     /// Whether `event` passes.
     fn passes(&self, event: &SessionEvent) -> bool {
-        (self.kinds.is_empty() || self.kinds.contains(&event.kind)) && self.passes_tab(event.tab_id)
+        (self.kinds.is_empty() || self.kinds.contains(&event.kind))
+            && self.passes_tab(event.tab_id)
+            && self.field.as_ref().is_none_or(|(name, want)| event.data_value()[*name] == *want)
     }
 
     /// Whether a wait with this filter is told of losses in `lane`: a loss of the session's own
     /// events is told to any wait; a loss of page events to any wait that takes page events
     /// (so a lead waiting for `worker_complete` is not handed a page's overflow).
     fn hears_losses_of(&self, lane: usize) -> bool {
+        if self.field.is_some() {
+            return false;
+        }
         lane == SESSION_LANE
             || self.kinds.is_empty()
             || self.kinds.iter().any(|k| {
@@ -213,6 +236,9 @@ struct Inner {
     state: Mutex<State>,
     /// Woken on every push; waiters re-check the queue.
     arrived: Notify,
+    /// Holds a permit once the session lane changed: what [`EventQueue::lasting_changed`]
+    /// waits for.
+    session_changed: Notify,
     max_events: usize,
     max_bytes: usize,
 }
@@ -334,6 +360,7 @@ impl EventQueue {
             inner: Arc::new(Inner {
                 state: Mutex::new(State::default()),
                 arrived: Notify::new(),
+                session_changed: Notify::new(),
                 max_events: max_events.max(1),
                 max_bytes,
             }),
@@ -343,18 +370,57 @@ impl EventQueue {
     /// Append an event; returns its id in this queue. Never blocks for long and never fails:
     /// when its lane is full, the oldest events of whoever holds the most make room.
     pub fn push(&self, mut event: SessionEvent) -> u64 {
+        event.at_ms = now_ms();
+        self.append(event)
+    }
+
+    /// Queue again events a previous run of this session left untaken
+    /// (`crate::session::saved`): new ids, their own times, in the order given.
+    pub fn restore(&self, events: Vec<SessionEvent>) {
+        for mut event in events {
+            event.marker = false;
+            self.append(event);
+        }
+    }
+
+    fn append(&self, mut event: SessionEvent) -> u64 {
+        let session = event.lane() == SESSION_LANE;
         let id = {
             let mut state = self.lock();
             state.last_id += 1;
             event.id = state.last_id;
-            event.at_ms = now_ms();
             let lane = &mut state.lanes[event.lane()];
             lane.insert(event);
             lane.make_room(self.inner.max_events, self.inner.max_bytes);
             state.last_id
         };
         self.inner.arrived.notify_waiters();
+        if session {
+            self.inner.session_changed.notify_one();
+        }
         id
+    }
+
+    /// The lasting events waiting now (see [`SessionEvent::lasting`]), in order, and how many
+    /// of the session lane's were lost and not yet told.
+    pub fn lasting(&self) -> (Vec<SessionEvent>, u64) {
+        let state = self.lock();
+        let lane = &state.lanes[SESSION_LANE];
+        let events = lane.events.iter().filter(|e| e.lasting()).cloned().collect();
+        (events, lane.lost.values().sum())
+    }
+
+    /// Resolves once the session lane changed since the last call returned (at once if it
+    /// did meanwhile): an event was queued there, taken, given back or dropped.
+    pub async fn lasting_changed(&self) {
+        self.inner.session_changed.notified().await;
+    }
+
+    /// A take or a give-back touched the session lane: tell whoever keeps it on disk.
+    fn touched(&self, events: &[SessionEvent]) {
+        if events.iter().any(|e| e.lane() == SESSION_LANE) {
+            self.inner.session_changed.notify_one();
+        }
     }
 
     /// Give back events a wait took but could not deliver: each returns to its place (by id),
@@ -363,6 +429,7 @@ impl EventQueue {
         if events.is_empty() {
             return;
         }
+        self.touched(&events);
         {
             let mut state = self.lock();
             for event in events {
@@ -411,6 +478,21 @@ impl EventQueue {
     /// Take the first event `filter` passes, waiting up to `timeout` for one. Events before it
     /// that it does not pass stay queued, in order. `None` on timeout. A loss comes first.
     pub async fn take_one(&self, filter: &Filter, timeout: Duration) -> Option<SessionEvent> {
+        let taken = self.take_one_quietly(filter, timeout).await;
+        self.touched(taken.as_slice());
+        taken
+    }
+
+    /// Take every event `filter` passes, at once, waiting up to `timeout` for at least one.
+    /// Loss markers first, then the events in arrival order. Empty on timeout.
+    pub async fn drain(&self, filter: &Filter, timeout: Duration) -> Vec<SessionEvent> {
+        let taken = self.drain_quietly(filter, timeout).await;
+        self.touched(&taken);
+        taken
+    }
+
+    /// [`EventQueue::take_one`], without telling whoever keeps the session lane on disk.
+    async fn take_one_quietly(&self, filter: &Filter, timeout: Duration) -> Option<SessionEvent> {
         self.wait(timeout, |state| {
             let State { lanes, last_id } = state;
             for (i, lane) in lanes.iter_mut().enumerate() {
@@ -435,9 +517,8 @@ impl EventQueue {
         .await
     }
 
-    /// Take every event `filter` passes, at once, waiting up to `timeout` for at least one.
-    /// Loss markers first, then the events in arrival order. Empty on timeout.
-    pub async fn drain(&self, filter: &Filter, timeout: Duration) -> Vec<SessionEvent> {
+    /// [`EventQueue::drain`], without telling whoever keeps the session lane on disk.
+    async fn drain_quietly(&self, filter: &Filter, timeout: Duration) -> Vec<SessionEvent> {
         self.wait(timeout, |state| {
             let State { lanes, last_id } = state;
             let mut taken = Vec::new();

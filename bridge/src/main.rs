@@ -45,6 +45,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Demo(args) => return tabwire_bridge::demo::run(args).await,
         Command::Wait(args) => return cli::wait::run(args).await,
         Command::Notify(args) => return cli::notify::run(args).await,
+        Command::Workflow(args) => return cli::workflow::run(&args),
         _ => {}
     }
     match cli.command {

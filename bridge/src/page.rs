@@ -215,7 +215,7 @@ impl Core {
             return Err(CallError::NoBrowser);
         }
         // With the pages' own events go the reports of their losses (`dropped`).
-        let filter = Filter { kinds: vec![kind::PAGE_EVENT.into(), kind::DROPPED.into()], tab_id };
+        let filter = Filter { tab_id, ..Filter::kinds(&[kind::PAGE_EVENT, kind::DROPPED]) };
         Ok(self.queue().drain(&filter, timeout).await)
     }
 

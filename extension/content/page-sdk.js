@@ -157,8 +157,30 @@
     if (d === null || typeof d !== 'object' || d.channel !== CHANNEL || d.dir !== 'ext>page') return;
     if (d.type === 'ack') settle(d.upto, d.failed);
     else if (d.type === 'lost') failAll(d.reason);
+    else if (d.type === 'workflow') workflowChanged(d);
     else if (Number.isSafeInteger(d.id)) answer(d); // a call: get_state, command, drained
   });
+
+  // Workflows followed with onWorkflow: JSON [project, session] → { fns, json (the last state) }.
+  const followed = new Map();
+  const MAX_FOLLOWED = 16;
+
+  function workflowChanged(d) {
+    if (typeof d.project !== 'string' || typeof d.session !== 'string' || typeof d.json !== 'string') return;
+    const w = followed.get(JSON.stringify([d.project, d.session]));
+    if (!w) return;
+    w.json = d.json;
+    for (const fn of w.fns) tellWorkflow(fn, d.json);
+  }
+
+  // Each callback gets its own copy: one that changes it cannot change what another sees.
+  function tellWorkflow(fn, json) {
+    try {
+      fn(JSON.parse(json));
+    } catch (e) {
+      console.error('tabwire: an onWorkflow callback threw:', e);
+    }
+  }
 
   const checkFn = (fn, what) => {
     if (typeof fn !== 'function') throw logged(new TypeError(`tabwire: ${what} needs a function, got ${fn === null ? 'null' : typeof fn}`));
@@ -197,6 +219,34 @@
     // Send an event to the assistant (page_event).
     pushEvent(event) {
       return send('event', encode(event, 'the event passed to pushEvent', MAX_EVENT));
+    },
+
+    // Follow a workflow session (specs/workflows.md): fn({project, session, state, graph}) runs
+    // with its state now, if the extension has one, and after each change.
+    onWorkflow(project, session, fn) {
+      const named = (s) => typeof s === 'string' && s !== '' && s.length <= 4096;
+      if (!named(project) || !named(session))
+        throw logged(new TypeError('tabwire: onWorkflow needs the project (the absolute path given to start_workflow) and the session name'));
+      checkFn(fn, 'onWorkflow');
+      const key = JSON.stringify([project, session]);
+      let w = followed.get(key);
+      if (!w) {
+        if (followed.size >= MAX_FOLLOWED)
+          throw logged(new RangeError(`tabwire: a page follows at most ${MAX_FOLLOWED} workflows; stop following one first`));
+        followed.set(key, (w = { fns: new Set(), json: null }));
+        toExt({ type: 'watch', project, session, on: true });
+      }
+      w.fns.add(fn);
+      if (w.json !== null) {
+        const json = w.json;
+        queueMicrotask(() => w.fns.has(fn) && tellWorkflow(fn, json));
+      }
+      return () => {
+        w.fns.delete(fn);
+        if (w.fns.size > 0 || followed.get(key) !== w) return;
+        followed.delete(key);
+        toExt({ type: 'watch', project, session, on: false });
+      };
     },
 
     // fn(count) runs when the assistant has taken `count` events.

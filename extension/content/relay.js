@@ -60,6 +60,7 @@
     if (e.source !== window) return;
     const d = e.data;
     if (d === null || typeof d !== 'object' || d.channel !== CHANNEL || d.dir !== 'page>ext') return;
+    if (d.type === 'watch') return follow(d);
     const msg = accept(d);
     if (!msg) {
       console.warn('tabwire: ignored a malformed message on the "tabwire" channel', d);
@@ -100,6 +101,47 @@
         port?.postMessage({ type: 'reply', id: msg.id, error: { code: 'too_large', message: `the page's answer is too large: ${err.message}` } });
       } catch {}
     }
+  }
+
+  // Workflows the page follows (tabwire.onWorkflow): the page names them and the worker sends
+  // their states on a port of their own ("tabwire-workflow", extension/workflow.js). What the
+  // page says here only chooses what it is sent; none of it goes beyond the worker.
+  const followed = new Map(); // JSON [project, session] → the watch message
+  let workflows = null;
+
+  function follow(d) {
+    const named = (s) => typeof s === 'string' && s.length > 0 && s.length <= 4096;
+    if (!named(d.project) || !named(d.session) || typeof d.on !== 'boolean') {
+      console.warn('tabwire: ignored a malformed message on the "tabwire" channel', d);
+      return;
+    }
+    const msg = { type: 'watch', project: d.project, session: d.session, on: d.on };
+    const key = JSON.stringify([d.project, d.session]);
+    if (d.on) followed.set(key, msg);
+    else followed.delete(key);
+    try {
+      if (workflows) workflows.postMessage(msg);
+      else if (d.on) followWorkflows();
+    } catch {} // the extension was reloaded: no more states come
+  }
+
+  function followWorkflows() {
+    const p = chrome.runtime.connect({ name: 'tabwire-workflow' });
+    p.onMessage.addListener((m) => {
+      if (m?.type === 'workflow') toPage({ type: 'workflow', project: m.project, session: m.session, json: m.json });
+    });
+    p.onDisconnect.addListener(() => {
+      if (workflows !== p) return;
+      workflows = null;
+      // The worker restarted (or the page was cached): follow again in a moment.
+      setTimeout(() => {
+        try {
+          if (!workflows && followed.size > 0) followWorkflows();
+        } catch {}
+      }, 1000);
+    });
+    for (const msg of followed.values()) p.postMessage(msg);
+    workflows = p;
   }
 
   // The worker asks a page that used the SDK before the worker (re)started to connect.

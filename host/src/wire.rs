@@ -50,12 +50,20 @@ pub mod code {
     pub const ADAPTER_MISMATCH: &str = "adapter_mismatch";
     /// No live session has that id.
     pub const NO_SUCH_SESSION: &str = "no_such_session";
+    /// `complete_skill` named another skill than the one the workflow session waits for.
+    pub const WRONG_SKILL: &str = "wrong_skill";
+    /// No workflow was started in that project and session.
+    pub const NO_WORKFLOW: &str = "no_workflow";
+    /// A workflow session's state file could not be read; it was moved aside.
+    pub const CORRUPT_STATE: &str = "corrupt_state";
+    /// A local server (`GET /wait`) has as many connections open as it serves.
+    pub const TOO_MANY_CONNECTIONS: &str = "too_many_connections";
     /// Anything else that went wrong inside a peer.
     pub const INTERNAL: &str = "internal";
 
     /// Every code, in the order of the table in `specs/protocol.md` ("Error codes"); a test
     /// keeps the two, and the codes the extension throws, in step.
-    pub const ALL: [&str; 18] = [
+    pub const ALL: [&str; 22] = [
         TIMEOUT,
         BROWSER_DISCONNECTED,
         UNKNOWN_METHOD,
@@ -73,6 +81,10 @@ pub mod code {
         TOO_DEEP,
         ADAPTER_MISMATCH,
         NO_SUCH_SESSION,
+        WRONG_SKILL,
+        NO_WORKFLOW,
+        CORRUPT_STATE,
+        TOO_MANY_CONNECTIONS,
         INTERNAL,
     ];
 }

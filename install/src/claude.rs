@@ -1,6 +1,8 @@
-//! The line that adds tabwire to Claude Code, and running it for `install --claude`.
+//! The line that adds tabwire to Claude Code, and running it for `install --claude`; and the
+//! worker templates file whose `default` runs Claude Code for `spawn_worker`.
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::Command;
 
 use crate::env::{Env, shell_quote};
@@ -12,12 +14,49 @@ pub fn mcp_add_line(env: &Env) -> String {
     format!("claude mcp add tabwire -- {} mcp", shell_quote(&env.current_exe))
 }
 
-/// Run [`mcp_add_line`] when `claude` is on `PATH`; say what happened either way.
+/// The command a worker runs when `spawn_worker` names no template: Claude Code's
+/// non-interactive mode, the prompt as one argument.
+pub const DEFAULT_WORKER: [&str; 3] = ["claude", "-p", "{prompt}"];
+
+/// `$TABWIRE_CONFIG_DIR/workers.json`: the command templates of `spawn_worker`.
+pub fn workers_file(env: &Env) -> PathBuf {
+    env.config_dir.join("workers.json")
+}
+
+/// What install writes to [`workers_file`].
+pub fn default_worker_templates() -> String {
+    format!("{{\n  \"default\": {}\n}}\n", serde_json::json!(DEFAULT_WORKER))
+}
+
+/// Write [`workers_file`] with the `default` template, unless there is one (it is the user's
+/// to edit: an existing file is never replaced). `tabwire uninstall` removes it only while it
+/// is still exactly what install wrote.
+pub fn write_worker_templates(env: &Env, out: &mut dyn Write) -> Result<(), Error> {
+    let path = workers_file(env);
+    if path.exists() {
+        return print(out, format!("kept {}: your worker templates", path.display()));
+    }
+    let text = default_worker_templates();
+    std::fs::create_dir_all(&env.config_dir).map_err(Error::io("create", &env.config_dir))?;
+    std::fs::write(&path, text).map_err(Error::io("write", &path))?;
+    print(
+        out,
+        format!(
+            "wrote {}: spawn_worker runs `claude -p PROMPT` by default; add templates of your own there",
+            path.display()
+        ),
+    )
+}
+
+fn print(out: &mut dyn Write, text: String) -> Result<(), Error> {
+    writeln!(out, "{text}").map_err(Error::io("print to", "stdout"))
+}
+
+/// Write the worker templates ([`write_worker_templates`]), then run [`mcp_add_line`] when
+/// `claude` is on `PATH`; say what happened either way.
 pub fn run_mcp_add(env: &Env, out: &mut dyn Write) -> Result<(), Error> {
+    write_worker_templates(env, out)?;
     let line = mcp_add_line(env);
-    let print = |out: &mut dyn Write, text: String| {
-        writeln!(out, "{text}").map_err(Error::io("print to", "stdout"))
-    };
     let Some(claude) = env.find_on_path("claude") else {
         return print(
             out,

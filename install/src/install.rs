@@ -129,6 +129,9 @@ pub fn run_install(args: &InstallArgs, env: &Env, out: &mut dyn Write) -> Result
         if args.dry_run {
             let line = claude::mcp_add_line(env);
             writeln!(out, "would run: {line}").map_err(Error::io("print to", "stdout"))?;
+            let templates = claude::workers_file(env);
+            writeln!(out, "would write {} unless it exists", templates.display())
+                .map_err(Error::io("print to", "stdout"))?;
         } else {
             claude::run_mcp_add(env, out)?;
         }

@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use crate::browsers::{Browser, HOST_NAME};
+use crate::claude;
 use crate::env::Env;
 use crate::error::Error;
 use crate::extension;
@@ -97,6 +98,21 @@ pub fn uninstall(args: &UninstallArgs, env: &Env) -> Result<UninstallReport, Err
             }
             removals.push(Removal::Removed(shown));
         }
+    }
+    // The worker templates: install's own file goes; one the user edited stays.
+    let templates = claude::workers_file(env);
+    match fs::read_to_string(&templates) {
+        Ok(text) if text == claude::default_worker_templates() => {
+            if !args.dry_run {
+                fs::remove_file(&templates).map_err(Error::io("remove", &templates))?;
+            }
+            removals.push(Removal::Removed(templates.display().to_string()));
+        }
+        Ok(_) => removals.push(Removal::Kept(
+            templates.display().to_string(),
+            "you changed it since install wrote it".into(),
+        )),
+        Err(_) => {}
     }
     if had_record && !args.dry_run {
         fs::remove_file(&record_path).map_err(Error::io("remove", &record_path))?;

@@ -259,6 +259,19 @@ fn claude_flag_runs_claude_or_says_it_is_missing() {
     let mut w = World::new();
     let out = w.install(&["--browser", "chromium", "--claude"]).unwrap();
     assert!(out.contains("claude is not on PATH"), "{out}");
+    // The worker templates, whose default runs Claude Code; an existing file is the user's.
+    let templates = w.env.config_dir.join("workers.json");
+    assert!(out.contains(&format!("wrote {}", templates.display())), "{out}");
+    let default = serde_json::json!({ "default": ["claude", "-p", "{prompt}"] });
+    assert_eq!(manifest_json(&templates), default);
+    fs::write(&templates, "{}").unwrap();
+    let out = w.install(&["--browser", "chromium", "--claude"]).unwrap();
+    assert!(out.contains("kept") && fs::read_to_string(&templates).unwrap() == "{}", "{out}");
+    // Uninstall takes only what install wrote: a file the user edited stays.
+    let out = w.uninstall(&[]);
+    assert!(out.contains(&format!("kept          {}", templates.display())), "{out}");
+    assert!(templates.exists());
+    fs::remove_file(&templates).unwrap();
 
     let bin = w.root().join("npm-bin");
     fs::create_dir_all(&bin).unwrap();
@@ -352,4 +365,15 @@ fn without_a_checkout_install_writes_the_extension_it_carries_and_prints_that_fo
     assert!(manifest["key"].as_str().is_some_and(|k| k.starts_with("MIIB")), "the fixed key");
     let build = tabwire_install::extension::build_of(&dir).expect("build.json");
     assert_eq!(build.build_id, tabwire_install::extension::BUILD_ID);
+}
+
+#[test]
+fn uninstall_removes_the_worker_templates_install_wrote() {
+    let w = World::new();
+    let before = w.snapshot();
+    w.install(&["--browser", "chromium", "--claude"]).unwrap();
+    assert!(w.env.config_dir.join("workers.json").exists());
+    let out = w.uninstall(&[]);
+    assert!(out.contains("workers.json"), "{out}");
+    assert_eq!(w.snapshot(), before, "nothing of the install is left");
 }

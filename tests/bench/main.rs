@@ -6,6 +6,7 @@ mod operations;
 mod sites;
 mod state;
 mod stats;
+mod workflows;
 
 // One thread, like the MCP clients this stands in for (Claude Code runs on Node's event loop):
 // on 2 cores, a multi-thread client adds a cross-thread wake-up to every call it measures.
@@ -23,5 +24,8 @@ async fn main() {
     }
     if wanted("sites") {
         sites::run().await;
+    }
+    if wanted("workflows") {
+        workflows::run().await;
     }
 }

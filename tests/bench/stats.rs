@@ -13,6 +13,17 @@ impl Sample {
         self.0.push(d);
     }
 
+    /// `n` runs of `call`, one after another, each timed.
+    pub async fn time(n: usize, mut call: impl AsyncFnMut()) -> Sample {
+        let mut sample = Sample::new();
+        for _ in 0..n {
+            let t = std::time::Instant::now();
+            call().await;
+            sample.push(t.elapsed());
+        }
+        sample
+    }
+
     pub fn percentile(&mut self, q: f64) -> Duration {
         self.0.sort_unstable();
         self.0[((self.0.len() as f64 - 1.0) * q).round() as usize]

@@ -203,6 +203,43 @@ impl Cdp {
     }
 }
 
+impl Cdp {
+    /// A PNG of the whole page (beyond the viewport too), written to `path`; its size in bytes.
+    pub async fn screenshot(&self, session: &str, path: &std::path::Path) -> Result<usize, String> {
+        let params = json!({ "format": "png", "captureBeyondViewport": true });
+        let shot = self.call("Page.captureScreenshot", params, Some(session)).await?;
+        let data = shot["data"].as_str().ok_or_else(|| format!("no data in {shot}"))?;
+        let png = base64_decode(data)?;
+        std::fs::write(path, &png).map_err(|e| format!("write {}: {e}", path.display()))?;
+        Ok(png.len())
+    }
+}
+
+/// Standard base64 (CDP's encoding of binary data), padding ignored.
+fn base64_decode(text: &str) -> Result<Vec<u8>, String> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'+' => Some(62),
+        b'/' => Some(63),
+        _ => None,
+    };
+    let mut out = Vec::with_capacity(text.len() / 4 * 3);
+    let (mut acc, mut bits) = (0u32, 0);
+    for c in text.bytes().filter(|&c| c != b'=' && !c.is_ascii_whitespace()) {
+        let v = value(c).ok_or_else(|| format!("not base64: {:?}", c as char))?;
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    Ok(out)
+}
+
 /// The reader thread: hand each answer to its call until the pipe ends; then fail every call
 /// still waiting, and every later one, saying why.
 fn read_answers(from_browser: File, answers: &Mutex<Answers>) {

@@ -8,11 +8,15 @@
 //! - [`fixtures`]: the test pages, served on 127.0.0.1 behind a random path token.
 //! - [`mcp`]: `tabwire mcp` as a child, driven by rmcp's own client over stdio.
 //! - [`http`]: a bare HTTP GET, every header under the test's control.
+//! - [`claude`]: the real Claude Code CLI from npm, installed once.
+//! - [`git`]: throwaway git repositories.
 
 pub mod bins;
 pub mod cdp;
 pub mod chromium;
+pub mod claude;
 pub mod fixtures;
+pub mod git;
 pub mod http;
 pub mod mcp;
 pub mod progress;

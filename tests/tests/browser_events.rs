@@ -197,8 +197,9 @@ async fn wait_for_event_filters_keeps_order_and_can_be_cancelled() {
     let tab = open(&mcp, pages.url("app.html")).await;
     let mut ids = Vec::new();
     let mut kinds = Vec::new();
+    let every = ["browser", "tab", "state_update", "page_event", "worker_complete", "dropped"];
     loop {
-        let got = mcp.ok("wait_for_event", json!({ "timeout_secs": 0 })).await;
+        let got = mcp.ok("wait_for_event", json!({ "types": every, "timeout_secs": 0 })).await;
         if got["type"] == "timeout" {
             break;
         }
@@ -218,7 +219,8 @@ async fn wait_for_event_filters_keeps_order_and_can_be_cancelled() {
     assert_eq!(update["tab_id"], tab);
     assert_eq!(update["data"]["items"], json!(["first"]));
     // The page events it skipped are still there, in order.
-    let first = mcp.ok("wait_for_event", json!({ "timeout_secs": 5 })).await;
+    let page_kinds = json!({ "types": ["page_event", "state_update", "tab"], "timeout_secs": 5 });
+    let first = mcp.ok("wait_for_event", page_kinds).await;
     let second = mcp
         .ok("wait_for_event", json!({ "types": ["page_event", "tab"], "timeout_secs": 5 }))
         .await;

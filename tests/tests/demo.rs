@@ -24,6 +24,8 @@ fn the_demo_runs_every_step_against_a_real_browser() {
         "revoked, at once: site_not_allowed",
         "response_completed",
         "answer: You asked: “What is tabwire?”",
+        "status success, changes: notes.txt (+1 -0)",
+        "workflow collab: collab-start → gather-session-goals → collab-clear (clear context) → brainstorm-exploring (item 1)",
         "done: browser stopped, its profile removed.",
     ] {
         assert!(text.contains(seen), "the demo did not show {seen:?}:\n{text}");

@@ -8,7 +8,16 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use tabwire_tests::git::git;
 use tabwire_tests::{Mcp, bins, http};
+
+/// An event as wait_for_event returns it, without the fields every event has (id, at_ms).
+fn fields(event: &Value) -> Value {
+    let mut event = event.clone();
+    let at = event.as_object_mut().unwrap();
+    assert!(at.remove("id").is_some_and(|id| id.is_u64()) && at.remove("at_ms").is_some());
+    event
+}
 
 fn mode(path: &Path) -> u32 {
     std::fs::metadata(path).unwrap().permissions().mode() & 0o777
@@ -29,16 +38,6 @@ async fn tabwire(
         cmd.env(k, v);
     }
     cmd.output().await.unwrap()
-}
-
-fn git(repo: &Path, args: &[&str]) {
-    let out = std::process::Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
-        .args(args)
-        .current_dir(repo)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -70,9 +69,9 @@ async fn workers_report_to_the_session_that_started_them() {
     let got =
         lead.ok("wait_for_event", json!({ "types": ["worker_complete"], "timeout_secs": 5 })).await;
     assert_eq!(
-        got["data"],
-        json!({ "from": w["session_id"], "worker_id": "w1", "status": "success",
-                "changes": ["src/a.rs"], "message": "done" })
+        fields(&got),
+        json!({ "type": "worker_complete", "from": w["session_id"], "worker_id": "w1",
+                "status": "success", "changes": ["src/a.rs"], "message": "done" })
     );
 
     // A hook: `tabwire notify` in a git work tree, with the lead's id in its environment.
@@ -100,26 +99,28 @@ async fn workers_report_to_the_session_that_started_them() {
         String::from_utf8_lossy(&out.stdout)
             .contains("delivered worker_complete to session lead-1")
     );
-    let got =
-        lead.ok("wait_for_event", json!({ "types": ["worker_complete"], "timeout_secs": 5 })).await;
+    let got = lead.ok("wait_for_event", json!({ "timeout_secs": 5 })).await;
     assert_eq!(
-        got["data"],
-        json!({ "from": null, "worker_id": "w2", "status": "error",
+        fields(&got),
+        json!({ "type": "worker_complete", "from": null, "worker_id": "w2", "status": "error",
                 "changes": ["kept.txt", "new.txt"], "message": "boom" })
     );
 
     // Messages and questions, both ways.
     worker.ok("post_message", json!({ "session_id": "lead-1", "body": "half way" })).await;
     let got = lead.ok("wait_for_event", json!({ "types": ["message"], "timeout_secs": 5 })).await;
-    assert_eq!(got["data"], json!({ "from": w["session_id"], "body": "half way" }));
+    assert_eq!(
+        fields(&got),
+        json!({ "type": "message", "from": w["session_id"], "body": "half way" })
+    );
     let asked = lead
         .ok("ask_question", json!({ "session_id": w["session_id"], "body": "which file?" }))
         .await;
     let got =
         worker.ok("wait_for_event", json!({ "types": ["question"], "timeout_secs": 5 })).await;
-    assert_eq!(got["data"]["question_id"], asked["question_id"]);
-    assert_eq!(got["data"]["body"], "which file?");
-    assert_eq!(got["data"]["from"], "lead-1");
+    assert_eq!(got["question_id"], asked["question_id"]);
+    assert_eq!(got["body"], "which file?");
+    assert_eq!(got["from"], "lead-1");
 
     // Clear errors: nobody by that id, no parent to default to, a bad id.
     let err = worker.err("post_message", json!({ "session_id": "nobody", "body": "x" })).await;

@@ -248,7 +248,7 @@ async fn flood_deep_and_oversize_each_get_their_error_and_nothing_else_is_lost()
     // The worker's report is there, whatever the pages did.
     let worker =
         mcp.ok("wait_for_event", json!({ "types": ["worker_complete"], "timeout_secs": 5 })).await;
-    assert_eq!(worker["data"]["worker_id"], "w1", "{worker}");
+    assert_eq!(worker["worker_id"], "w1", "{worker}");
 
     // Every page event: the quiet tab's two, the hostile tab's accepted ones, and its drop marker.
     tokio::time::sleep(Duration::from_millis(1500)).await; // the extension's drop report

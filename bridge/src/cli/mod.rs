@@ -6,6 +6,7 @@ pub mod setup;
 pub mod sites;
 pub mod status;
 pub mod wait;
+pub mod workflow;
 
 use clap::{Parser, Subcommand};
 
@@ -54,6 +55,8 @@ pub enum Command {
     Wait(wait::WaitArgs),
     /// Tell a session that a worker finished (for hooks; the twin of notify_completion).
     Notify(notify::NotifyArgs),
+    /// Where a workflow session stands (`show`): its state, next skill, items and batches.
+    Workflow(workflow::WorkflowArgs),
     /// Start headless Chromium with the extension and a demo page, and drive it through a real
     /// MCP session, printing each step with its latency.
     Demo(crate::demo::DemoArgs),

@@ -17,8 +17,9 @@ pub struct NotifyArgs {
     /// the only running session.
     #[arg(long, env = "TABWIRE_SESSION_ID", value_name = "ID")]
     pub session: Option<String>,
-    /// Who finished: the name the session gave the worker.
-    #[arg(long, value_name = "NAME")]
+    /// Who finished: the name or id the session gave the worker. Default: $TABWIRE_WORKER_ID
+    /// (set in workers that spawn_worker started).
+    #[arg(long, env = "TABWIRE_WORKER_ID", value_name = "NAME")]
     pub worker: String,
     /// How it ended.
     #[arg(long, value_enum)]

@@ -4,6 +4,8 @@
 //! each step with its latency.
 
 mod server;
+mod workers;
+mod workflows;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -199,6 +201,8 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     let waited = json!({ "operation_id": started["operation_id"] });
     let done = session.call("wait_for_operation", waited).await?;
     println!("      answer: {}", done["response_text"].as_str().unwrap_or("(none)"));
+    workers::show(&exe).await?; // a lead spawns a worker; wait_for_event returns its report
+    workflows::show(&session).await?; // complete_skill walks the collab graph; where it stands
 
     session.client.cancel().await.ok();
     drop(browser);

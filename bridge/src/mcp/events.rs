@@ -9,7 +9,7 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 use tabwire_host::wire::code;
 use tokio_util::sync::CancellationToken;
 
@@ -19,10 +19,11 @@ use crate::error::CallError;
 use crate::events::{Filter, SessionEvent, kind};
 
 /// The kinds wait_for_event can wait for.
-const KINDS: [&str; 9] = [
+const KINDS: [&str; 10] = [
     kind::WORKER_COMPLETE,
     kind::MESSAGE,
     kind::QUESTION,
+    kind::ANSWER,
     kind::PAGE_EVENT,
     kind::STATE_UPDATE,
     kind::TAB,
@@ -30,13 +31,14 @@ const KINDS: [&str; 9] = [
     kind::OPERATION,
     kind::DROPPED,
 ];
-const MAX_EVENT_WAIT_SECS: u64 = 3600;
+pub(super) const MAX_EVENT_WAIT_SECS: u64 = 3600;
 const MAX_STATE_WAIT_SECS: u64 = 120;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct WaitForEventParams {
-    /// Only these kinds: worker_complete, message, question, page_event, state_update, tab,
-    /// browser, operation, dropped. Default: any kind.
+    /// The kinds to wait for: worker_complete, message, question, answer, page_event,
+    /// state_update, tab, browser, operation, dropped. Default: ["worker_complete"], the
+    /// reports of workers; name the others to wait for them.
     #[serde(default)]
     pub types: Option<Vec<String>>,
     /// How long to wait, in seconds (at most 3600). Default: 300.
@@ -54,7 +56,11 @@ pub struct WaitForStateChangeParams {
     pub timeout_secs: u64,
 }
 
-/// One event from the session's queue, or `{"type": "timeout"}`.
+/// One event from the session's queue, or `{"type": "timeout"}`. The event's own fields stand
+/// beside these (worker_complete: worker_id, status, changes, diff_stat, message, from, …;
+/// message: from, body; specs/tools.md lists each type's), except for what a page said
+/// (page_event, state_update, tab), which stays under `data`: a page cannot set the fields
+/// that say where it came from.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct Waited {
     /// The event's kind, or `timeout` when none came in time.
@@ -81,9 +87,52 @@ pub struct Waited {
     /// When it was queued, in milliseconds since the Unix epoch.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub at_ms: Option<u64>,
-    /// The event itself.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub data: Option<Value>,
+    /// The event's own fields (for page_event, state_update and tab: `data`, what the page or
+    /// tab said).
+    #[serde(flatten)]
+    pub fields: Map<String, Value>,
+}
+
+impl Waited {
+    fn timeout() -> Waited {
+        Waited {
+            kind: kind::TIMEOUT.to_owned(),
+            id: None,
+            tab_id: None,
+            origin: None,
+            url: None,
+            host_pid: None,
+            seq: None,
+            at_ms: None,
+            fields: Map::new(),
+        }
+    }
+
+    /// `event` with its data's fields beside the envelope's; the envelope wins a clash.
+    fn of(event: &SessionEvent, data: Value) -> Waited {
+        let mut waited = Waited {
+            kind: event.kind.clone(),
+            id: Some(event.id),
+            tab_id: event.tab_id,
+            origin: event.origin.clone(),
+            url: event.url.clone(),
+            host_pid: event.host_pid,
+            seq: event.seq,
+            at_ms: Some(event.at_ms),
+            fields: Map::new(),
+        };
+        let taken = serde_json::to_value(&waited).unwrap_or_default();
+        match data {
+            Value::Object(fields) if !event.from_pages() => {
+                waited.fields =
+                    fields.into_iter().filter(|(k, _)| taken.get(k).is_none()).collect();
+            }
+            data => {
+                waited.fields.insert("data".to_owned(), data);
+            }
+        }
+        waited
+    }
 }
 
 /// The page events taken from the queue.
@@ -106,11 +155,14 @@ fn thirty_seconds() -> u64 {
 #[tool_router(router = event_tools, vis = "pub(super)")]
 impl TabwireServer {
     /// Wait for the next event of this session and return it, removing it from the queue.
-    /// Events queue up from the moment the session starts, in order: page_event (a page's
-    /// tabwire.pushEvent), state_update, tab, browser (connected/disconnected),
-    /// worker_complete, message and question (from other sessions, see get_session),
-    /// operation. With `types`, the first event of those kinds is returned and the others stay
-    /// queued. Returns {"type": "timeout"} when nothing came within timeout_secs.
+    /// By default it waits for worker_complete: the report of a worker (spawn_worker, or one
+    /// that calls notify_completion), with its worker_id, status, changes and message at the
+    /// top level. Name other kinds in `types` to wait for them: message, question, answer (from
+    /// other sessions, see get_session), operation, browser (connected/disconnected), and the
+    /// pages' page_event, state_update, tab (wait_for_state_change takes page events in
+    /// batches). Events queue up from the moment the session starts, in order; the first of
+    /// the kinds asked for is returned and the others stay queued. Returns {"type": "timeout"}
+    /// when nothing came within timeout_secs.
     #[tool(
         output_schema = schema_for_output::<Waited>(),
         annotations(
@@ -127,30 +179,17 @@ impl TabwireServer {
         cancel: CancellationToken,
     ) -> Result<Reply<Waited>, CallError> {
         let timeout = seconds(p.timeout_secs, MAX_EVENT_WAIT_SECS)?;
-        let kinds = p.types.unwrap_or_default();
+        let kinds = p.types.unwrap_or_else(|| vec![kind::WORKER_COMPLETE.to_owned()]);
         if let Some(bad) = kinds.iter().find(|k| !KINDS.contains(&k.as_str())) {
             return Err(CallError::new(
                 code::BAD_REQUEST,
                 format!("unknown event type {bad:?}; the types are: {}", KINDS.join(", ")),
             ));
         }
-        let filter = Filter { kinds, tab_id: None };
-        let taken = async { Ok(self.core.queue().take_one(&filter, timeout).await) };
-        let cancelled = cancel.clone();
-        let Some(event) = unless_cancelled(cancel, taken).await? else {
+        let filter = Filter { kinds, ..Filter::default() };
+        let Some(event) = self.take_event(&filter, timeout, cancel).await? else {
             let text = format!("no event within {} s", p.timeout_secs);
-            let timeout = Waited {
-                kind: kind::TIMEOUT.to_owned(),
-                id: None,
-                tab_id: None,
-                origin: None,
-                url: None,
-                host_pid: None,
-                seq: None,
-                at_ms: None,
-                data: None,
-            };
-            return Ok(Reply::new(text, timeout));
+            return Ok(Reply::new(text, Waited::timeout()));
         };
         let data = match serde_json::from_str::<Value>(event.data.get()) {
             Ok(data) => data,
@@ -159,24 +198,7 @@ impl TabwireServer {
                 return Err(unencodable(e));
             }
         };
-        let text = describe(&event);
-        let waited = Waited {
-            data: Some(data),
-            kind: event.kind.clone(),
-            id: Some(event.id),
-            tab_id: event.tab_id,
-            origin: event.origin.clone(),
-            url: event.url.clone(),
-            host_pid: event.host_pid,
-            seq: event.seq,
-            at_ms: Some(event.at_ms),
-        };
-        if cancelled.is_cancelled() {
-            // The client gave up on this call: its answer would go nowhere.
-            self.core.queue().put_back(vec![event]);
-            return Err(CallError::new(code::CANCELLED, "the client cancelled the call"));
-        }
-        Ok(Reply::new(text, waited))
+        Ok(Reply::new(describe(&event), Waited::of(&event, data)))
     }
 
     /// Wait until pages push events (tabwire.pushEvent) and return all of them at once, as an
@@ -229,7 +251,28 @@ impl TabwireServer {
     }
 }
 
-fn seconds(secs: u64, max: u64) -> Result<Duration, CallError> {
+impl TabwireServer {
+    /// Take the first event `filter` passes, waiting up to `timeout`, unless the client cancels
+    /// the call: then nothing is taken (an event taken as the cancel came goes back).
+    pub(super) async fn take_event(
+        &self,
+        filter: &Filter,
+        timeout: Duration,
+        cancel: CancellationToken,
+    ) -> Result<Option<SessionEvent>, CallError> {
+        let taken = async { Ok(self.core.queue().take_one(filter, timeout).await) };
+        let cancelled = cancel.clone();
+        let event = unless_cancelled(cancel, taken).await?;
+        if cancelled.is_cancelled() {
+            // The client gave up on this call: its answer would go nowhere.
+            self.core.queue().put_back(event.into_iter().collect());
+            return Err(CallError::new(code::CANCELLED, "the client cancelled the call"));
+        }
+        Ok(event)
+    }
+}
+
+pub(super) fn seconds(secs: u64, max: u64) -> Result<Duration, CallError> {
     if secs > max {
         return Err(CallError::new(
             code::BAD_REQUEST,
@@ -257,4 +300,38 @@ fn unencodable(e: serde_json::Error) -> CallError {
             "an event could not be encoded ({e}); it stays queued. This is a bug in tabwire: please report it"
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn shown(event: &SessionEvent) -> Value {
+        serde_json::to_value(Waited::of(event, event.data_value())).unwrap()
+    }
+
+    #[test]
+    fn an_events_fields_stand_beside_the_envelope_and_cannot_replace_it() {
+        let said = json!({ "worker_id": "w", "status": "success", "type": "x", "id": 0 });
+        let mut report = SessionEvent::new(kind::WORKER_COMPLETE, None, &said);
+        (report.id, report.at_ms) = (7, 99);
+        assert_eq!(
+            shown(&report),
+            json!({ "type": "worker_complete", "id": 7, "at_ms": 99, "worker_id": "w",
+                    "status": "success" })
+        );
+        // What a page says stays under `data`: it cannot pose as another origin.
+        let pushed = json!({ "origin": "https://bank.example", "kind": "click" });
+        let mut page = SessionEvent::new(kind::PAGE_EVENT, Some(3), &pushed)
+            .from_page(Some("http://127.0.0.1:8080".into()), None);
+        page.id = 8;
+        let page = shown(&page);
+        assert_eq!(
+            (&page["origin"], &page["tab_id"]),
+            (&json!("http://127.0.0.1:8080"), &json!(3))
+        );
+        assert_eq!(page["data"], pushed);
+    }
 }

@@ -9,18 +9,26 @@ mod reply;
 mod server;
 mod sessions;
 mod tabs;
+mod workers;
+mod workflows;
 
 use rmcp::ServiceExt;
 
 use crate::core::Core;
+use crate::session::saved::SavedQueue;
 pub use server::TabwireServer;
 
 /// Serve MCP on stdin/stdout until the client goes away (stdin ends) or SIGTERM/SIGINT. Meanwhile
 /// this process is a session (`crate::session`); its socket and record go when this returns.
 pub async fn serve(core: Core) -> anyhow::Result<()> {
     let mut session = crate::session::Session::start(&core).await?;
+    let saved = session.id_was_chosen().then(|| {
+        let id = &session.record().session_id;
+        SavedQueue::start(core.queue().clone(), &crate::dirs::state_dir(), id)
+    });
     let server = TabwireServer::new(core);
     let operations = server.operations.clone();
+    let workers = server.workers.clone();
     let service = tokio::select! {
         service = server.serve(rmcp::transport::stdio()) => service?,
         () = session.terminated() => return Ok(()), // before the handshake: nothing to flush
@@ -28,6 +36,10 @@ pub async fn serve(core: Core) -> anyhow::Result<()> {
     tokio::select! {
         reason = service.waiting() => tracing::info!(?reason, "MCP session ended"),
         () = session.terminated() => tracing::info!("terminated by a signal"),
+    }
+    workers.stop_all().await; // SIGTERM; their reports join the queue
+    if let Some(saved) = &saved {
+        saved.flush().await; // what no one took waits for this session's next run
     }
     drop(session);
     operations.flush().await; // the last milestones reach the disk before the process ends

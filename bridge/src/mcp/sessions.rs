@@ -1,6 +1,6 @@
 //! Session tools: one assistant waits for others. get_session (who am I, how do workers reach
-//! me), notify_completion, post_message, ask_question (deliver an event into another session's
-//! queue, where its wait_for_event picks it up).
+//! me), notify_completion, post_message, ask_question, answer_question (deliver an event into
+//! another session's queue, where its wait_for_event picks it up).
 
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
@@ -9,13 +9,16 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tabwire_host::wire::code;
+use tokio_util::sync::CancellationToken;
 
+use super::events::{MAX_EVENT_WAIT_SECS, seconds};
 use super::reply::Reply;
 use super::server::TabwireServer;
 use crate::error::CallError;
-use crate::events::{SessionEvent, kind};
+use crate::events::{Filter, kind};
 use crate::session::SESSION_ENV;
 use crate::session::messages::Status;
+use crate::workers::WORKER_ENV;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct GetSessionParams {}
@@ -26,8 +29,10 @@ pub struct NotifyCompletionParams {
     /// one (its id was in TABWIRE_SESSION_ID when this one started).
     #[serde(default)]
     pub session_id: Option<String>,
-    /// Who you are: the name the other session gave you as a worker.
-    pub worker_id: String,
+    /// Who you are: the name or worker_id the other session gave you. Default: your
+    /// TABWIRE_WORKER_ID, which a worker started by spawn_worker has.
+    #[serde(default)]
+    pub worker_id: Option<String>,
     /// `success` or `error`.
     pub status: Status,
     /// The files you changed. Default: none.
@@ -43,6 +48,34 @@ pub struct PostMessageParams {
     pub session_id: String,
     /// The message.
     pub body: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct AskQuestionParams {
+    /// The session to ask, as its get_session shows.
+    pub session_id: String,
+    /// The question.
+    pub body: String,
+    /// Wait for the answer (answer_question in that session) and return it with the call.
+    /// Default: false; the answer then comes as an `answer` event (wait_for_event
+    /// {types: ["answer"]}).
+    #[serde(default)]
+    pub wait: bool,
+    /// With `wait`: how long to wait, in seconds (at most 3600). Default: 300.
+    #[serde(default = "five_minutes")]
+    pub timeout_secs: u64,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct AnswerQuestionParams {
+    /// The question_id of the question event you answer.
+    pub question_id: String,
+    /// The answer.
+    pub answer: String,
+}
+
+fn five_minutes() -> u64 {
+    300
 }
 
 /// This session, and how others reach it.
@@ -73,9 +106,16 @@ pub struct Delivered {
     pub kind: String,
     /// Its id in that session's queue.
     pub event_id: u64,
-    /// For ask_question: the id the answer should refer to.
+    /// For ask_question and answer_question: the question's id.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub question_id: Option<String>,
+    /// For ask_question with `wait`: the answer ({from, question_id, answer, at_ms}), when it
+    /// came in time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer: Option<Value>,
+    /// For ask_question with `wait`: true when no answer came within timeout_secs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timed_out: Option<bool>,
 }
 
 #[tool_router(router = session_tools, vis = "pub(super)")]
@@ -152,14 +192,23 @@ impl TabwireServer {
                 )
             })?,
         };
+        let Some(worker_id) = p.worker_id.or_else(|| std::env::var(WORKER_ENV).ok()) else {
+            return Err(CallError::new(
+                code::BAD_REQUEST,
+                format!(
+                    "no worker_id given, and this session was not started by spawn_worker (no \
+                     {WORKER_ENV}); pass the name the other session gave you"
+                ),
+            ));
+        };
         let data = json!({
             "from": self.own_id(),
-            "worker_id": p.worker_id,
+            "worker_id": worker_id,
             "status": p.status,
             "changes": p.changes,
             "message": p.message,
         });
-        self.deliver(&target, kind::WORKER_COMPLETE, data, None).await
+        Ok(delivered(self.deliver(&target, kind::WORKER_COMPLETE, data, None).await?))
     }
 
     /// Send a message to another session; it receives a `message` event.
@@ -178,11 +227,12 @@ impl TabwireServer {
         Parameters(p): Parameters<PostMessageParams>,
     ) -> Result<Reply<Delivered>, CallError> {
         let data = json!({ "from": self.own_id(), "body": p.body });
-        self.deliver(&p.session_id, kind::MESSAGE, data, None).await
+        Ok(delivered(self.deliver(&p.session_id, kind::MESSAGE, data, None).await?))
     }
 
     /// Ask another session a question; it receives a `question` event carrying a question_id,
-    /// which its answer (a post_message back to you) should mention.
+    /// and answers with answer_question. With `wait: true` this call returns the answer (or
+    /// timed_out); else the answer comes later as an `answer` event.
     #[tool(
         output_schema = schema_for_output::<Delivered>(),
         annotations(
@@ -195,12 +245,83 @@ impl TabwireServer {
     )]
     async fn ask_question(
         &self,
-        Parameters(p): Parameters<PostMessageParams>,
+        Parameters(p): Parameters<AskQuestionParams>,
+        cancel: CancellationToken,
     ) -> Result<Reply<Delivered>, CallError> {
-        let question_id = uuid::Uuid::new_v4().to_string();
+        let timeout = seconds(p.timeout_secs, MAX_EVENT_WAIT_SECS)?;
+        // The asker's id rides in the question's: the answer finds its way back without the
+        // answering session keeping a table of who asked what.
+        let own = self.own_id().unwrap_or_default();
+        let question_id = format!("{}@{own}", uuid::Uuid::new_v4());
         let data = json!({ "from": self.own_id(), "question_id": question_id, "body": p.body });
-        self.deliver(&p.session_id, kind::QUESTION, data, Some(question_id)).await
+        let mut asked =
+            self.deliver(&p.session_id, kind::QUESTION, data, Some(question_id.clone())).await?;
+        if !p.wait {
+            return Ok(delivered(asked));
+        }
+        let filter =
+            Filter { field: Some(("question_id", question_id)), ..Filter::kinds(&[kind::ANSWER]) };
+        let answer = self.take_event(&filter, timeout, cancel).await?;
+        asked.timed_out = Some(answer.is_none());
+        let text = match &answer {
+            Some(answer) => {
+                let said = answer.data_value();
+                let mut value = json!({ "at_ms": answer.at_ms });
+                if let (Value::Object(value), Value::Object(said)) = (&mut value, said) {
+                    value.extend(said);
+                }
+                let text = format!(
+                    "session {} answered: {}",
+                    p.session_id,
+                    value["answer"].as_str().unwrap_or_default()
+                );
+                asked.answer = Some(value);
+                text
+            }
+            None => format!(
+                "asked session {}; no answer within {} s (it may still come, as an `answer` event)",
+                p.session_id, p.timeout_secs
+            ),
+        };
+        Ok(Reply::new(text, asked))
     }
+
+    /// Answer a question another session asked you (a `question` event): it receives an
+    /// `answer` event with your answer and the question_id.
+    #[tool(
+        output_schema = schema_for_output::<Delivered>(),
+        annotations(
+            title = "Answer a session",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn answer_question(
+        &self,
+        Parameters(p): Parameters<AnswerQuestionParams>,
+    ) -> Result<Reply<Delivered>, CallError> {
+        let asker = p.question_id.split_once('@').map(|(_, asker)| asker.to_owned());
+        let Some(asker) = asker.filter(|a| !a.is_empty()) else {
+            return Err(CallError::new(
+                code::BAD_REQUEST,
+                format!(
+                    "{:?} is not a question id from ask_question (those look like \
+                     <uuid>@<asking session id>); copy the question_id of the question event",
+                    p.question_id
+                ),
+            ));
+        };
+        let data =
+            json!({ "from": self.own_id(), "question_id": p.question_id, "answer": p.answer });
+        Ok(delivered(self.deliver(&asker, kind::ANSWER, data, Some(p.question_id)).await?))
+    }
+}
+
+/// The reply for an event delivered.
+fn delivered(d: Delivered) -> Reply<Delivered> {
+    Reply::new(format!("delivered {} to session {}", d.kind, d.session_id), d)
 }
 
 impl TabwireServer {
@@ -215,21 +336,19 @@ impl TabwireServer {
         kind: &str,
         data: Value,
         question_id: Option<String>,
-    ) -> Result<Reply<Delivered>, CallError> {
+    ) -> Result<Delivered, CallError> {
         let event_id = if self.own_id().as_deref() == Some(target) {
-            self.core.queue().push(SessionEvent::new(kind, None, &data))
+            self.core.receive(kind, &data)
         } else {
             self.core.peers().push(self.core.runtime_dir(), target, kind, data).await?
         };
-        let text = format!("delivered {kind} to session {target}");
-        Ok(Reply::new(
-            text,
-            Delivered {
-                session_id: target.to_owned(),
-                kind: kind.to_owned(),
-                event_id,
-                question_id,
-            },
-        ))
+        Ok(Delivered {
+            session_id: target.to_owned(),
+            kind: kind.to_owned(),
+            event_id,
+            question_id,
+            answer: None,
+            timed_out: None,
+        })
     }
 }

@@ -187,16 +187,8 @@ pub fn built_in() -> Vec<Adapter> {
         .collect()
 }
 
-/// `$TABWIRE_CONFIG_DIR`, else the OS's configuration directory (`~/.config/tabwire`).
-pub fn config_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("TABWIRE_CONFIG_DIR").filter(|v| !v.is_empty()) {
-        return PathBuf::from(dir);
-    }
-    match directories::BaseDirs::new() {
-        Some(dirs) => dirs.config_dir().join("tabwire"),
-        None => std::env::temp_dir().join("tabwire-config"),
-    }
-}
+/// Where user adapters live, under `adapters/` (`crate::dirs::config_dir`).
+pub use crate::dirs::config_dir;
 
 /// `*` matches any run of characters (also none); everything else matches itself.
 fn glob(pattern: &str, text: &str) -> bool {

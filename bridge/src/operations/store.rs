@@ -12,7 +12,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -21,6 +21,7 @@ use tabwire_host::runtime_dir::now_ms;
 use tokio::sync::{mpsc, oneshot};
 
 use super::record::Operation;
+use crate::dirs::{Lock, create_private_dir, keep_private, write_private};
 
 /// Finished operations kept at most…
 pub const KEEP_FINISHED: usize = 1_000;
@@ -37,17 +38,8 @@ struct Contents {
     operations: Vec<Operation>,
 }
 
-/// The state directory: `$TABWIRE_STATE_DIR`, else the OS's (`~/.local/state/tabwire` on
-/// Linux, the local data directory elsewhere).
-pub fn default_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("TABWIRE_STATE_DIR").filter(|v| !v.is_empty()) {
-        return PathBuf::from(dir);
-    }
-    match directories::BaseDirs::new() {
-        Some(dirs) => dirs.state_dir().unwrap_or(dirs.data_local_dir()).join("tabwire"),
-        None => std::env::temp_dir().join("tabwire-state"),
-    }
-}
+/// The state directory (`crate::dirs::state_dir`): where `operations.json` lives.
+pub use crate::dirs::state_dir as default_dir;
 
 #[derive(Debug, Clone)]
 pub struct Store {
@@ -127,15 +119,9 @@ impl Store {
         prune(&mut ops, now_ms());
         let contents = Contents { format: FORMAT, operations: ops };
         let text = serde_json::to_vec(&contents).map_err(io::Error::other)?;
-        let tmp = self.dir.join(format!(".{FILE}.{}.tmp", std::process::id()));
-        let mut options = fs::OpenOptions::new();
-        options.write(true).create(true).truncate(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        options.open(&tmp)?.write_all(&text)?;
-        // No fsync: the rename keeps the file whole for every reader; a power cut may lose the
-        // last milestones (or, rarely, leave a file that load() sets aside as corrupt).
-        fs::rename(&tmp, self.path())?;
+        // Whole for every reader; a power cut may lose the last milestones (or, rarely, leave
+        // a file that load() sets aside as corrupt).
+        write_private(&self.path(), &text)?;
         if let Some(stamp) = Stamp::of(&self.path()) {
             *self.last.lock().expect("store cache poisoned") =
                 Some((Some(stamp), contents.operations));
@@ -173,12 +159,7 @@ impl Store {
         create_private_dir(&self.dir)?;
         keep_private(&self.dir, 0o700)?;
         keep_private(&self.path(), 0o600)?;
-        let file = fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(self.dir.join(LOCK))?;
-        Lock::exclusive(file)
+        Lock::exclusive(&self.dir.join(LOCK))
     }
 
     /// A thread that saves what it is sent, coalescing bursts. Its own thread, at a lower CPU
@@ -225,77 +206,6 @@ fn prune(ops: &mut Vec<Operation>, now: u64) {
         i += 1;
         !dropped.contains(&(i - 1))
     });
-}
-
-/// Check that `path` (if it exists) is the user's own and that no one else may open it:
-/// another owner is an error; looser permissions are tightened to `mode`, with a warning.
-fn keep_private(path: &Path, mode: u32) -> io::Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::{MetadataExt, PermissionsExt};
-        let meta = match fs::symlink_metadata(path) {
-            Ok(meta) => meta,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-            Err(e) => return Err(e),
-        };
-        let uid = tabwire_host::runtime_dir::current_uid();
-        if meta.uid() != uid || meta.file_type().is_symlink() {
-            return Err(io::Error::new(
-                io::ErrorKind::PermissionDenied,
-                format!(
-                    "{} is not yours (owner uid {}, you are {uid}) or is a symlink: tabwire does \
-                     not keep operations there. Remove it, or set TABWIRE_STATE_DIR to a \
-                     directory of your own",
-                    path.display(),
-                    meta.uid()
-                ),
-            ));
-        }
-        if meta.mode() & 0o077 != 0 {
-            tracing::warn!(
-                path = %path.display(),
-                was = format!("{:o}", meta.mode() & 0o777),
-                "others could open it; tightened to {mode:o}"
-            );
-            fs::set_permissions(path, fs::Permissions::from_mode(mode))?;
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = (path, mode);
-    Ok(())
-}
-
-fn create_private_dir(dir: &Path) -> io::Result<()> {
-    let mut builder = fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)
-}
-
-/// An exclusive advisory lock, released when dropped (closing the file releases a flock).
-struct Lock(#[allow(dead_code)] fs::File);
-
-impl Lock {
-    #[cfg(unix)]
-    fn exclusive(file: fs::File) -> io::Result<Lock> {
-        use std::os::fd::AsRawFd;
-        loop {
-            // SAFETY: flock on a descriptor we own; it stays open as long as the Lock.
-            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } == 0 {
-                return Ok(Lock(file));
-            }
-            let e = io::Error::last_os_error();
-            if e.kind() != io::ErrorKind::Interrupted {
-                return Err(e);
-            }
-        }
-    }
-
-    #[cfg(not(unix))]
-    fn exclusive(file: fs::File) -> io::Result<Lock> {
-        Ok(Lock(file))
-    }
 }
 
 enum Job {
@@ -355,7 +265,8 @@ fn write_loop(store: Store, mut rx: mpsc::UnboundedReceiver<Job>) {
 }
 
 /// Nice 10 for the calling thread (Linux schedules threads one by one); elsewhere nothing.
-fn lower_priority() {
+/// Threads that only write files call it: the disk waits for the messages, not the reverse.
+pub(crate) fn lower_priority() {
     #[cfg(target_os = "linux")]
     // SAFETY: setpriority on this thread's own id; failure only leaves the priority as it was.
     unsafe {

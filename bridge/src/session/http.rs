@@ -42,6 +42,7 @@ pub const MAX_CONNECTIONS: usize = 64;
 /// header and stalls is closed then, token or not).
 pub const HEAD_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// The 503 body (code `wire::code::TOO_MANY_CONNECTIONS`).
 const BUSY: &str = r#"{"error":{"code":"too_many_connections","message":"this session serves 64 /wait connections at once; close some and try again"}}"#;
 
 /// What a request is allowed to do, decided from its head alone.

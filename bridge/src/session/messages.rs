@@ -9,7 +9,8 @@ use tabwire_host::wire::ErrorBody;
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ToSession {
-    /// Put an event into the session's queue: `worker_complete`, `message` or `question`.
+    /// Put an event into the session's queue: `worker_complete`, `message`, `question` or
+    /// `answer`.
     Push { event: Pushed },
     /// Take the page events queued in the session, waiting up to `timeout_secs` (at most 120)
     /// for one: what `wait_for_state_change` does.

@@ -14,6 +14,7 @@ pub mod client;
 mod http;
 pub mod messages;
 pub mod record;
+pub mod saved;
 mod socket;
 
 use std::path::{Path, PathBuf};
@@ -37,6 +38,8 @@ pub const SESSION_ENV: &str = "TABWIRE_SESSION_ID";
 pub struct Session {
     record: SessionRecord,
     record_path: PathBuf,
+    /// Its id came from `TABWIRE_SESSION_ID`: a later run may be the same session again.
+    chosen_id: bool,
     /// SIGTERM and SIGINT, caught from before the record is written: a signal must never kill
     /// the process with its files still there.
     signals: Option<(Signal, Signal)>,
@@ -49,6 +52,7 @@ impl Session {
         let runtime_dir = core.runtime_dir().to_owned();
         runtime_dir::prepare(&runtime_dir)?;
         let wanted = std::env::var(SESSION_ENV).ok().filter(|s| !s.trim().is_empty());
+        let named = wanted.is_some();
         let (id, parent) = match wanted {
             None => (new_id(), None),
             Some(id) => {
@@ -62,6 +66,7 @@ impl Session {
                 }
             }
         };
+        let chosen_id = named && parent.is_none();
         let signals =
             signal(SignalKind::terminate()).ok().zip(signal(SignalKind::interrupt()).ok());
         let (socket_path, record_path) = record::paths(&runtime_dir, &id);
@@ -84,7 +89,7 @@ impl Session {
         tokio::spawn(socket::serve(listener, core.clone()));
         tokio::spawn(http::serve(http, token, core.clone()));
         tracing::info!(session = %record.session_id, "session started");
-        Ok(Session { record, record_path, signals })
+        Ok(Session { record, record_path, chosen_id, signals })
     }
 
     /// Resolves on SIGTERM or SIGINT.
@@ -100,6 +105,13 @@ impl Session {
 
     pub fn record(&self) -> &SessionRecord {
         &self.record
+    }
+
+    /// Whether its id was chosen (`TABWIRE_SESSION_ID`) rather than made up: only then can a
+    /// later run be the same session, so only then are its events kept across runs
+    /// ([`saved::SavedQueue`]).
+    pub fn id_was_chosen(&self) -> bool {
+        self.chosen_id
     }
 }
 

@@ -18,7 +18,8 @@ use crate::error::CallError;
 use crate::events::{SessionEvent, kind};
 
 /// The event kinds another process may put into a session's queue.
-pub const PUSHABLE: [&str; 3] = [kind::WORKER_COMPLETE, kind::MESSAGE, kind::QUESTION];
+pub const PUSHABLE: [&str; 4] =
+    [kind::WORKER_COMPLETE, kind::MESSAGE, kind::QUESTION, kind::ANSWER];
 /// The longest wait a client may ask for, in seconds.
 pub const MAX_WAIT_SECS: u64 = 120;
 
@@ -99,7 +100,7 @@ fn push(core: &Core, event: Pushed) -> FromSession<SessionEvent> {
             format!("a session accepts only {} events; got {:?}", PUSHABLE.join(", "), event.kind),
         ));
     }
-    FromSession::queued(core.queue().push(SessionEvent::new(&event.kind, None, &event.data)))
+    FromSession::queued(core.receive(&event.kind, &event.data))
 }
 
 async fn wait(core: &Core, timeout_secs: u64) -> FromSession<SessionEvent> {

@@ -1,0 +1,50 @@
+//! The real Claude Code CLI (`@anthropic-ai/claude-code` from npm), installed once into the
+//! target dir and reused. Offline it can register and connect to MCP servers (`claude mcp …`),
+//! and `claude -p` starts and fails saying it is not logged in: no model is ever reached.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use crate::bins;
+
+/// Install the Claude Code CLI with npm into `<target>/claude-code`; its `claude` binary. If it
+/// cannot be installed, this panics saying why.
+pub fn claude_cli() -> PathBuf {
+    let target = bins::bin("tabwire").parent().unwrap().to_owned();
+    let dir = target.join("claude-code");
+    let package = dir.join("node_modules/@anthropic-ai/claude-code");
+    let claude = dir.join("node_modules/.bin/claude");
+    if !package.join("package.json").exists() {
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix"])
+            .arg(&dir)
+            .arg("@anthropic-ai/claude-code")
+            .output()
+            .unwrap_or_else(|e| {
+                panic!("cannot run npm (is Node.js installed? `apt-get install nodejs npm`): {e}")
+            });
+        assert!(
+            out.status.success(),
+            "`npm install @anthropic-ai/claude-code` failed, so the Claude Code CLI cannot be tested:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // npm 11 does not run the package's postinstall, which puts the native binary in place.
+    let out = Command::new("node")
+        .arg(package.join("install.cjs"))
+        .current_dir(&package)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "claude-code install.cjs failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(claude.exists(), "no claude binary at {}", claude.display());
+    claude
+}
+
+/// The variables that keep the CLI from updating itself or calling home during a test.
+pub const QUIET_ENV: [(&str, &str); 2] =
+    [("DISABLE_AUTOUPDATER", "1"), ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")];
