@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 use serde_json::value::RawValue;
-use tabwire_host::runtime_dir::{self, RuntimeDirError};
-use tabwire_host::wire::code;
+use tabwire_proto::runtime_dir::{self, RuntimeDirError};
+use tabwire_proto::wire::code;
 use tokio::sync::{broadcast, watch};
 
 use crate::browser::{self, BrowserEvent, BrowserInfo, Connection};
@@ -185,7 +185,8 @@ impl Core {
         params: Value,
         timeout: Duration,
     ) -> Result<T, CallError> {
-        let raw = self.call_raw(browser, method, tabwire_host::wire::raw(&params), timeout).await?;
+        let raw =
+            self.call_raw(browser, method, tabwire_proto::wire::raw(&params), timeout).await?;
         serde_json::from_str(raw.get()).map_err(|e| bad_answer(method, e))
     }
 

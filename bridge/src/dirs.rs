@@ -61,7 +61,7 @@ pub fn keep_private(path: &Path, mode: u32) -> io::Result<()> {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
             Err(e) => return Err(e),
         };
-        let uid = tabwire_host::runtime_dir::current_uid();
+        let uid = tabwire_proto::runtime_dir::current_uid();
         if meta.uid() != uid || meta.file_type().is_symlink() {
             return Err(io::Error::new(
                 io::ErrorKind::PermissionDenied,

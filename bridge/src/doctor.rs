@@ -7,8 +7,8 @@
 
 use std::time::{Duration, Instant};
 
-use tabwire_host::runtime_dir;
 use tabwire_install::{DoctorArgs, Env, Finding};
+use tabwire_proto::runtime_dir;
 
 use crate::browser::BrowserInfo;
 use crate::core::Core;

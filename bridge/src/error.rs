@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use tabwire_host::wire::{ErrorBody, code};
+use tabwire_proto::wire::{ErrorBody, code};
 
 /// The exact text every browser tool answers with while no browser is attached.
 pub const NO_BROWSER: &str =

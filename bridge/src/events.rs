@@ -26,7 +26,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::value::RawValue;
-use tabwire_host::runtime_dir::now_ms;
+use tabwire_proto::runtime_dir::now_ms;
 use tokio::sync::Notify;
 
 /// Events kept in each lane before the oldest are dropped. 10,000 is 50 s of the fastest page
@@ -102,7 +102,7 @@ pub struct SessionEvent {
 impl SessionEvent {
     /// An event to [`EventQueue::push`]. `data` is any JSON value.
     pub fn new(kind: &str, tab_id: Option<i64>, data: &impl Serialize) -> SessionEvent {
-        Self::from_raw(kind, tab_id, Arc::from(tabwire_host::wire::raw(data)))
+        Self::from_raw(kind, tab_id, Arc::from(tabwire_proto::wire::raw(data)))
     }
 
     /// An event whose data is already JSON text.

@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 use serde::Deserialize;
 use serde_json::json;
 use serde_json::value::RawValue;
-use tabwire_host::sites::{self, Sites};
-use tabwire_host::wire::{self, Event};
+use tabwire_proto::sites::{self, Sites};
+use tabwire_proto::wire::{self, Event};
 use tokio::sync::broadcast;
 
 use crate::browser::{BrowserEvent, BrowserInfo};

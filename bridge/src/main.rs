@@ -5,7 +5,7 @@ use clap::Parser;
 use tabwire_bridge::cli::{self, Cli, Command};
 use tabwire_bridge::core::Core;
 use tabwire_bridge::mcp;
-use tabwire_host::runtime_dir;
+use tabwire_proto::runtime_dir;
 use tracing_subscriber::EnvFilter;
 
 fn main() -> std::process::ExitCode {

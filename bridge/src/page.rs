@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
-use tabwire_host::wire::{self, code};
+use tabwire_proto::wire::{self, code};
 
 use crate::browser::Connection;
 use crate::core::Core;
@@ -158,7 +158,7 @@ impl Core {
                     state,
                     source: Source::Fresh,
                     age_ms: 0,
-                    fetched_at_ms: tabwire_host::runtime_dir::now_ms(),
+                    fetched_at_ms: tabwire_proto::runtime_dir::now_ms(),
                     warning: None,
                 })
             }

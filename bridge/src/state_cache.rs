@@ -79,7 +79,7 @@ impl StateCache {
             return false;
         }
         slot.arrival = arrival;
-        let fetched_at_ms = tabwire_host::runtime_dir::now_ms();
+        let fetched_at_ms = tabwire_proto::runtime_dir::now_ms();
         slot.entry = Some(Cached { state, from, fetched_at_ms, at: Instant::now() });
         true
     }

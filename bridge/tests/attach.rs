@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use support::{Env, tab, text};
-use tabwire_host::wire::Message;
+use tabwire_proto::wire::Message;
 
 const NO_BROWSER: &str =
     "no browser is connected: start Chrome with the tabwire extension, then run `tabwire doctor`";

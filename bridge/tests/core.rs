@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use support::Env;
 use tabwire_bridge::core::Core;
-use tabwire_host::wire::{self, Event, Message};
+use tabwire_proto::wire::{self, Event, Message};
 
 #[tokio::test]
 async fn events_reach_every_subscriber_in_order() {

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use host_support::{Bridge, Host};
 use serde_json::json;
-use tabwire_host::limits;
+use tabwire_proto::limits;
 
 /// A host with one bridge that has a request in flight.
 fn host_with_pending_request() -> (Host, Bridge) {

@@ -81,7 +81,7 @@ fn the_runtime_directory_socket_and_record_are_private() {
     assert_eq!(mode(&host.socket()), 0o600);
     assert_eq!(mode(&host.record()), 0o600);
     let record: Value = serde_json::from_slice(&std::fs::read(host.record()).unwrap()).unwrap();
-    assert_eq!(record["extension_id"], tabwire_host::extension_id::EXTENSION_ID);
+    assert_eq!(record["extension_id"], tabwire_proto::extension_id::EXTENSION_ID);
     assert_eq!(record["protocol"], 1);
 }
 

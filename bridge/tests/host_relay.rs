@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use host_support::{Host, extension_hello};
 use serde_json::{Value, json};
-use tabwire_host::chunk::Reassembler;
-use tabwire_host::limits::MAX_TO_BROWSER;
-use tabwire_host::wire::Message;
+use tabwire_proto::chunk::Reassembler;
+use tabwire_proto::limits::MAX_TO_BROWSER;
+use tabwire_proto::wire::Message;
 
 fn respond(host: &mut Host, id: &Value, result: &Value) {
     host.send(&json!({"type": "response", "id": id, "result": result}).to_string());

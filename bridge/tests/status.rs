@@ -4,7 +4,7 @@ mod support;
 
 use serde_json::{Value, json};
 use support::{Env, tab};
-use tabwire_host::wire::{Event, Message};
+use tabwire_proto::wire::{Event, Message};
 
 #[tokio::test]
 async fn status_without_a_browser_says_what_to_do() {
@@ -74,7 +74,7 @@ async fn status_does_not_take_the_events_kept_for_the_next_session() {
         .send(Message::Event(Event::new(
             "page_event",
             Some(7),
-            tabwire_host::wire::raw(&json!({ "kind": "clicked" })),
+            tabwire_proto::wire::raw(&json!({ "kind": "clicked" })),
         )))
         .await;
     let (out, _) = tokio::join!(env.tabwire(&["status"]), browser.answer("tabs.list", json!([])));

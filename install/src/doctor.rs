@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use tabwire_host::runtime_dir::{self, HostRecord};
+use tabwire_proto::runtime_dir::{self, HostRecord};
 
 use crate::browsers::HOST_NAME;
 use crate::env::{Env, is_executable, shell_quote};
@@ -91,7 +91,7 @@ pub fn static_findings(args: &DoctorArgs, env: &Env) -> Result<Vec<Finding>, Err
             Err(e) => return Err(e),
         }
     };
-    let default_ids = ids == [tabwire_host::extension_id::EXTENSION_ID];
+    let default_ids = ids == [tabwire_proto::extension_id::EXTENSION_ID];
     for target in &targets {
         let mut install = format!("{} install {}", env.self_command(), target.install_args);
         if !default_ids {

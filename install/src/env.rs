@@ -26,7 +26,7 @@ pub struct Env {
     /// tabwire's data directory: `$TABWIRE_DATA_DIR`, else the OS's (`~/.local/share/tabwire`
     /// on Linux). `install` writes the extension under it.
     pub data_dir: PathBuf,
-    /// The runtime directory of the sockets (`tabwire_host::runtime_dir::resolve`).
+    /// The runtime directory of the sockets (`tabwire_proto::runtime_dir::resolve`).
     pub runtime_dir: PathBuf,
     /// Why the runtime directory is not the usual one, when it is not (another user took the
     /// shared one first; `runtime_dir::resolve_explained`).
@@ -51,7 +51,7 @@ impl Env {
             Some(dir) => PathBuf::from(dir),
             None => dirs.data_dir().join("tabwire"),
         };
-        let (runtime_dir, runtime_dir_note) = tabwire_host::runtime_dir::resolve_explained();
+        let (runtime_dir, runtime_dir_note) = tabwire_proto::runtime_dir::resolve_explained();
         let current_exe = std::env::current_exe().map_err(|source| Error::Io {
             what: "find the running executable",
             path: PathBuf::from("tabwire"),

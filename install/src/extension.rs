@@ -49,10 +49,21 @@ pub fn unpack(dir: &Path) -> Result<(), Error> {
     let old = parent.join(format!(".{name}.old-{}", std::process::id()));
     let _ = fs::remove_dir_all(&fresh);
     write_all(&fresh)?;
-    if dir.exists() {
-        fs::rename(dir, &old).map_err(Error::io("move aside", dir))?;
+    match fs::rename(dir, &old) {
+        // Nothing there, or another install moved it away at the same moment: both fine.
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            let _ = fs::remove_dir_all(&fresh);
+            return Err(Error::io("move aside", dir)(e));
+        }
+        _ => {}
     }
     if let Err(e) = fs::rename(&fresh, dir) {
+        let _ = fs::remove_dir_all(&fresh);
+        // Another install of this same build put its copy in place meanwhile: that will do.
+        if build_of(dir).is_some_and(|b| b.build_id == BUILD_ID) {
+            let _ = fs::remove_dir_all(&old);
+            return Ok(());
+        }
         let _ = fs::rename(&old, dir); // put the old one back
         return Err(Error::io("move into place", dir)(e));
     }

@@ -171,7 +171,7 @@ fn print_report(r: &InstallReport, env: &Env, out: &mut dyn Write) -> std::io::R
     )?;
 
     writeln!(out, "\nNext:")?;
-    let own_id = tabwire_host::extension_id::EXTENSION_ID;
+    let own_id = tabwire_proto::extension_id::EXTENSION_ID;
     if r.extension_ids.iter().any(|id| id == own_id) {
         let folder = match &r.extension_dir {
             Some(dir) => shell_quote(dir),

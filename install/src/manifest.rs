@@ -72,7 +72,7 @@ mod tests {
 
     #[test]
     fn extension_ids() {
-        assert!(check_extension_id(tabwire_host::extension_id::EXTENSION_ID).is_ok());
+        assert!(check_extension_id(tabwire_proto::extension_id::EXTENSION_ID).is_ok());
         let err = check_extension_id("abc").unwrap_err().to_string();
         assert!(err.contains("32 letters a to p"), "{err}");
         assert!(check_extension_id(&"q".repeat(32)).is_err());

@@ -56,7 +56,7 @@ impl Record {
             let created = create_dirs(dir)?;
             self.created_dirs.extend(created);
         }
-        tabwire_host::runtime_dir::write_record(path, self).map_err(Error::io("write", path))
+        tabwire_proto::runtime_dir::write_record(path, self).map_err(Error::io("write", path))
     }
 
     /// Add or refresh the entry for `target`, keeping the folders an earlier install created.

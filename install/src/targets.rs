@@ -41,7 +41,7 @@ impl Selection {
     /// The extension ids to allow, checked, duplicates dropped; tabwire's own id by default.
     pub fn extension_ids(&self) -> Result<Vec<String>, Error> {
         if self.extension_ids.is_empty() {
-            return Ok(vec![tabwire_host::extension_id::EXTENSION_ID.to_string()]);
+            return Ok(vec![tabwire_proto::extension_id::EXTENSION_ID.to_string()]);
         }
         let mut ids = Vec::new();
         for id in &self.extension_ids {

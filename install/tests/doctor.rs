@@ -9,7 +9,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use common::World;
-use tabwire_host::runtime_dir::{self, HostRecord};
+use tabwire_proto::runtime_dir::{self, HostRecord};
 
 const OWN_ID: &str = "cmbolhpnohkddmklmlbjnpdpmgmdgkfi";
 

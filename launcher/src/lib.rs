@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use tabwire_host::runtime_dir::{self, HostRecord};
+use tabwire_proto::runtime_dir::{self, HostRecord};
 
 /// Debian's Chromium.
 pub const DEFAULT_CHROMIUM: &str = "/usr/bin/chromium";
@@ -354,7 +354,7 @@ mod cdp_pipe {
 fn write_host_manifest(profile: &Path, host: &Path) -> std::io::Result<()> {
     let dir = profile.join("NativeMessagingHosts");
     std::fs::create_dir_all(&dir)?;
-    let ids = [tabwire_host::extension_id::EXTENSION_ID.to_owned()];
+    let ids = [tabwire_proto::extension_id::EXTENSION_ID.to_owned()];
     let manifest = tabwire_install::manifest::HostManifest::new(host, &ids).render();
     std::fs::write(dir.join(tabwire_install::browsers::MANIFEST_FILE), manifest)
 }

@@ -84,6 +84,9 @@ fn install_manifest(root: &Path, host: &Path) {
         .arg("--host-path")
         .arg(host)
         .env("TABWIRE_CONFIG_DIR", root.join("config"))
+        // Never the user's own data dir, wherever the binaries were built.
+        .env("TABWIRE_DATA_DIR", root.join("data"))
+        .env("TABWIRE_EXTENSION_DIR", bins::repo_root().join("extension"))
         .output()
         .expect("run tabwire install");
     assert!(

@@ -37,7 +37,7 @@ fn healthy_setup_pings_through_the_browser() {
         .stdout(std::process::Stdio::null())
         .spawn()
         .expect("start tabwire mcp");
-    let sessions = tabwire_host::runtime_dir::sessions_dir(&browser.runtime_dir);
+    let sessions = tabwire_proto::runtime_dir::sessions_dir(&browser.runtime_dir);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while !std::fs::read_dir(&sessions).is_ok_and(|mut d| {
         d.any(|e| e.is_ok_and(|e| e.path().extension().is_some_and(|x| x == "json")))
@@ -71,7 +71,7 @@ fn broken_manifest_and_dead_host_are_named_with_their_fix() {
     let manifest = profile.join("NativeMessagingHosts/dev.tabwire.host.json");
     std::fs::write(&manifest, "{ not json").unwrap();
     // A socket left behind by a host that died.
-    let hosts = tabwire_host::runtime_dir::hosts_dir(&browser.runtime_dir);
+    let hosts = tabwire_proto::runtime_dir::hosts_dir(&browser.runtime_dir);
     std::fs::write(hosts.join("999999.sock"), b"").unwrap();
 
     let (ok, text) = doctor(&browser, &[]);
@@ -92,6 +92,7 @@ fn no_browser_running_is_a_finding_with_a_fix() {
             .args(args)
             .env("TABWIRE_RUNTIME_DIR", root.join("run"))
             .env("TABWIRE_CONFIG_DIR", root.join("config"))
+            .env("TABWIRE_DATA_DIR", root.join("data"))
             .output()
             .unwrap()
     };

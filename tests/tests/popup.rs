@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tabwire_host::extension_id::EXTENSION_ID;
+use tabwire_proto::extension_id::EXTENSION_ID;
 use tabwire_tests::mcp::text;
 use tabwire_tests::{Cdp, Chromium, Fixtures, Mcp};
 

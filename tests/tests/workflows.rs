@@ -10,7 +10,7 @@ use std::process::Output;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tabwire_host::extension_id::EXTENSION_ID;
+use tabwire_proto::extension_id::EXTENSION_ID;
 use tabwire_tests::mcp::text;
 use tabwire_tests::{Cdp, Chromium, Fixtures, Mcp, bins};
 
@@ -461,7 +461,9 @@ async fn the_browser_shows_each_change_to_pages_that_follow_and_in_workflow_html
     )
     .await
     .unwrap();
-    let shot = bins::repo_root().join("target/tabwire-workflow.png");
+    // Beside the build (the target dir), wherever CARGO_TARGET_DIR puts it.
+    let target = bins::bin("tabwire").parent().and_then(|d| d.parent()).unwrap().to_owned();
+    let shot = target.join("tabwire-workflow.png");
     let size = cdp.screenshot(&view, &shot).await.unwrap();
     assert!(size > 20_000, "a screenshot of the page, not a blank one: {size} bytes");
     eprintln!("workflow.html screenshot: {}", shot.display());
@@ -477,6 +479,10 @@ async fn the_browser_shows_each_change_to_pages_that_follow_and_in_workflow_html
     };
     assert_eq!(pages_of_view().await, 1);
     let popup = cdp.open(&format!("chrome-extension://{EXTENSION_ID}/popup.html")).await.unwrap();
+    // Click once the popup has drawn its lists, so the link does not move under the pointer.
+    let drawn = r##"document.querySelectorAll("#sites li").length > 0
+        && document.getElementById("site").textContent !== "…""##;
+    cdp.wait_for(&popup, drawn, WITHIN).await.unwrap();
     cdp.click(&popup, "#workflows").await.unwrap();
     let deadline = Instant::now() + WITHIN;
     while pages_of_view().await < 2 {

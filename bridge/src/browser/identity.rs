@@ -2,8 +2,8 @@
 
 use schemars::JsonSchema;
 use serde::Serialize;
-use tabwire_host::runtime_dir::HostRecord;
-use tabwire_host::wire::Hello;
+use tabwire_proto::runtime_dir::HostRecord;
+use tabwire_proto::wire::Hello;
 
 /// One attached browser profile, as its host introduced it (the extension's `hello` plus the
 /// host's pid). The host pid changes when the browser restarts; the profile id does not.

@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use std::sync::Weak;
 use std::time::Duration;
 
-use tabwire_host::runtime_dir::{HostRecord, live_hosts};
+use tabwire_proto::runtime_dir::{HostRecord, live_hosts};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::{Connection, matches};

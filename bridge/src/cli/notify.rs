@@ -5,7 +5,7 @@ use std::process::Command;
 
 use anyhow::{Context, bail};
 use serde_json::json;
-use tabwire_host::runtime_dir;
+use tabwire_proto::runtime_dir;
 
 use crate::events::kind;
 use crate::session::SessionClient;

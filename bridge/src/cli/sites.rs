@@ -4,7 +4,7 @@
 
 use anyhow::{Context, bail};
 use serde::Serialize;
-use tabwire_host::sites::Pattern;
+use tabwire_proto::sites::Pattern;
 
 use crate::browser::BrowserInfo;
 use crate::core::Core;

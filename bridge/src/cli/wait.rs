@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use tabwire_host::runtime_dir;
+use tabwire_proto::runtime_dir;
 
 use crate::session::SessionClient;
 

@@ -10,7 +10,7 @@ use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use tabwire_host::wire::code;
+use tabwire_proto::wire::code;
 use tokio_util::sync::CancellationToken;
 
 use super::reply::{Reply, unless_cancelled};

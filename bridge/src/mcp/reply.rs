@@ -6,7 +6,7 @@ use rmcp::ErrorData;
 use rmcp::handler::server::tool::IntoCallToolResult;
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock};
 use serde::Serialize;
-use tabwire_host::wire::code;
+use tabwire_proto::wire::code;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::CallError;

@@ -8,7 +8,7 @@ use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tabwire_host::wire::code;
+use tabwire_proto::wire::code;
 use tokio_util::sync::CancellationToken;
 
 use super::events::{MAX_EVENT_WAIT_SECS, seconds};

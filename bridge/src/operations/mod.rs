@@ -20,8 +20,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tabwire_host::runtime_dir::now_ms;
-use tabwire_host::wire::code;
+use tabwire_proto::runtime_dir::now_ms;
+use tabwire_proto::wire::code;
 use tokio::sync::broadcast;
 
 use crate::browser::BrowserEvent;

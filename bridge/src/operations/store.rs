@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
-use tabwire_host::runtime_dir::now_ms;
+use tabwire_proto::runtime_dir::now_ms;
 use tokio::sync::{mpsc, oneshot};
 
 use super::record::Operation;

@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use bytes::Bytes;
 use futures::{SinkExt, StreamExt};
 use serde_json::Value;
-use tabwire_host::codec::FrameCodec;
-use tabwire_host::runtime_dir::current_uid;
-use tabwire_host::wire::code;
+use tabwire_proto::codec::FrameCodec;
+use tabwire_proto::runtime_dir::current_uid;
+use tabwire_proto::wire::code;
 use tokio::net::UnixStream;
 use tokio_util::codec::Framed;
 
@@ -18,7 +18,7 @@ use super::record::{self, SessionRecord};
 use crate::error::CallError;
 
 /// The error code for a session id that names no live session.
-pub const NO_SUCH_SESSION: &str = tabwire_host::wire::code::NO_SUCH_SESSION;
+pub const NO_SUCH_SESSION: &str = tabwire_proto::wire::code::NO_SUCH_SESSION;
 
 /// A connection to one session.
 pub struct SessionClient {

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tabwire_host::wire::ErrorBody;
+use tabwire_proto::wire::ErrorBody;
 
 /// What a client asks of a session.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

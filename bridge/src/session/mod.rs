@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use tabwire_host::runtime_dir::{self, now_ms};
+use tabwire_proto::runtime_dir::{self, now_ms};
 use tokio::net::{TcpListener, UnixListener};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 

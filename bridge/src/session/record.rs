@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use tabwire_host::runtime_dir::{HasPid, live_records, sessions_dir};
+use tabwire_proto::runtime_dir::{HasPid, live_records, sessions_dir};
 
 /// The longest session id accepted: it names files.
 const MAX_ID_LEN: usize = 64;

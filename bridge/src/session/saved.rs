@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use tabwire_host::runtime_dir::now_ms;
+use tabwire_proto::runtime_dir::now_ms;
 
 use crate::dirs;
 use crate::events::{EventQueue, SessionEvent, kind};

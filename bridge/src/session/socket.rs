@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures::{SinkExt, StreamExt};
-use tabwire_host::codec::FrameCodec;
-use tabwire_host::runtime_dir::current_uid;
-use tabwire_host::wire::{ErrorBody, code};
+use tabwire_proto::codec::FrameCodec;
+use tabwire_proto::runtime_dir::current_uid;
+use tabwire_proto::wire::{ErrorBody, code};
 use tokio::net::{UnixListener, UnixStream};
 use tokio_util::codec::Framed;
 

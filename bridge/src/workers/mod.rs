@@ -24,8 +24,8 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Serialize;
-use tabwire_host::runtime_dir::now_ms;
-use tabwire_host::wire::code;
+use tabwire_proto::runtime_dir::now_ms;
+use tabwire_proto::wire::code;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 

@@ -12,8 +12,8 @@ use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use tabwire_host::wire::code;
 use tabwire_install::env::is_executable;
+use tabwire_proto::wire::code;
 use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};
 

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use tabwire_host::wire::code;
+use tabwire_proto::wire::code;
 
 use crate::error::CallError;
 

@@ -24,8 +24,8 @@ pub mod walk;
 use std::path::Path;
 use std::sync::Arc;
 
-use tabwire_host::runtime_dir::now_ms;
-use tabwire_host::wire::code;
+use tabwire_proto::runtime_dir::now_ms;
+use tabwire_proto::wire::code;
 
 use self::catalog::{Catalog, DEFAULT, Loader};
 use self::graph::Graph;
@@ -37,7 +37,7 @@ use crate::core::Core;
 use crate::error::CallError;
 
 /// The family's own error codes (`specs/protocol.md`, "Error codes").
-pub use tabwire_host::wire::code::{CORRUPT_STATE, NO_WORKFLOW, WRONG_SKILL};
+pub use tabwire_proto::wire::code::{CORRUPT_STATE, NO_WORKFLOW, WRONG_SKILL};
 
 /// A session's state with its graph and what comes next: what every tool answers.
 #[derive(Debug, Clone)]

@@ -16,7 +16,7 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use serde_json::value::RawValue;
-use tabwire_host::wire::code;
+use tabwire_proto::wire::code;
 use tokio::sync::mpsc;
 
 use super::graph::Graph;

@@ -16,8 +16,8 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use tabwire_host::runtime_dir::now_ms;
-use tabwire_host::wire::code;
+use tabwire_proto::runtime_dir::now_ms;
+use tabwire_proto::wire::code;
 
 use super::CORRUPT_STATE;
 use super::graph::plain_name;

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use tabwire_host::extension_id::EXTENSION_ID;
+use tabwire_proto::extension_id::EXTENSION_ID;
 
 /// How long any single expected thing may take before the test fails.
 pub const PATIENCE: Duration = Duration::from_secs(10);

@@ -15,10 +15,10 @@ use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
-use tabwire_host::codec::FrameCodec;
-use tabwire_host::extension_id::EXTENSION_ID;
-use tabwire_host::runtime_dir::live_hosts;
-use tabwire_host::wire::{self, Hello, Message, Request, Response};
+use tabwire_proto::codec::FrameCodec;
+use tabwire_proto::extension_id::EXTENSION_ID;
+use tabwire_proto::runtime_dir::live_hosts;
+use tabwire_proto::wire::{self, Hello, Message, Request, Response};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio_util::codec::{FramedRead, FramedWrite};
 

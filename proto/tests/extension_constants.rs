@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use tabwire_host::{limits, sites, wire};
+use tabwire_proto::{limits, sites, wire};
 
 fn extension_file(name: &str) -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../extension").join(name);

@@ -1,14 +1,14 @@
 //! Property tests of the framing and chunking, and the fuzz targets' bodies run over seeds and
-//! random inputs (cargo-fuzz itself needs nightly; see host/fuzz/README.md).
+//! random inputs (cargo-fuzz itself needs nightly; see proto/fuzz/README.md).
 
 #[path = "../fuzz/src/lib.rs"]
 mod fuzz_bodies;
 
 use bytes::BytesMut;
 use proptest::prelude::*;
-use tabwire_host::chunk::{Reassembler, split};
-use tabwire_host::codec::FrameCodec;
-use tabwire_host::wire::Message;
+use tabwire_proto::chunk::{Reassembler, split};
+use tabwire_proto::codec::FrameCodec;
+use tabwire_proto::wire::Message;
 use tokio_util::codec::{Decoder, Encoder};
 
 fn encode_all(payloads: &[Vec<u8>]) -> Vec<u8> {
@@ -62,9 +62,9 @@ proptest! {
         text in nasty_string(),
         max_frame in 100usize..2048,
     ) {
-        let json = Message::Response(tabwire_host::wire::Response::ok(
+        let json = Message::Response(tabwire_proto::wire::Response::ok(
             "h1",
-            tabwire_host::wire::raw(&text),
+            tabwire_proto::wire::raw(&text),
         ))
         .to_bytes();
         let json = String::from_utf8(json).unwrap();

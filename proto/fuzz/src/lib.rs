@@ -1,10 +1,10 @@
 //! The bodies of the fuzz targets. Plain functions over bytes, so the host's ordinary tests
-//! can run them too (host/tests/fuzz_bodies.rs includes this file) without nightly.
+//! can run them too (proto/tests/properties.rs includes this file) without nightly.
 
 use bytes::BytesMut;
-use tabwire_host::chunk::{Reassembler, split};
-use tabwire_host::codec::FrameCodec;
-use tabwire_host::wire::Message;
+use tabwire_proto::chunk::{Reassembler, split};
+use tabwire_proto::codec::FrameCodec;
+use tabwire_proto::wire::Message;
 use tokio_util::codec::Decoder;
 
 /// The frame decoder never panics, never hands out a frame over its limit, and cuts the same
