@@ -107,7 +107,8 @@ function fromPage(page, msg) {
       if (!c) return; // cancelled or timed out meanwhile
       page.calls.delete(msg.id);
       if (!allows(page.from.origin)) return c.reject(notAllowedNow(page));
-      if (msg.error) return c.reject(new TabwireError(msg.error.code, msg.error.message));
+      // The page wrote this text: say whose words they are, as for everything else it says.
+      if (msg.error) return c.reject(new TabwireError(msg.error.code, `${page.from.origin} (tab ${page.tabId}) answered: ${msg.error.message}`));
       if (typeof msg.json === 'string' && deeperThan(msg.json, MAX_DEPTH))
         return c.reject(new TabwireError('page_error', `the page's answer in tab ${page.tabId} is nested deeper than ${MAX_DEPTH} levels (objects and arrays inside one another), which tabwire does not pass on; the page must return a flatter value`));
       try {

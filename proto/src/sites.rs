@@ -118,7 +118,8 @@ pub struct Sites(Vec<Pattern>);
 
 impl Sites {
     /// The defaults.
-    pub fn defaults() -> Sites {
+    #[cfg(test)]
+    fn defaults() -> Sites {
         Sites::parse_lossy(DEFAULTS)
     }
 

@@ -38,6 +38,8 @@ async fn page_answers_with_its_state_and_runs_commands() {
     assert!(err.contains("no_handler"), "{err}");
     let err = mcp.err("send_command", json!({ "tab_id": tab, "type": "fail" })).await;
     assert!(err.contains("page_error") && err.contains("asked to fail"), "{err}");
+    // The page wrote that text: it comes back labelled with the page's origin.
+    assert!(err.contains(&format!("{} (tab {tab}) answered:", pages.origin())), "{err}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

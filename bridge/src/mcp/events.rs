@@ -31,6 +31,8 @@ const KINDS: [&str; 10] = [
     kind::OPERATION,
     kind::DROPPED,
 ];
+/// The names of the envelope's fields in a [`Waited`].
+const ENVELOPE: [&str; 8] = ["type", "id", "tab_id", "origin", "url", "host_pid", "seq", "at_ms"];
 pub(super) const MAX_EVENT_WAIT_SECS: u64 = 3600;
 const MAX_STATE_WAIT_SECS: u64 = 120;
 
@@ -108,7 +110,8 @@ impl Waited {
         }
     }
 
-    /// `event` with its data's fields beside the envelope's; the envelope wins a clash.
+    /// `event` with its data's fields beside the envelope's; the envelope's names are never
+    /// taken from the data.
     fn of(event: &SessionEvent, data: Value) -> Waited {
         let mut waited = Waited {
             kind: event.kind.clone(),
@@ -121,11 +124,12 @@ impl Waited {
             at_ms: Some(event.at_ms),
             fields: Map::new(),
         };
-        let taken = serde_json::to_value(&waited).unwrap_or_default();
         match data {
+            // The envelope's names are reserved whether or not this event has them: a worker's
+            // report cannot pose as coming from a page of some origin, or a tab.
             Value::Object(fields) if !event.from_pages() => {
                 waited.fields =
-                    fields.into_iter().filter(|(k, _)| taken.get(k).is_none()).collect();
+                    fields.into_iter().filter(|(k, _)| !ENVELOPE.contains(&k.as_str())).collect();
             }
             data => {
                 waited.fields.insert("data".to_owned(), data);
@@ -314,7 +318,8 @@ mod tests {
 
     #[test]
     fn an_events_fields_stand_beside_the_envelope_and_cannot_replace_it() {
-        let said = json!({ "worker_id": "w", "status": "success", "type": "x", "id": 0 });
+        let said = json!({ "worker_id": "w", "status": "success", "type": "x", "id": 0,
+                           "origin": "https://bank.example", "tab_id": 5 });
         let mut report = SessionEvent::new(kind::WORKER_COMPLETE, None, &said);
         (report.id, report.at_ms) = (7, 99);
         assert_eq!(
