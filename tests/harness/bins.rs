@@ -23,15 +23,61 @@ pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("repo root").to_owned()
 }
 
-/// A fresh, private (0700) scratch directory with a short path: unix socket paths are limited
-/// to 108 bytes.
-pub fn scratch_dir(tag: &str) -> PathBuf {
+/// A fresh, private (0700) scratch directory with a short path (unix socket paths are limited
+/// to 108 bytes), removed when dropped — unless `TABWIRE_KEEP_TEST_DIRS` is set, to look at
+/// what a failed test left.
+pub fn scratch_dir(tag: &str) -> Scratch {
     use std::os::unix::fs::PermissionsExt;
-    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("tw-{tag}-{}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create scratch dir");
-    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).expect("chmod 700");
-    dir
+    // /tmp rather than $TMPDIR keeps socket paths short.
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("tw-{tag}-"))
+        .permissions(std::fs::Permissions::from_mode(0o700))
+        .tempdir_in("/tmp")
+        .expect("create a scratch dir in /tmp");
+    let keep = std::env::var_os("TABWIRE_KEEP_TEST_DIRS").is_some();
+    Scratch(Some(dir), keep)
+}
+
+/// A scratch directory ([`scratch_dir`]); derefs to its path.
+pub struct Scratch(Option<tempfile::TempDir>, bool);
+
+impl Scratch {
+    /// The path, handing the removal to whoever takes it (the Chromium launcher removes its
+    /// root itself).
+    pub fn into_path(mut self) -> PathBuf {
+        self.0.take().expect("scratch dir").keep()
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        self.0.as_ref().expect("scratch dir").path()
+    }
+}
+
+impl AsRef<std::path::Path> for Scratch {
+    fn as_ref(&self) -> &std::path::Path {
+        self
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for Scratch {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.as_os_str()
+    }
+}
+
+impl serde::Serialize for Scratch {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        (**self).serialize(s)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if let (Some(dir), true) = (self.0.take(), self.1) {
+            eprintln!("kept {}", dir.keep().display());
+        }
+    }
 }

@@ -54,7 +54,7 @@ impl Chromium {
         let mut env: Vec<(String, String)> =
             env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         env.push(("TABWIRE_LOG".into(), "debug".into()));
-        let root = bins::scratch_dir("chr");
+        let root = bins::scratch_dir("chr").into_path(); // the launcher removes it
         let host = bins::bin("tabwire-host");
         install_manifest(&root, &host);
         let opts = LaunchOptions {

@@ -1,6 +1,9 @@
 //! The one harness every cross-process and real-browser test uses.
 //!
 //! - [`bins`]: where the real `tabwire` and `tabwire-host` binaries are.
+//! - [`host`]: the real `tabwire-host` alone, with the test as its browser and its bridges.
+//! - [`fake_browser`]: a private runtime dir where the test plays the extension for real hosts
+//!   and runs the real `tabwire` against them.
 //! - [`cdp`]: a small CDP client over Chromium's `--remote-debugging-pipe`, to act on pages
 //!   as a user would (real mouse events).
 //! - [`chromium`]: Debian's Chromium, headless, with our unpacked extension, a fresh profile and
@@ -15,13 +18,16 @@ pub mod bins;
 pub mod cdp;
 pub mod chromium;
 pub mod claude;
+pub mod fake_browser;
 pub mod fixtures;
 pub mod git;
+pub mod host;
 pub mod http;
 pub mod mcp;
 pub mod progress;
 
 pub use cdp::Cdp;
 pub use chromium::Chromium;
+pub use fake_browser::{FakeBrowser, Sandbox};
 pub use fixtures::Fixtures;
-pub use mcp::Mcp;
+pub use mcp::{Mcp, text};

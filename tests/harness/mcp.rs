@@ -24,8 +24,11 @@ impl Mcp {
 
     pub async fn start_with(runtime_dir: &Path, env: &[(&str, &str)]) -> Mcp {
         let mut cmd = tokio::process::Command::new(bins::bin("tabwire"));
-        // A test run inside a tabwire session must not join it.
-        cmd.arg("mcp").env("TABWIRE_RUNTIME_DIR", runtime_dir).env_remove("TABWIRE_SESSION_ID");
+        // A test run inside a tabwire session must not join it, nor pick the user's browser.
+        cmd.arg("mcp")
+            .env("TABWIRE_RUNTIME_DIR", runtime_dir)
+            .env_remove("TABWIRE_SESSION_ID")
+            .env_remove("TABWIRE_BROWSER");
         for (k, v) in env {
             cmd.env(k, v);
         }

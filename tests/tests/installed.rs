@@ -13,7 +13,7 @@ use tabwire_tests::{Chromium, Fixtures, Mcp, bins};
 /// A machine with tabwire installed: a home, and a bin folder holding the two programs as
 /// `cargo install` leaves them (copies of this build's binaries, outside the checkout).
 struct Installed {
-    root: PathBuf,
+    root: bins::Scratch,
     bin: PathBuf,
     home: PathBuf,
 }

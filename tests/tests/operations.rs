@@ -38,7 +38,7 @@ fn answer(n: u32, asked: &str, words: u32) -> String {
 struct World {
     browser: Chromium,
     pages: Fixtures,
-    dir: PathBuf,
+    dir: bins::Scratch,
 }
 
 impl World {

@@ -14,7 +14,7 @@ use tabwire_tests::{Chromium, Fixtures, Mcp, bins, claude};
 
 /// A lead's world: its runtime, config (workers.json) and state directories.
 struct World {
-    root: PathBuf,
+    root: bins::Scratch,
 }
 
 impl World {

@@ -21,7 +21,8 @@ const WITHIN: Duration = Duration::from_secs(5);
 struct Scene {
     project: PathBuf,
     config: PathBuf,
-    runtime: PathBuf,
+    runtime: bins::Scratch,
+    _root: bins::Scratch,
 }
 
 impl Scene {
@@ -37,6 +38,7 @@ impl Scene {
             project: dir("project"),
             config: dir("config"),
             runtime: bins::scratch_dir(&format!("{tag}-run")),
+            _root: root,
         }
     }
 

@@ -1,19 +1,13 @@
-//! The one harness of the bridge's tests: a private runtime directory, the real `tabwire-host`
-//! with the test playing the browser on its stdio, and the real `tabwire` binary — as `tabwire
-//! mcp` driven by rmcp's client over stdio, or as a plain command.
+//! The bridge against a real `tabwire-host` whose browser is the test: a private runtime
+//! directory ([`Sandbox`]) where the test starts hosts, speaks as the extension on their stdio
+//! ([`FakeBrowser`]), and runs the real `tabwire` binary — as `tabwire mcp` through
+//! [`crate::Mcp`], or as a plain command.
 
-#![allow(dead_code)] // each test file uses part of it
-
-use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures::{SinkExt, StreamExt};
-use rmcp::model::{CallToolRequestParams, CallToolResult};
-use rmcp::service::RunningService;
-use rmcp::transport::TokioChildProcess;
-use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use tabwire_proto::codec::FrameCodec;
 use tabwire_proto::extension_id::EXTENSION_ID;
@@ -22,29 +16,24 @@ use tabwire_proto::wire::{self, Hello, Message, Request, Response};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio_util::codec::{FramedRead, FramedWrite};
 
-/// A private runtime directory (0700, short path: socket paths are limited to 108 bytes),
-/// removed when dropped.
-pub struct Env {
-    pub dir: PathBuf,
+use crate::bins::{self, Scratch};
+use crate::mcp::Mcp;
+
+/// A private runtime directory (0700, short path), removed when dropped.
+pub struct Sandbox {
+    pub dir: Scratch,
 }
 
-impl Env {
-    pub fn new() -> Env {
-        use std::os::unix::fs::PermissionsExt;
-        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let dir = PathBuf::from(format!("/tmp/twb-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
-        Env { dir }
+impl Sandbox {
+    pub fn new() -> Sandbox {
+        Sandbox { dir: bins::scratch_dir("twb") }
     }
 
-    /// `tabwire <args>` in this environment; its stdout, stderr and exit status.
+    /// `tabwire <args>` in this sandbox; its stdout, stderr and exit status.
     pub async fn tabwire(&self, args: &[&str]) -> std::process::Output {
-        Command::new(env!("CARGO_BIN_EXE_tabwire"))
+        Command::new(bins::bin("tabwire"))
             .args(args)
-            .env("TABWIRE_RUNTIME_DIR", &self.dir)
+            .env("TABWIRE_RUNTIME_DIR", &*self.dir)
             .env_remove("TABWIRE_BROWSER")
             .output()
             .await
@@ -53,22 +42,19 @@ impl Env {
 
     /// A `tabwire mcp` session, after the MCP handshake.
     pub async fn mcp(&self) -> Mcp {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_tabwire"));
-        cmd.arg("mcp").env("TABWIRE_RUNTIME_DIR", &self.dir).env_remove("TABWIRE_BROWSER");
-        let transport = TokioChildProcess::new(cmd).expect("spawn tabwire mcp");
-        Mcp { client: ().serve(transport).await.expect("MCP handshake with tabwire mcp") }
+        Mcp::start(&self.dir).await
     }
 
     /// Start the real host, as Chrome would, with the test as its browser. It is attached
     /// (its socket is listed) once `hello` has been sent.
     pub async fn host(&self) -> FakeBrowser {
-        let mut host = Command::new(host_binary());
+        let mut host = Command::new(bins::bin("tabwire-host"));
         if std::env::var_os("TABWIRE_LOG").is_none() {
             host.env("TABWIRE_LOG", "warn"); // its info lines would bury the tests' output
         }
         let mut child = host
             .arg(format!("chrome-extension://{EXTENSION_ID}/"))
-            .env("TABWIRE_RUNTIME_DIR", &self.dir)
+            .env("TABWIRE_RUNTIME_DIR", &*self.dir)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .kill_on_drop(true)
@@ -79,20 +65,6 @@ impl Env {
         let pid = child.id().unwrap();
         FakeBrowser { child, pid, from_host, to_host }
     }
-}
-
-impl Drop for Env {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// `target/debug/tabwire-host`, next to the directory of this test executable.
-pub fn host_binary() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let path = exe.parent().and_then(Path::parent).unwrap().join("tabwire-host");
-    assert!(path.exists(), "{} is missing: run `cargo build --workspace` first", path.display());
-    path
 }
 
 /// The test's side of a real host's stdio: it reads the requests the host passes to the
@@ -111,7 +83,7 @@ impl FakeBrowser {
 
     /// The extension's hello; waits until the host's record names the browser, so bridges
     /// can find it and know who it is.
-    pub async fn hello(&mut self, env: &Env, browser: &str, profile: &str) {
+    pub async fn hello(&mut self, env: &Sandbox, browser: &str, profile: &str) {
         self.send(Message::Hello(Hello {
             protocol: wire::PROTOCOL_VERSION,
             extension_version: Some("0.1.0".into()),
@@ -179,39 +151,4 @@ pub fn tab(id: i64, url: &str, title: &str, active: bool) -> Value {
     let allowed = url.starts_with("http://127.0.0.1:") || url.starts_with("http://localhost:");
     json!({ "id": id, "window_id": 1, "url": url, "title": title, "active": active,
             "status": "complete", "window_focused": true, "allowed": allowed })
-}
-
-/// One MCP session with a `tabwire mcp` child.
-pub struct Mcp {
-    pub client: RunningService<RoleClient, ()>,
-}
-
-impl Mcp {
-    /// Call a tool; the raw result, tool errors included.
-    pub async fn call(&self, tool: &str, args: Value) -> CallToolResult {
-        let Value::Object(args) = args else { panic!("tool arguments are an object") };
-        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args);
-        self.client.call_tool(params).await.unwrap_or_else(|e| panic!("{tool}: MCP error {e}"))
-    }
-
-    /// Call a tool that must succeed; its structured content.
-    pub async fn ok(&self, tool: &str, args: Value) -> Value {
-        let result = self.call(tool, args).await;
-        assert_ne!(result.is_error, Some(true), "{tool} failed: {}", text(&result));
-        result.structured_content.expect("structured content")
-    }
-
-    /// Call a tool that must fail; its error text.
-    pub async fn err(&self, tool: &str, args: Value) -> String {
-        let result = self.call(tool, args).await;
-        assert_eq!(result.is_error, Some(true), "{tool} should have failed: {result:?}");
-        text(&result)
-    }
-}
-
-/// The text content of a tool result.
-pub fn text(result: &CallToolResult) -> String {
-    let texts: Vec<&str> =
-        result.content.iter().filter_map(|c| c.as_text()).map(|t| t.text.as_str()).collect();
-    texts.join("\n")
 }

@@ -1,19 +1,18 @@
 //! Start, permissions, refusal and shutdown of the real `tabwire-host`.
 
-mod host_support;
-
 use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, Instant};
 
-use host_support::{Host, HostOptions, TempDir};
 use serde_json::{Value, json};
+use tabwire_tests::bins::scratch_dir;
+use tabwire_tests::host::{Host, HostOptions};
 
 fn mode(path: &std::path::Path) -> u32 {
     std::fs::metadata(path).unwrap().permissions().mode() & 0o777
 }
 
 /// A host with one bridge that has a request in flight.
-fn host_with_pending_request() -> (Host, host_support::Bridge) {
+fn host_with_pending_request() -> (Host, tabwire_tests::host::Bridge) {
     let host = Host::start_with_hello();
     let mut bridge = host.connect();
     bridge.recv_hello();
@@ -24,7 +23,7 @@ fn host_with_pending_request() -> (Host, host_support::Bridge) {
 
 /// What every bridge sees when the browser goes: its pending request fails, then the event,
 /// then the end of the stream.
-fn assert_told_browser_went(bridge: &mut host_support::Bridge, reason_contains: &str) {
+fn assert_told_browser_went(bridge: &mut tabwire_tests::host::Bridge, reason_contains: &str) {
     let reply = bridge.recv();
     assert_eq!(reply["id"], "q1");
     assert_eq!(reply["error"]["code"], "browser_disconnected");
@@ -75,9 +74,9 @@ fn sigint_too() {
 #[test]
 fn the_runtime_directory_socket_and_record_are_private() {
     let host = Host::start();
-    assert_eq!(mode(&host.runtime.0), 0o700);
+    assert_eq!(mode(&host.runtime), 0o700);
     assert_eq!(mode(&host.hosts_dir()), 0o700);
-    assert_eq!(mode(&host.runtime.0.join("sessions")), 0o700);
+    assert_eq!(mode(&host.runtime.join("sessions")), 0o700);
     assert_eq!(mode(&host.socket()), 0o600);
     assert_eq!(mode(&host.record()), 0o600);
     let record: Value = serde_json::from_slice(&std::fs::read(host.record()).unwrap()).unwrap();
@@ -87,8 +86,8 @@ fn the_runtime_directory_socket_and_record_are_private() {
 
 #[test]
 fn a_runtime_directory_others_may_enter_is_refused() {
-    let runtime = TempDir::new();
-    std::fs::set_permissions(&runtime.0, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let runtime = scratch_dir("host");
+    std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o755)).unwrap();
     let opts = HostOptions { wait_ready: false, ..HostOptions::default() };
     let mut host = Host::spawn(opts, runtime);
     let status = host.wait_exit(Duration::from_secs(5)).expect("exits");
@@ -103,7 +102,7 @@ fn an_extension_that_is_not_allowed_is_refused_with_exit_2() {
     let stranger = "chrome-extension://abcdefghijklmnopabcdefghijklmnop/";
     for args in [vec![stranger.to_owned()], vec![]] {
         let opts = HostOptions { args, wait_ready: false, ..HostOptions::default() };
-        let mut host = Host::spawn(opts, TempDir::new());
+        let mut host = Host::spawn(opts, scratch_dir("host"));
         let status = host.wait_exit(Duration::from_secs(5)).expect("exits");
         assert_eq!(status.code(), Some(2));
         std::thread::sleep(Duration::from_millis(20));
@@ -123,14 +122,14 @@ fn an_extension_that_is_not_allowed_is_refused_with_exit_2() {
         )],
         wait_ready: true,
     };
-    let host = Host::spawn(opts, TempDir::new());
+    let host = Host::spawn(opts, scratch_dir("host"));
     assert!(host.socket().exists());
 }
 
 #[test]
 fn the_socket_and_record_of_a_dead_host_are_removed_at_start() {
-    let runtime = TempDir::new();
-    let hosts = runtime.0.join("hosts");
+    let runtime = scratch_dir("host");
+    let hosts = runtime.join("hosts");
     std::os::unix::fs::DirBuilderExt::mode(&mut std::fs::DirBuilder::new(), 0o700)
         .create(&hosts)
         .unwrap();
@@ -150,8 +149,8 @@ fn the_socket_and_record_of_a_dead_host_are_removed_at_start() {
 fn logs_go_to_stderr_and_with_tabwire_log_to_a_file_never_to_stdout() {
     let opts =
         HostOptions { env: vec![("TABWIRE_LOG".into(), "debug".into())], ..Default::default() };
-    let mut host = Host::spawn(opts, TempDir::new());
-    host.send(&host_support::extension_hello());
+    let mut host = Host::spawn(opts, scratch_dir("host"));
+    host.send(&tabwire_tests::host::extension_hello());
     let mut bridge = host.connect();
     bridge.recv_hello();
     drop(bridge);
@@ -161,7 +160,7 @@ fn logs_go_to_stderr_and_with_tabwire_log_to_a_file_never_to_stdout() {
     // Everything on stdout was a frame the harness parsed; a stray log line would have broken
     // the framing and `recv` would have panicked above. Nothing is left after the frames:
     assert!(host.try_recv(Duration::from_millis(50)).is_none());
-    let log = std::fs::read_to_string(host.runtime.0.join(format!("host-{}.log", host.pid)))
+    let log = std::fs::read_to_string(host.runtime.join(format!("host-{}.log", host.pid)))
         .expect("TABWIRE_LOG writes a log file");
     assert!(log.contains("tabwire-host ready"), "log: {log}");
     assert!(log.contains("DEBUG"), "debug level is on: {log}");

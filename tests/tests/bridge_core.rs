@@ -2,18 +2,16 @@
 //! process, against the real host: events fan out to every subscriber, and the page methods
 //! carry their parameters.
 
-mod support;
-
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::Env;
 use tabwire_bridge::core::Core;
 use tabwire_proto::wire::{self, Event, Message};
+use tabwire_tests::Sandbox;
 
 #[tokio::test]
 async fn events_reach_every_subscriber_in_order() {
-    let env = Env::new();
+    let env = Sandbox::new();
     let mut browser = env.host().await;
     browser.hello(&env, "chromium", "p1").await;
     let core = Core::start_in(&env.dir, None).unwrap();
@@ -41,7 +39,7 @@ async fn events_reach_every_subscriber_in_order() {
 
 #[tokio::test]
 async fn page_methods_carry_their_parameters() {
-    let env = Env::new();
+    let env = Sandbox::new();
     let mut browser = env.host().await;
     browser.hello(&env, "chromium", "p1").await;
     let core = Core::start_in(&env.dir, None).unwrap();
@@ -88,7 +86,7 @@ const SECOND: Duration = Duration::from_secs(1);
 
 #[tokio::test]
 async fn a_cached_state_of_another_origin_is_not_read_and_a_revoked_sites_is_forgotten() {
-    let env = Env::new();
+    let env = Sandbox::new();
     let mut browser = env.host().await;
     browser.hello(&env, "chromium", "p1").await;
     let core = Core::start_in(&env.dir, None).unwrap();
@@ -122,7 +120,7 @@ async fn a_cached_state_of_another_origin_is_not_read_and_a_revoked_sites_is_for
 
 #[tokio::test]
 async fn a_browser_that_does_not_answer_times_out() {
-    let env = Env::new();
+    let env = Sandbox::new();
     let mut browser = env.host().await;
     browser.hello(&env, "chromium", "p1").await;
     let core = Core::start_in(&env.dir, None).unwrap();

@@ -2,14 +2,13 @@
 //! the browser: what the model sees in the tool list, and what each tool does with what the
 //! browser answers.
 
-mod support;
-
 use serde_json::json;
-use support::{Env, tab, text};
+use tabwire_tests::fake_browser::{Sandbox, tab};
+use tabwire_tests::text;
 
 #[tokio::test]
 async fn tools_are_listed_with_schemas_and_annotations() {
-    let env = Env::new();
+    let env = Sandbox::new();
     let mcp = env.mcp().await;
     let tools = mcp.client.list_all_tools().await.unwrap();
     let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
@@ -54,7 +53,7 @@ async fn tools_are_listed_with_schemas_and_annotations() {
 
 #[tokio::test]
 async fn list_tabs_returns_what_the_browser_answered() {
-    let env = Env::new();
+    let env = Sandbox::new();
     let mut browser = env.host().await;
     browser.hello(&env, "chrome", "3f1c9a77").await;
     let mcp = env.mcp().await;
@@ -81,7 +80,7 @@ async fn list_tabs_returns_what_the_browser_answered() {
 
 #[tokio::test]
 async fn tab_tools_pass_their_parameters_and_return_the_tab() {
-    let env = Env::new();
+    let env = Sandbox::new();
     let mut browser = env.host().await;
     browser.hello(&env, "chromium", "p1").await;
     let mcp = env.mcp().await;
@@ -131,7 +130,7 @@ async fn tab_tools_pass_their_parameters_and_return_the_tab() {
 
 #[tokio::test]
 async fn an_extension_error_is_a_tool_error_with_code_and_message() {
-    let env = Env::new();
+    let env = Sandbox::new();
     let mut browser = env.host().await;
     browser.hello(&env, "chromium", "p1").await;
     let mcp = env.mcp().await;
@@ -148,7 +147,7 @@ async fn an_extension_error_is_a_tool_error_with_code_and_message() {
 
 #[tokio::test]
 async fn bad_arguments_are_refused_before_reaching_the_browser() {
-    let env = Env::new();
+    let env = Sandbox::new();
     let mut browser = env.host().await;
     browser.hello(&env, "chromium", "p1").await;
     let mcp = env.mcp().await;

@@ -1,48 +1,26 @@
-//! The one harness of the host's cross-process tests: start the real `tabwire-host` binary
-//! with piped stdio standing in for the browser and a private runtime directory, and talk to
-//! it as the browser (frames on its stdin/stdout) and as bridges (its socket).
-#![allow(dead_code)] // Each test binary uses a different part.
+//! The real `tabwire-host` alone, driven synchronously: piped stdio stands in for the browser
+//! and a private runtime directory holds its socket; the test talks to it as the browser
+//! (frames on its stdin/stdout) and as bridges (its socket). For the bridge against a host,
+//! see [`crate::fake_browser`].
 
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tabwire_proto::extension_id::EXTENSION_ID;
 
+use crate::bins::{self, Scratch};
+
 /// How long any single expected thing may take before the test fails.
 pub const PATIENCE: Duration = Duration::from_secs(10);
 
-/// The real `tabwire-host`, a binary of this package (cargo builds it for these tests).
-pub fn host_binary() -> &'static str {
-    env!("CARGO_BIN_EXE_tabwire-host")
-}
-
-/// A fresh directory under /tmp (short, so socket paths stay far below the 108-byte limit),
-/// mode 0700, removed on drop.
-pub struct TempDir(pub PathBuf);
-
-impl TempDir {
-    pub fn new() -> Self {
-        static N: AtomicU32 = AtomicU32::new(0);
-        let n = N.fetch_add(1, Ordering::Relaxed);
-        let path = PathBuf::from(format!("/tmp/twh-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&path);
-        std::os::unix::fs::DirBuilderExt::mode(&mut std::fs::DirBuilder::new(), 0o700)
-            .create(&path)
-            .unwrap();
-        TempDir(path)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+/// The real `tabwire-host`.
+pub fn host_binary() -> PathBuf {
+    bins::bin("tabwire-host")
 }
 
 /// A frame's length prefix.
@@ -82,7 +60,7 @@ pub struct Host {
     stdin: Option<ChildStdin>,
     frames: mpsc::Receiver<Vec<u8>>,
     stderr: Arc<Mutex<String>>,
-    pub runtime: TempDir,
+    pub runtime: Scratch,
     pub pid: u32,
 }
 
@@ -107,7 +85,7 @@ impl Default for HostOptions {
 impl Host {
     /// Start a host for the tabwire extension and wait until it listens.
     pub fn start() -> Host {
-        Self::spawn(HostOptions::default(), TempDir::new())
+        Self::spawn(HostOptions::default(), bins::scratch_dir("host"))
     }
 
     /// Start a host, say hello as the extension, and return it.
@@ -117,10 +95,10 @@ impl Host {
         host
     }
 
-    pub fn spawn(opts: HostOptions, runtime: TempDir) -> Host {
+    pub fn spawn(opts: HostOptions, runtime: Scratch) -> Host {
         let mut cmd = Command::new(host_binary());
         cmd.args(&opts.args)
-            .env("TABWIRE_RUNTIME_DIR", &runtime.0)
+            .env("TABWIRE_RUNTIME_DIR", &*runtime)
             .env_remove("TABWIRE_LOG")
             .env_remove("TABWIRE_ALLOWED_EXTENSIONS")
             .stdin(Stdio::piped())
@@ -161,7 +139,7 @@ impl Host {
     }
 
     pub fn hosts_dir(&self) -> PathBuf {
-        self.runtime.0.join("hosts")
+        self.runtime.join("hosts")
     }
 
     pub fn socket(&self) -> PathBuf {

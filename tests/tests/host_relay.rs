@@ -1,15 +1,13 @@
 //! Routing through the real `tabwire-host`: the test is the browser (the host's stdio) and
 //! several bridges (its socket).
 
-mod host_support;
-
 use std::time::{Duration, Instant};
 
-use host_support::{Host, extension_hello};
 use serde_json::{Value, json};
 use tabwire_proto::chunk::Reassembler;
 use tabwire_proto::limits::MAX_TO_BROWSER;
 use tabwire_proto::wire::Message;
+use tabwire_tests::host::{Host, extension_hello};
 
 fn respond(host: &mut Host, id: &Value, result: &Value) {
     host.send(&json!({"type": "response", "id": id, "result": result}).to_string());
@@ -29,7 +27,7 @@ fn bridges_get_the_hello_first_and_the_record_names_the_browser() {
     assert_eq!(hello["profile"], "test-profile");
     assert_eq!(hello["protocol"], 1);
 
-    let deadline = Instant::now() + host_support::PATIENCE;
+    let deadline = Instant::now() + tabwire_tests::host::PATIENCE;
     loop {
         let record: Value = serde_json::from_slice(&std::fs::read(host.record()).unwrap()).unwrap();
         if record["browser"] == "chromium" {
@@ -408,8 +406,9 @@ fn a_bridge_that_stops_reading_is_closed_and_the_others_go_on() {
     let reader = std::thread::spawn(move || {
         let mut got = 0;
         while got < count {
-            let frame =
-                host_support::read_frame(&mut good.stream).unwrap().expect("the good bridge stays");
+            let frame = tabwire_tests::host::read_frame(&mut good.stream)
+                .unwrap()
+                .expect("the good bridge stays");
             assert!(frame.starts_with(br#"{"type":"event","event":"state_update""#));
             got += 1;
         }
@@ -425,7 +424,7 @@ fn a_bridge_that_stops_reading_is_closed_and_the_others_go_on() {
     // What reached the stuck bridge's socket before it was closed is readable; then it ends.
     let mut before_close = 0;
     loop {
-        match host_support::read_frame(&mut stuck.stream) {
+        match tabwire_tests::host::read_frame(&mut stuck.stream) {
             Ok(Some(_)) => before_close += 1,
             Ok(None) => break,
             // Cut off mid-frame, or reset: closed either way.

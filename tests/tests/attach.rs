@@ -1,20 +1,19 @@
 //! Browsers coming and going: no browser at all, a host that dies mid-call, a host that starts
 //! after the session, several sessions and several browsers at once.
 
-mod support;
-
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use support::{Env, tab, text};
 use tabwire_proto::wire::Message;
+use tabwire_tests::fake_browser::{Sandbox, tab};
+use tabwire_tests::text;
 
 const NO_BROWSER: &str =
     "no browser is connected: start Chrome with the tabwire extension, then run `tabwire doctor`";
 
 #[tokio::test]
 async fn without_a_browser_every_tool_answers_at_once() {
-    let env = Env::new();
+    let env = Sandbox::new();
     let mcp = env.mcp().await;
     let calls = [
         ("list_tabs", json!({})),
@@ -37,7 +36,7 @@ async fn without_a_browser_every_tool_answers_at_once() {
 
 #[tokio::test]
 async fn a_call_fails_at_once_when_its_host_is_killed() {
-    let env = Env::new();
+    let env = Sandbox::new();
     let mut browser = env.host().await;
     browser.hello(&env, "chromium", "p1").await;
     let mcp = env.mcp().await;
@@ -62,7 +61,7 @@ async fn a_call_fails_at_once_when_its_host_is_killed() {
 
 #[tokio::test]
 async fn a_host_that_starts_later_is_picked_up() {
-    let env = Env::new();
+    let env = Sandbox::new();
     let mcp = env.mcp().await;
     assert_eq!(mcp.err("list_tabs", json!({})).await, NO_BROWSER);
 
@@ -90,7 +89,7 @@ async fn a_host_that_starts_later_is_picked_up() {
 
 #[tokio::test]
 async fn two_sessions_on_one_host_each_get_their_own_replies() {
-    let env = Env::new();
+    let env = Sandbox::new();
     let mut browser = env.host().await;
     browser.hello(&env, "chromium", "p1").await;
     let (a, b) = tokio::join!(env.mcp(), env.mcp());
@@ -116,7 +115,7 @@ async fn two_sessions_on_one_host_each_get_their_own_replies() {
 
 #[tokio::test]
 async fn several_browsers_the_newest_is_the_default_and_any_can_be_named() {
-    let env = Env::new();
+    let env = Sandbox::new();
     let mut old = env.host().await;
     old.hello(&env, "chrome", "aaaa1111").await;
     let mcp = env.mcp().await;
@@ -147,7 +146,7 @@ async fn several_browsers_the_newest_is_the_default_and_any_can_be_named() {
 
 #[tokio::test]
 async fn a_cancelled_tool_call_is_cancelled_in_the_browser() {
-    let env = Env::new();
+    let env = Sandbox::new();
     let mut browser = env.host().await;
     browser.hello(&env, "chromium", "p1").await;
     let mcp = env.mcp().await;

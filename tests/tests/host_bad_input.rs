@@ -2,15 +2,13 @@
 //! cannot be resynchronised), from a bridge it ends that bridge only. And strangers are kept
 //! out.
 
-mod host_support;
-
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::time::Duration;
 
-use host_support::{Bridge, Host};
 use serde_json::json;
 use tabwire_proto::limits;
+use tabwire_tests::host::{Bridge, Host};
 
 /// A host with one bridge that has a request in flight.
 fn host_with_pending_request() -> (Host, Bridge) {
@@ -41,7 +39,7 @@ fn assert_host_gave_up(mut host: Host, mut bridge: Bridge, log_contains: &str) {
 #[test]
 fn a_frame_from_the_browser_over_64_mib_ends_the_host() {
     let (mut host, bridge) = host_with_pending_request();
-    host.send_bytes(&host_support::header(limits::MAX_FROM_BROWSER + 1));
+    host.send_bytes(&tabwire_tests::host::header(limits::MAX_FROM_BROWSER + 1));
     assert_host_gave_up(host, bridge, "over the limit");
 }
 
@@ -72,7 +70,7 @@ fn bad_frames_from_a_bridge_close_that_bridge_only() {
         (frame(br#"{"type":"teleport","id":"t1"}"#), "invalid_message", "t1"),
         (frame(br#"{"type":"event","event":"x","data":1}"#), "invalid_message", ""),
         (frame(br#"{"type":"response","id":"h1","result":1}"#), "invalid_message", "h1"),
-        (host_support::header(limits::MAX_SOCKET_FRAME + 1).to_vec(), "too_large", ""),
+        (tabwire_tests::host::header(limits::MAX_SOCKET_FRAME + 1).to_vec(), "too_large", ""),
     ];
     for (n, (bytes, code, id)) in cases.into_iter().enumerate() {
         let mut bad = host.connect();
@@ -124,7 +122,7 @@ fn a_peer_of_another_user_is_refused() {
     let open = |p: &std::path::Path, m| {
         std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap()
     };
-    open(&host.runtime.0, 0o711);
+    open(&host.runtime, 0o711);
     open(&host.hosts_dir(), 0o711);
     open(&host.socket(), 0o666);
     let out = std::process::Command::new(std::env::current_exe().unwrap())
@@ -151,7 +149,7 @@ fn stranger_probe() {
     let Some(path) = std::env::var_os("TABWIRE_PROBE_SOCKET") else { return };
     let mut bridge = Bridge::connect(std::path::Path::new(&path));
     bridge.stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    match host_support::read_frame(&mut bridge.stream) {
+    match tabwire_tests::host::read_frame(&mut bridge.stream) {
         Ok(None) => println!("PROBE: closed without a word"),
         Ok(Some(frame)) => println!("PROBE: got {}", String::from_utf8_lossy(&frame)),
         Err(e) => println!("PROBE: error {e}"),
@@ -159,7 +157,7 @@ fn stranger_probe() {
 }
 
 fn frame(payload: &[u8]) -> Vec<u8> {
-    let mut out = host_support::header(payload.len()).to_vec();
+    let mut out = tabwire_tests::host::header(payload.len()).to_vec();
     out.extend_from_slice(payload);
     out
 }

@@ -1,14 +1,12 @@
 //! `tabwire status`, as a person and a script see it.
 
-mod support;
-
 use serde_json::{Value, json};
-use support::{Env, tab};
 use tabwire_proto::wire::{Event, Message};
+use tabwire_tests::fake_browser::{Sandbox, tab};
 
 #[tokio::test]
 async fn status_without_a_browser_says_what_to_do() {
-    let env = Env::new();
+    let env = Sandbox::new();
     let out = env.tabwire(&["status"]).await;
     assert!(out.status.success());
     let stdout = String::from_utf8(out.stdout).unwrap();
@@ -27,7 +25,7 @@ async fn status_without_a_browser_says_what_to_do() {
 
 #[tokio::test]
 async fn status_lists_browsers_with_their_tab_counts() {
-    let env = Env::new();
+    let env = Sandbox::new();
     let mut browser = env.host().await;
     browser.hello(&env, "chromium", "3f1c9a77").await;
     let tabs =
@@ -66,7 +64,7 @@ async fn status_lists_browsers_with_their_tab_counts() {
 
 #[tokio::test]
 async fn status_does_not_take_the_events_kept_for_the_next_session() {
-    let env = Env::new();
+    let env = Sandbox::new();
     let mut browser = env.host().await;
     browser.hello(&env, "chromium", "3f1c9a77").await;
     // A page pushes an event while no session runs: the host keeps it.
