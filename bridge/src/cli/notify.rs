@@ -9,7 +9,7 @@ use tabwire_proto::runtime_dir;
 
 use crate::events::kind;
 use crate::session::SessionClient;
-use crate::session::messages::Status;
+use crate::session::messages::CompletionStatus;
 
 #[derive(Debug, clap::Args)]
 pub struct NotifyArgs {
@@ -23,7 +23,7 @@ pub struct NotifyArgs {
     pub worker: String,
     /// How it ended.
     #[arg(long, value_enum)]
-    pub status: Status,
+    pub status: CompletionStatus,
     /// What was done, or what went wrong.
     #[arg(long, default_value = "")]
     pub message: String,

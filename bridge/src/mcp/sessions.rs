@@ -17,7 +17,7 @@ use super::server::TabwireServer;
 use crate::error::CallError;
 use crate::events::{Filter, kind};
 use crate::session::SESSION_ENV;
-use crate::session::messages::Status;
+use crate::session::messages::CompletionStatus;
 use crate::workers::WORKER_ENV;
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -34,7 +34,7 @@ pub struct NotifyCompletionParams {
     #[serde(default)]
     pub worker_id: Option<String>,
     /// `success` or `error`.
-    pub status: Status,
+    pub status: CompletionStatus,
     /// The files you changed. Default: none.
     #[serde(default)]
     pub changes: Vec<String>,

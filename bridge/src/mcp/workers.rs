@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::reply::Reply;
 use super::server::TabwireServer;
 use crate::error::CallError;
-use crate::workers::{Spawn, State, WorkerInfo};
+use crate::workers::{Spawn, WorkerInfo, WorkerStatus};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SpawnWorkerParams {
@@ -149,9 +149,9 @@ impl TabwireServer {
 /// `build-1a2b3c4d (pid 4242): running in /src/app`
 fn describe(info: &WorkerInfo) -> String {
     let state = match (info.state, info.exit_code, &info.signal) {
-        (State::Success, ..) => "success".to_owned(),
-        (State::Error, Some(code), _) => format!("error, exit code {code}"),
-        (State::Error, None, Some(signal)) => format!("error, {signal}"),
+        (WorkerStatus::Success, ..) => "success".to_owned(),
+        (WorkerStatus::Error, Some(code), _) => format!("error, exit code {code}"),
+        (WorkerStatus::Error, None, Some(signal)) => format!("error, {signal}"),
         (state, ..) => serde_json::to_value(state)
             .ok()
             .and_then(|v| v.as_str().map(str::to_owned))

@@ -15,7 +15,7 @@ use serde_json::Value;
 /// Where an operation is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum Status {
+pub enum OperationStatus {
     /// Created; the text is being typed and submitted.
     Pending,
     /// The user's message appeared in the conversation.
@@ -32,36 +32,42 @@ pub enum Status {
     TimedOut,
 }
 
-impl Status {
-    pub const ALL: [Status; 7] = [
-        Status::Pending,
-        Status::Sent,
-        Status::Streaming,
-        Status::Completed,
-        Status::Failed,
-        Status::Cancelled,
-        Status::TimedOut,
+impl OperationStatus {
+    pub const ALL: [OperationStatus; 7] = [
+        OperationStatus::Pending,
+        OperationStatus::Sent,
+        OperationStatus::Streaming,
+        OperationStatus::Completed,
+        OperationStatus::Failed,
+        OperationStatus::Cancelled,
+        OperationStatus::TimedOut,
     ];
 
     /// A final state: no row of the table leaves it.
     pub fn is_final(self) -> bool {
-        matches!(self, Status::Completed | Status::Failed | Status::Cancelled | Status::TimedOut)
+        matches!(
+            self,
+            OperationStatus::Completed
+                | OperationStatus::Failed
+                | OperationStatus::Cancelled
+                | OperationStatus::TimedOut
+        )
     }
 
     pub fn name(self) -> &'static str {
         match self {
-            Status::Pending => "pending",
-            Status::Sent => "sent",
-            Status::Streaming => "streaming",
-            Status::Completed => "completed",
-            Status::Failed => "failed",
-            Status::Cancelled => "cancelled",
-            Status::TimedOut => "timed_out",
+            OperationStatus::Pending => "pending",
+            OperationStatus::Sent => "sent",
+            OperationStatus::Streaming => "streaming",
+            OperationStatus::Completed => "completed",
+            OperationStatus::Failed => "failed",
+            OperationStatus::Cancelled => "cancelled",
+            OperationStatus::TimedOut => "timed_out",
         }
     }
 }
 
-impl fmt::Display for Status {
+impl fmt::Display for OperationStatus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
@@ -71,7 +77,7 @@ impl fmt::Display for Status {
 /// `cancelled` (cancel_operation) and `timed_out` (the deadline passed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum Kind {
+pub enum MilestoneKind {
     MessageSent,
     ResponseStarted,
     ResponseProgress,
@@ -81,36 +87,36 @@ pub enum Kind {
     TimedOut,
 }
 
-impl Kind {
-    pub const ALL: [Kind; 7] = [
-        Kind::MessageSent,
-        Kind::ResponseStarted,
-        Kind::ResponseProgress,
-        Kind::ResponseCompleted,
-        Kind::Failed,
-        Kind::Cancelled,
-        Kind::TimedOut,
+impl MilestoneKind {
+    pub const ALL: [MilestoneKind; 7] = [
+        MilestoneKind::MessageSent,
+        MilestoneKind::ResponseStarted,
+        MilestoneKind::ResponseProgress,
+        MilestoneKind::ResponseCompleted,
+        MilestoneKind::Failed,
+        MilestoneKind::Cancelled,
+        MilestoneKind::TimedOut,
     ];
 
     pub fn name(self) -> &'static str {
         match self {
-            Kind::MessageSent => "message_sent",
-            Kind::ResponseStarted => "response_started",
-            Kind::ResponseProgress => "response_progress",
-            Kind::ResponseCompleted => "response_completed",
-            Kind::Failed => "failed",
-            Kind::Cancelled => "cancelled",
-            Kind::TimedOut => "timed_out",
+            MilestoneKind::MessageSent => "message_sent",
+            MilestoneKind::ResponseStarted => "response_started",
+            MilestoneKind::ResponseProgress => "response_progress",
+            MilestoneKind::ResponseCompleted => "response_completed",
+            MilestoneKind::Failed => "failed",
+            MilestoneKind::Cancelled => "cancelled",
+            MilestoneKind::TimedOut => "timed_out",
         }
     }
 
     /// The milestone named `name` (as the extension sends it), if there is one.
-    pub fn parse(name: &str) -> Option<Kind> {
-        Kind::ALL.into_iter().find(|k| k.name() == name)
+    pub fn parse(name: &str) -> Option<MilestoneKind> {
+        MilestoneKind::ALL.into_iter().find(|k| k.name() == name)
     }
 }
 
-impl fmt::Display for Kind {
+impl fmt::Display for MilestoneKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
@@ -168,43 +174,48 @@ impl Guard {
 /// One row: in state `from`, milestone `on`, if `guard` holds, go to `to`.
 #[derive(Debug, Clone, Copy)]
 pub struct Transition {
-    pub from: Status,
-    pub on: Kind,
+    pub from: OperationStatus,
+    pub on: MilestoneKind,
     pub guard: Guard,
-    pub to: Status,
+    pub to: OperationStatus,
 }
 
-const fn row(from: Status, on: Kind, guard: Guard, to: Status) -> Transition {
+const fn row(
+    from: OperationStatus,
+    on: MilestoneKind,
+    guard: Guard,
+    to: OperationStatus,
+) -> Transition {
     Transition { from, on, guard, to }
 }
 
 use Guard::*;
-use Status::{Cancelled, Completed, Failed, Pending, Sent, Streaming, TimedOut};
+use OperationStatus::{Cancelled, Completed, Failed, Pending, Sent, Streaming, TimedOut};
 
 /// Every allowed transition. A pair that is not here is refused.
 pub const TABLE: &[Transition] = &[
-    row(Pending, Kind::MessageSent, Always, Sent),
-    row(Sent, Kind::ResponseStarted, Always, Streaming),
-    row(Streaming, Kind::ResponseProgress, TextGrew, Streaming),
-    row(Streaming, Kind::ResponseCompleted, CarriesText, Completed),
-    row(Pending, Kind::Failed, CarriesReason, Failed),
-    row(Sent, Kind::Failed, CarriesReason, Failed),
-    row(Streaming, Kind::Failed, CarriesReason, Failed),
-    row(Pending, Kind::Cancelled, Always, Cancelled),
-    row(Sent, Kind::Cancelled, Always, Cancelled),
-    row(Streaming, Kind::Cancelled, Always, Cancelled),
-    row(Pending, Kind::TimedOut, DeadlinePassed, TimedOut),
-    row(Sent, Kind::TimedOut, DeadlinePassed, TimedOut),
-    row(Streaming, Kind::TimedOut, DeadlinePassed, TimedOut),
+    row(Pending, MilestoneKind::MessageSent, Always, Sent),
+    row(Sent, MilestoneKind::ResponseStarted, Always, Streaming),
+    row(Streaming, MilestoneKind::ResponseProgress, TextGrew, Streaming),
+    row(Streaming, MilestoneKind::ResponseCompleted, CarriesText, Completed),
+    row(Pending, MilestoneKind::Failed, CarriesReason, Failed),
+    row(Sent, MilestoneKind::Failed, CarriesReason, Failed),
+    row(Streaming, MilestoneKind::Failed, CarriesReason, Failed),
+    row(Pending, MilestoneKind::Cancelled, Always, Cancelled),
+    row(Sent, MilestoneKind::Cancelled, Always, Cancelled),
+    row(Streaming, MilestoneKind::Cancelled, Always, Cancelled),
+    row(Pending, MilestoneKind::TimedOut, DeadlinePassed, TimedOut),
+    row(Sent, MilestoneKind::TimedOut, DeadlinePassed, TimedOut),
+    row(Streaming, MilestoneKind::TimedOut, DeadlinePassed, TimedOut),
 ];
 
 /// Why a milestone was not applied.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
     /// The table has no row for this pair.
-    NoTransition { from: Status, on: Kind },
+    NoTransition { from: OperationStatus, on: MilestoneKind },
     /// There is a row, but its guard does not hold.
-    GuardFailed { from: Status, on: Kind, guard: Guard },
+    GuardFailed { from: OperationStatus, on: MilestoneKind, guard: Guard },
 }
 
 impl fmt::Display for Refusal {
@@ -221,7 +232,12 @@ impl fmt::Display for Refusal {
 }
 
 /// The state after milestone `on` with `data`, or why it is refused.
-pub fn step(from: Status, on: Kind, facts: &Facts, data: &Value) -> Result<Status, Refusal> {
+pub fn step(
+    from: OperationStatus,
+    on: MilestoneKind,
+    facts: &Facts,
+    data: &Value,
+) -> Result<OperationStatus, Refusal> {
     let row = TABLE
         .iter()
         .find(|t| t.from == from && t.on == on)
@@ -240,11 +256,11 @@ mod tests {
     use super::*;
 
     /// Data that satisfies every guard, so only the table decides.
-    fn good(on: Kind) -> Value {
+    fn good(on: MilestoneKind) -> Value {
         match on {
-            Kind::ResponseProgress => json!({ "chars": 10 }),
-            Kind::ResponseCompleted => json!({ "text": "done", "total_messages": 2 }),
-            Kind::Failed => json!({ "reason": "tab_closed", "message": "closed" }),
+            MilestoneKind::ResponseProgress => json!({ "chars": 10 }),
+            MilestoneKind::ResponseCompleted => json!({ "text": "done", "total_messages": 2 }),
+            MilestoneKind::Failed => json!({ "reason": "tab_closed", "message": "closed" }),
             _ => json!({}),
         }
     }
@@ -257,10 +273,10 @@ mod tests {
     fn the_happy_path_ends_completed() {
         let mut s = Pending;
         for on in [
-            Kind::MessageSent,
-            Kind::ResponseStarted,
-            Kind::ResponseProgress,
-            Kind::ResponseCompleted,
+            MilestoneKind::MessageSent,
+            MilestoneKind::ResponseStarted,
+            MilestoneKind::ResponseProgress,
+            MilestoneKind::ResponseCompleted,
         ] {
             s = step(s, on, &facts(), &good(on)).unwrap();
         }
@@ -270,8 +286,8 @@ mod tests {
     #[test]
     fn every_pair_without_a_row_is_refused() {
         let mut refused = 0;
-        for from in Status::ALL {
-            for on in Kind::ALL {
+        for from in OperationStatus::ALL {
+            for on in MilestoneKind::ALL {
                 let has_row = TABLE.iter().any(|t| t.from == from && t.on == on);
                 let got = step(from, on, &facts(), &good(on));
                 if has_row {
@@ -288,8 +304,8 @@ mod tests {
 
     #[test]
     fn final_states_accept_nothing() {
-        for from in Status::ALL.into_iter().filter(|s| s.is_final()) {
-            for on in Kind::ALL {
+        for from in OperationStatus::ALL.into_iter().filter(|s| s.is_final()) {
+            for on in MilestoneKind::ALL {
                 assert!(step(from, on, &facts(), &good(on)).is_err(), "{from} + {on}");
             }
         }
@@ -297,42 +313,49 @@ mod tests {
 
     #[test]
     fn the_named_illegal_transitions_are_refused() {
-        let late_start = step(Completed, Kind::ResponseStarted, &facts(), &json!({}));
+        let late_start = step(Completed, MilestoneKind::ResponseStarted, &facts(), &json!({}));
         assert_eq!(
             late_start,
-            Err(Refusal::NoTransition { from: Completed, on: Kind::ResponseStarted })
+            Err(Refusal::NoTransition { from: Completed, on: MilestoneKind::ResponseStarted })
         );
-        let second_sent = step(Sent, Kind::MessageSent, &facts(), &json!({}));
-        assert_eq!(second_sent, Err(Refusal::NoTransition { from: Sent, on: Kind::MessageSent }));
-        let skipped =
-            step(Pending, Kind::ResponseCompleted, &facts(), &good(Kind::ResponseCompleted));
+        let second_sent = step(Sent, MilestoneKind::MessageSent, &facts(), &json!({}));
+        assert_eq!(
+            second_sent,
+            Err(Refusal::NoTransition { from: Sent, on: MilestoneKind::MessageSent })
+        );
+        let skipped = step(
+            Pending,
+            MilestoneKind::ResponseCompleted,
+            &facts(),
+            &good(MilestoneKind::ResponseCompleted),
+        );
         assert!(skipped.is_err(), "cannot complete before it was sent");
     }
 
     #[test]
     fn guards_refuse_what_they_must() {
         let f = facts();
-        let stale = step(Streaming, Kind::ResponseProgress, &f, &json!({ "chars": 5 }));
+        let stale = step(Streaming, MilestoneKind::ResponseProgress, &f, &json!({ "chars": 5 }));
         assert!(matches!(stale, Err(Refusal::GuardFailed { guard: TextGrew, .. })));
-        let no_text = step(Streaming, Kind::ResponseCompleted, &f, &json!({}));
+        let no_text = step(Streaming, MilestoneKind::ResponseCompleted, &f, &json!({}));
         assert!(matches!(no_text, Err(Refusal::GuardFailed { guard: CarriesText, .. })));
-        let no_reason = step(Sent, Kind::Failed, &f, &json!({ "message": "x" }));
+        let no_reason = step(Sent, MilestoneKind::Failed, &f, &json!({ "message": "x" }));
         assert!(matches!(no_reason, Err(Refusal::GuardFailed { guard: CarriesReason, .. })));
         let early = Facts { now: 99, ..f };
-        let not_yet = step(Streaming, Kind::TimedOut, &early, &json!({}));
+        let not_yet = step(Streaming, MilestoneKind::TimedOut, &early, &json!({}));
         assert!(matches!(not_yet, Err(Refusal::GuardFailed { guard: DeadlinePassed, .. })));
     }
 
     #[test]
     fn names_round_trip() {
-        for on in Kind::ALL {
-            assert_eq!(Kind::parse(on.name()), Some(on));
+        for on in MilestoneKind::ALL {
+            assert_eq!(MilestoneKind::parse(on.name()), Some(on));
             assert_eq!(serde_json::to_value(on).unwrap(), on.name());
         }
-        for s in Status::ALL {
+        for s in OperationStatus::ALL {
             assert_eq!(serde_json::to_value(s).unwrap(), s.name());
         }
-        assert_eq!(Kind::parse("response_begun"), None);
+        assert_eq!(MilestoneKind::parse("response_begun"), None);
     }
 
     /// specs/operations.md lists every row of the table with its guard.

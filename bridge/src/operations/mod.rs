@@ -30,7 +30,7 @@ use crate::error::CallError;
 use crate::events::{SessionEvent, kind};
 use crate::methods::Tab;
 use adapters::{Adapter, Catalog};
-use machine::{Kind, Status};
+use machine::{MilestoneKind, OperationStatus};
 use record::{Milestone, Operation};
 use store::{Store, Writer};
 
@@ -207,7 +207,7 @@ impl Operations {
         let sent = core.call(Some(&browser), "chat.send", params, INPUT_WAIT + QUICK).await;
         if let Err(e) = sent {
             let data = json!({ "reason": e.code(), "message": e.message() });
-            self.apply(&id, Kind::Failed, now_ms(), data, None);
+            self.apply(&id, MilestoneKind::Failed, now_ms(), data, None);
             return Err(CallError::new(
                 e.code(),
                 format!("{} (operation {id} is recorded as failed)", e.message()),
@@ -222,7 +222,7 @@ impl Operations {
     }
 
     /// This session's operations, oldest first, optionally only those in `status`.
-    pub fn list(&self, status: Option<Status>) -> Vec<Operation> {
+    pub fn list(&self, status: Option<OperationStatus>) -> Vec<Operation> {
         let table = self.lock();
         let mut ops: Vec<Operation> = table
             .values()
@@ -251,7 +251,7 @@ impl Operations {
             return self.get(id); // nothing to stop; not a refusal worth a warning
         }
         let data = json!({ "reason": "cancelled", "message": "cancelled with cancel_operation" });
-        if self.apply(id, Kind::Cancelled, now_ms(), data, None) {
+        if self.apply(id, MilestoneKind::Cancelled, now_ms(), data, None) {
             self.stop_in_page(id).await;
         }
         self.get(id)
@@ -268,7 +268,14 @@ impl Operations {
     /// repeat and is skipped. One the table refuses does not count as applied: when it came
     /// early — a live milestone overtaking those a restarted bridge is still catching up on —
     /// the missed ones are asked of the page (`chat.status`), and this one comes again with them.
-    fn apply(&self, id: &str, on: Kind, at: u64, data: Value, page_n: Option<u64>) -> bool {
+    fn apply(
+        &self,
+        id: &str,
+        on: MilestoneKind,
+        at: u64,
+        data: Value,
+        page_n: Option<u64>,
+    ) -> bool {
         let mut table = self.lock();
         let Some(entry) = table.get_mut(id) else { return false };
         if let Some(n) = page_n
@@ -351,7 +358,7 @@ impl Operations {
                      answering: look at the tab, or send again with a larger timeout_secs"
                 ),
             });
-            if ops.apply(&id, Kind::TimedOut, now_ms(), data, None) {
+            if ops.apply(&id, MilestoneKind::TimedOut, now_ms(), data, None) {
                 ops.stop_in_page(&id).await;
             }
         });
@@ -391,7 +398,7 @@ impl Operations {
                 "the browser that held tab {} (profile {}) is no longer running",
                 op.tab_id, op.browser
             );
-            self.apply(id, Kind::Failed, now_ms(), gone(message), None);
+            self.apply(id, MilestoneKind::Failed, now_ms(), gone(message), None);
             return;
         };
         let params = json!({ "tab_id": op.tab_id, "operation_id": id });
@@ -400,7 +407,7 @@ impl Operations {
             Err(e) if e.code() == code::NO_SUCH_TAB => {
                 let message =
                     format!("tab {} was closed while no tabwire bridge followed it", op.tab_id);
-                self.apply(id, Kind::Failed, now_ms(), gone(message), None);
+                self.apply(id, MilestoneKind::Failed, now_ms(), gone(message), None);
             }
             Err(e) => tracing::warn!(operation = id, "cannot ask the page for its status: {e}"),
             Ok(v) if v["found"] != true => {
@@ -411,7 +418,7 @@ impl Operations {
                          tabwire bridge followed it", op.tab_id
                     ),
                 });
-                self.apply(id, Kind::Failed, now_ms(), data, None);
+                self.apply(id, MilestoneKind::Failed, now_ms(), data, None);
             }
             Ok(v) => {
                 let missed: Vec<WireMilestone> =
@@ -440,13 +447,13 @@ impl Operations {
                      in tab {} finished", gone.browser, op.tab_id
                 ),
             });
-            self.apply(&op.operation_id, Kind::Failed, now_ms(), data, None);
+            self.apply(&op.operation_id, MilestoneKind::Failed, now_ms(), data, None);
         }
     }
 
     /// One milestone from the extension.
     fn take(&self, m: WireMilestone) {
-        let Some(on) = Kind::parse(&m.milestone) else {
+        let Some(on) = MilestoneKind::parse(&m.milestone) else {
             tracing::warn!(
                 operation = m.operation_id,
                 milestone = m.milestone,

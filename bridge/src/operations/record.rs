@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::machine::{self, Facts, Kind, Refusal, Status};
+use super::machine::{self, Facts, MilestoneKind, OperationStatus, Refusal};
 
 /// Characters of the sent text kept in the record (enough to recognise it in a list).
 const TEXT_KEPT: usize = 200;
@@ -15,7 +15,7 @@ const TEXT_KEPT: usize = 200;
 pub struct Milestone {
     /// `message_sent`, `response_started`, `response_progress`, `response_completed`,
     /// `failed`, `cancelled` or `timed_out`.
-    pub name: Kind,
+    pub name: MilestoneKind,
     /// When it was seen, in ms since the Unix epoch (in the page for the page's milestones).
     pub at: u64,
     /// What the page reported with it, e.g. `{chars, excerpt}` for progress and
@@ -37,7 +37,7 @@ pub struct Failure {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Operation {
     pub operation_id: String,
-    pub status: Status,
+    pub status: OperationStatus,
     pub tab_id: i64,
     /// Profile id of the browser the tab is in (tab ids are per browser).
     pub browser: String,
@@ -81,7 +81,7 @@ impl Operation {
     ) -> Operation {
         Operation {
             operation_id,
-            status: Status::Pending,
+            status: OperationStatus::Pending,
             tab_id,
             browser,
             adapter,
@@ -100,29 +100,36 @@ impl Operation {
     }
 
     /// Apply a milestone if the table allows it; otherwise leave the operation as it was.
-    pub fn apply(&mut self, on: Kind, at: u64, data: Value, now: u64) -> Result<Status, Refusal> {
+    pub fn apply(
+        &mut self,
+        on: MilestoneKind,
+        at: u64,
+        data: Value,
+        now: u64,
+    ) -> Result<OperationStatus, Refusal> {
         let facts = Facts { chars: self.chars, deadline_at: self.deadline_at, now };
         let next = machine::step(self.status, on, &facts, &data)?;
         match on {
-            Kind::ResponseProgress => {
+            MilestoneKind::ResponseProgress => {
                 self.chars = data["chars"].as_u64().unwrap_or(self.chars);
-                if self.milestones.last().is_some_and(|m| m.name == Kind::ResponseProgress) {
+                if self.milestones.last().is_some_and(|m| m.name == MilestoneKind::ResponseProgress)
+                {
                     self.milestones.pop();
                 }
             }
-            Kind::ResponseCompleted => {
+            MilestoneKind::ResponseCompleted => {
                 let text = data["text"].as_str().unwrap_or_default().to_owned();
                 self.chars = text.chars().count() as u64;
                 self.response_text = Some(text);
             }
-            Kind::Failed | Kind::Cancelled | Kind::TimedOut => {
+            MilestoneKind::Failed | MilestoneKind::Cancelled | MilestoneKind::TimedOut => {
                 let word = |k: &str| data[k].as_str().map(str::to_owned);
                 self.error = Some(Failure {
                     reason: word("reason").unwrap_or_else(|| on.name().to_owned()),
                     message: word("message").unwrap_or_default(),
                 });
             }
-            Kind::MessageSent | Kind::ResponseStarted => {}
+            MilestoneKind::MessageSent | MilestoneKind::ResponseStarted => {}
         }
         self.status = next;
         self.updated_at = now;
@@ -149,14 +156,19 @@ mod tests {
     #[test]
     fn progress_is_folded_and_the_answer_kept() {
         let mut op = op();
-        op.apply(Kind::MessageSent, 2, json!({}), 2).unwrap();
-        op.apply(Kind::ResponseStarted, 3, json!({}), 3).unwrap();
-        op.apply(Kind::ResponseProgress, 4, json!({ "chars": 3 }), 4).unwrap();
-        op.apply(Kind::ResponseProgress, 5, json!({ "chars": 8 }), 5).unwrap();
-        let stale = op.apply(Kind::ResponseProgress, 6, json!({ "chars": 7 }), 6);
+        op.apply(MilestoneKind::MessageSent, 2, json!({}), 2).unwrap();
+        op.apply(MilestoneKind::ResponseStarted, 3, json!({}), 3).unwrap();
+        op.apply(MilestoneKind::ResponseProgress, 4, json!({ "chars": 3 }), 4).unwrap();
+        op.apply(MilestoneKind::ResponseProgress, 5, json!({ "chars": 8 }), 5).unwrap();
+        let stale = op.apply(MilestoneKind::ResponseProgress, 6, json!({ "chars": 7 }), 6);
         assert!(stale.is_err());
-        op.apply(Kind::ResponseCompleted, 7, json!({ "text": "four", "total_messages": 2 }), 7)
-            .unwrap();
+        op.apply(
+            MilestoneKind::ResponseCompleted,
+            7,
+            json!({ "text": "four", "total_messages": 2 }),
+            7,
+        )
+        .unwrap();
         let names: Vec<_> = op.milestones.iter().map(|m| m.name.name()).collect();
         assert_eq!(
             names,
@@ -164,14 +176,14 @@ mod tests {
         );
         assert_eq!(op.milestones[2].data["chars"], 8);
         assert_eq!(op.response_text.as_deref(), Some("four"));
-        assert_eq!(op.status, Status::Completed);
+        assert_eq!(op.status, OperationStatus::Completed);
     }
 
     #[test]
     fn a_refused_milestone_changes_nothing() {
         let mut op = op();
         let before = op.clone();
-        assert!(op.apply(Kind::ResponseStarted, 2, json!({}), 2).is_err());
+        assert!(op.apply(MilestoneKind::ResponseStarted, 2, json!({}), 2).is_err());
         assert_eq!(op, before);
     }
 
@@ -179,7 +191,7 @@ mod tests {
     fn failure_keeps_its_reason() {
         let mut op = op();
         let data = json!({ "reason": "tab_closed", "message": "tab 5 was closed" });
-        op.apply(Kind::Failed, 2, data, 2).unwrap();
+        op.apply(MilestoneKind::Failed, 2, data, 2).unwrap();
         let error = op.error.unwrap();
         assert_eq!(
             (error.reason.as_str(), error.message.as_str()),

@@ -280,7 +280,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::operations::machine::{Kind, Status};
+    use crate::operations::machine::{MilestoneKind, OperationStatus};
 
     fn scratch() -> PathBuf {
         let dir = std::env::temp_dir().join(format!(
@@ -298,7 +298,7 @@ mod tests {
 
     fn finished(id: &str, at: u64) -> Operation {
         let mut op = op(id, at);
-        op.apply(Kind::Cancelled, at, json!({}), at).unwrap();
+        op.apply(MilestoneKind::Cancelled, at, json!({}), at).unwrap();
         op
     }
 
@@ -325,7 +325,7 @@ mod tests {
         let store = Store::at(&dir);
         let mut a = op("a", now_ms());
         store.save(std::slice::from_ref(&a)).unwrap();
-        a.apply(Kind::MessageSent, now_ms(), json!({}), now_ms()).unwrap();
+        a.apply(MilestoneKind::MessageSent, now_ms(), json!({}), now_ms()).unwrap();
         store.save(std::slice::from_ref(&a)).unwrap();
         assert_eq!(store.load().unwrap(), vec![a]);
         let _ = fs::remove_dir_all(dir);
@@ -339,14 +339,14 @@ mod tests {
         let mut a = op("a", now);
         one.save(&[a.clone(), op("b", now)]).unwrap();
         two.save(&[op("c", now)]).unwrap();
-        a.apply(Kind::MessageSent, now, json!({}), now).unwrap();
+        a.apply(MilestoneKind::MessageSent, now, json!({}), now).unwrap();
         two.save(std::slice::from_ref(&a)).unwrap();
         // A stale copy of `a` (still pending) must not undo the other writer's progress.
         one.save(&[op("a", now)]).unwrap();
         let loaded = one.load().unwrap();
         let ids: Vec<_> = loaded.iter().map(|o| o.operation_id.as_str()).collect();
         assert_eq!(ids, ["a", "b", "c"]);
-        assert_eq!(loaded[0].status, Status::Sent);
+        assert_eq!(loaded[0].status, OperationStatus::Sent);
         let _ = fs::remove_dir_all(dir);
     }
 

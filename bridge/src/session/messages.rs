@@ -84,7 +84,7 @@ impl<E> FromSession<E> {
     Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema, clap::ValueEnum,
 )]
 #[serde(rename_all = "lowercase")]
-pub enum Status {
+pub enum CompletionStatus {
     Success,
     Error,
 }

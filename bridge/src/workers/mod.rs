@@ -95,7 +95,7 @@ pub struct WorkerInfo {
     /// Its output (stdout and stderr), readable only by the user.
     pub log: String,
     /// `starting`, `running`, `stopping`, `success` or `error`.
-    pub state: State,
+    pub state: WorkerStatus,
     /// Milliseconds since the Unix epoch.
     pub started_at_ms: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -111,7 +111,7 @@ pub struct WorkerInfo {
 /// Where a worker is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum State {
+pub enum WorkerStatus {
     Starting,
     Running,
     /// Asked to stop (SIGTERM sent), not yet exited.
@@ -120,9 +120,9 @@ pub enum State {
     Error,
 }
 
-impl State {
+impl WorkerStatus {
     fn ended(self) -> bool {
-        matches!(self, State::Success | State::Error)
+        matches!(self, WorkerStatus::Success | WorkerStatus::Error)
     }
 }
 
@@ -193,7 +193,7 @@ impl Workers {
             template: template.clone(),
             cwd: cwd_text,
             log: log_path.display().to_string(),
-            state: State::Starting,
+            state: WorkerStatus::Starting,
             started_at_ms: now_ms(),
             timeout_secs: ask.timeout_secs,
             ended_at_ms: None,
@@ -242,7 +242,7 @@ impl Workers {
         };
         let info = self.update(&worker_id, |info| {
             info.pid = started.pid;
-            info.state = State::Running;
+            info.state = WorkerStatus::Running;
         });
         let supervisor = Supervisor {
             workers: self.clone(),
@@ -484,7 +484,7 @@ impl Supervisor {
     fn terminate(&self, pid: u32, kill_at: &mut Option<Instant>) {
         spawn::signal(pid, libc::SIGTERM);
         *kill_at = Some(Instant::now() + KILL_AFTER);
-        self.workers.update(&self.worker_id, |info| info.state = State::Stopping);
+        self.workers.update(&self.worker_id, |info| info.state = WorkerStatus::Stopping);
     }
 }
 
@@ -494,8 +494,8 @@ impl Workers {
         let report = ending.report();
         self.update(worker_id, |info| {
             info.state = match report.status {
-                crate::session::messages::Status::Success => State::Success,
-                crate::session::messages::Status::Error => State::Error,
+                crate::session::messages::CompletionStatus::Success => WorkerStatus::Success,
+                crate::session::messages::CompletionStatus::Error => WorkerStatus::Error,
             };
             info.ended_at_ms = Some(now_ms());
             info.exit_code = report.exit_code;

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::git::FileChange;
 use super::log::Output;
-use crate::session::messages::Status;
+use crate::session::messages::CompletionStatus;
 
 /// Why tabwire stopped a worker, if it did.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
@@ -33,7 +33,7 @@ pub struct Report {
     /// The name `spawn_worker` was given.
     pub name: String,
     /// `success` (exit code 0) or `error`.
-    pub status: Status,
+    pub status: CompletionStatus,
     /// Its exit code, when it exited by itself.
     pub exit_code: Option<i32>,
     /// The signal that ended it (`SIGTERM`, `SIGKILL`, …), when one did.
@@ -77,9 +77,9 @@ impl Ending {
         let exit_code = self.status.code();
         let signal = self.status.signal().map(signal_name);
         let status = if exit_code == Some(0) && self.stopped.is_none() {
-            Status::Success
+            CompletionStatus::Success
         } else {
-            Status::Error
+            CompletionStatus::Error
         };
         let headline = match (self.stopped, exit_code, &signal) {
             (Some(Stopped::Timeout), ..) => Some(format!(
@@ -180,16 +180,16 @@ mod tests {
         let ok = ending(0, None, "done\n").report();
         assert_eq!(
             (ok.status, ok.exit_code, ok.message.as_str()),
-            (Status::Success, Some(0), "done")
+            (CompletionStatus::Success, Some(0), "done")
         );
         let failed = ending(2 << 8, None, "boom\n").report();
-        assert_eq!(failed.status, Status::Error);
+        assert_eq!(failed.status, CompletionStatus::Error);
         assert_eq!(failed.message, "exited with code 2. Its last output:\nboom");
         let killed = ending(libc::SIGKILL, None, "").report();
         assert_eq!(killed.signal.as_deref(), Some("SIGKILL"));
         assert_eq!(killed.message, "killed by SIGKILL; it printed nothing");
         let late = ending(libc::SIGTERM, Some(Stopped::Timeout), "working\n").report();
-        assert_eq!(late.status, Status::Error);
+        assert_eq!(late.status, CompletionStatus::Error);
         assert!(late.message.starts_with("timed out after 3 s and was stopped (SIGTERM)"));
         let json = serde_json::to_value(&late).unwrap();
         assert_eq!(json["stopped"], "timeout");
