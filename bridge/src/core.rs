@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use serde_json::value::RawValue;
-use tabwire_proto::runtime_dir::{self, RuntimeDirError};
+use tabwire_proto::runtime_dir::{self, RuntimeDirError, SessionRecord};
 use tabwire_proto::wire::code;
 use tokio::sync::{broadcast, watch};
 
@@ -15,7 +15,6 @@ use crate::browser::{self, BrowserEvent, BrowserInfo, Connection};
 use crate::error::CallError;
 use crate::events::{EventQueue, SessionEvent, kind};
 use crate::inbox::Inbox;
-use crate::session::{Peers, SessionRecord};
 use crate::state_cache::StateCache;
 use crate::workers::SelfReports;
 
@@ -40,8 +39,6 @@ pub(crate) struct Inner {
     ready: watch::Receiver<bool>,
     /// Who this process is as a session (`tabwire mcp` only).
     session: OnceLock<SessionRecord>,
-    /// Open connections to other sessions.
-    peers: Peers,
     /// This session's running workers that reported by themselves.
     self_reports: SelfReports,
     /// Ask the hosts for events. Off for one-shot commands (`status`, `doctor`), so that they
@@ -87,7 +84,6 @@ impl Core {
                 },
                 ready,
                 session: OnceLock::new(),
-                peers: Peers::default(),
                 self_reports: SelfReports::default(),
                 subscribe,
             }),
@@ -127,11 +123,6 @@ impl Core {
     /// This process as a session, once `session::Session::start` made it one.
     pub fn session(&self) -> Option<&SessionRecord> {
         self.inner.session.get()
-    }
-
-    /// Other sessions this one talks to (`notify_completion`, `post_message`, …).
-    pub fn peers(&self) -> &Peers {
-        &self.inner.peers
     }
 
     /// Queue an event that another session, a worker or this session itself sent here

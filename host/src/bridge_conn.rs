@@ -5,7 +5,6 @@
 //! or the peer stopped reading) the reader stops too, and when the reader sees the end of the
 //! stream it tells the relay, which drops the writer's channel.
 
-use futures::StreamExt;
 use serde::Deserialize;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -19,6 +18,7 @@ use crate::frame_writer::FrameWriter;
 use crate::limits;
 use crate::relay::{BRIDGE_QUEUE, BridgeId, BridgeLink, Input, Outgoing};
 use crate::wire::{ErrorBody, Message, code};
+use tabwire_proto::socket::next_frame;
 
 /// What every bridge connection shares with the rest of the host.
 #[derive(Clone)]
@@ -32,11 +32,13 @@ pub struct Shared {
     pub budget: Arc<Semaphore>,
 }
 
-/// Start the reader and writer tasks of bridge `id` and register it with the relay.
-pub async fn start<R, W>(id: BridgeId, reader: R, writer: W, shared: Shared)
+/// Start the reader and writer tasks of bridge `id` and register it with the relay. `slot` is
+/// held until both have ended (the listener's connection cap).
+pub async fn start<R, W, G>(id: BridgeId, reader: R, writer: W, shared: Shared, slot: G)
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
+    G: Send + 'static,
 {
     let Shared { relay, alive, budget } = shared;
     let (tx, rx) = mpsc::channel(BRIDGE_QUEUE);
@@ -70,6 +72,7 @@ where
                 let _ = relay.send(Input::BridgeDetached { id }).await;
             }
         }
+        drop(slot);
     });
 }
 
@@ -83,7 +86,18 @@ async fn read_loop<R: AsyncRead + Unpin>(
 ) -> Input {
     let mut frames = FramedRead::new(reader, FrameCodec::socket());
     loop {
-        match frames.next().await {
+        let next = next_frame(&mut frames, |f| !f.read_buffer().is_empty(), None).await;
+        let next = match next {
+            Ok(next) => next,
+            Err(stalled) => {
+                let error = ErrorBody::new(
+                    code::TIMEOUT,
+                    format!("{stalled}; the host closed this connection"),
+                );
+                return Input::BridgeBadInput { id, reply_id: String::new(), error };
+            }
+        };
+        match next {
             None => return Input::BridgeDetached { id },
             Some(Ok(frame)) => match Message::parse(&frame) {
                 Ok(msg) => {

@@ -32,8 +32,11 @@ pub use unix::{Listener, bind};
 mod unix {
     use super::*;
     use std::fs;
-    use std::os::unix::fs::PermissionsExt;
+    use std::sync::Arc;
+    use tabwire_proto::limits::MAX_BRIDGES;
+    use tabwire_proto::socket::{AcceptBackoff, bind_private, check_peer};
     use tokio::net::UnixListener;
+    use tokio::sync::Semaphore;
 
     /// A bound socket, ready to accept bridges.
     pub struct Listener {
@@ -48,52 +51,40 @@ mod unix {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(e),
         }
-        // The socket file is created by bind() with the umask's mode: make it 0600 from the
-        // first moment rather than fixing it afterwards.
-        // SAFETY: umask only swaps the process's file-creation mask.
-        let old = unsafe { libc::umask(0o177) };
-        let bound = UnixListener::bind(path);
-        unsafe { libc::umask(old) };
-        let inner = bound?;
-        fs::set_permissions(path, fs::Permissions::from_mode(0o600))?;
-        Ok(Listener { inner })
+        // 0600 from the first moment, not fixed afterwards.
+        Ok(Listener { inner: bind_private(path)? })
     }
 
     impl Listener {
-        /// Accept bridges forever, starting a connection for each one of our own user.
+        /// Accept bridges forever, starting a connection for each one of our own user, at
+        /// most [`MAX_BRIDGES`] at once: one more is closed at once, and its bridge reports
+        /// that the host closed the connection before its hello.
         pub async fn accept_loop(self, shared: Shared) {
-            let me = crate::runtime_dir::current_uid();
+            let slots = Arc::new(Semaphore::new(MAX_BRIDGES));
+            let mut backoff = AcceptBackoff::default();
             let mut next_id: BridgeId = 0;
             loop {
                 let stream = match self.inner.accept().await {
                     Ok((stream, _)) => stream,
                     Err(e) => {
-                        // Out of file descriptors and the like: wait rather than spin.
-                        tracing::warn!("accepting a bridge failed: {e}");
-                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                        backoff.failed("the host socket", &e).await;
                         continue;
                     }
                 };
-                match stream.peer_cred() {
-                    Ok(cred) if cred.uid() == me => {}
-                    Ok(cred) => {
-                        tracing::warn!(
-                            uid = cred.uid(),
-                            pid = ?cred.pid(),
-                            "refused a connection from another user (uid {}): only uid {me} may \
-                             use this host",
-                            cred.uid()
-                        );
-                        continue;
-                    }
-                    Err(e) => {
-                        tracing::warn!("refused a connection whose peer cannot be identified: {e}");
-                        continue;
-                    }
+                backoff.reset();
+                if let Err(e) = check_peer(&stream) {
+                    tracing::warn!(
+                        "refused a bridge connection: {e}; only this user may use the host"
+                    );
+                    continue;
                 }
+                let Ok(slot) = slots.clone().try_acquire_owned() else {
+                    tracing::warn!("refused a bridge: {MAX_BRIDGES} are attached already");
+                    continue;
+                };
                 next_id += 1;
                 let (reader, writer) = stream.into_split();
-                bridge_conn::start(next_id, reader, writer, shared.clone()).await;
+                bridge_conn::start(next_id, reader, writer, shared.clone(), slot).await;
             }
         }
     }
@@ -147,7 +138,7 @@ mod windows {
                 };
                 next_id += 1;
                 let (reader, writer) = tokio::io::split(connected);
-                bridge_conn::start(next_id, reader, writer, shared.clone()).await;
+                bridge_conn::start(next_id, reader, writer, shared.clone(), ()).await;
             }
         }
     }

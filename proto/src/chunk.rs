@@ -112,9 +112,11 @@ pub enum ChunkError {
     Empty { id: String },
 }
 
+/// A stream's pieces so far, by index. A map rather than a vector of `count` slots: `count`
+/// comes from the peer, and a claimed count of four billion must not cost memory up front.
 struct Partial {
-    parts: Vec<Option<String>>,
-    received: u32,
+    count: u32,
+    parts: std::collections::BTreeMap<u32, String>,
     bytes: usize,
 }
 
@@ -141,16 +143,16 @@ impl Reassembler {
             return Err(ChunkError::OutOfRange { id, index, count });
         }
         let partial = self.streams.entry(id.clone()).or_insert_with(|| Partial {
-            parts: vec![None; count as usize],
-            received: 0,
+            count,
+            parts: Default::default(),
             bytes: 0,
         });
-        if partial.parts.len() != count as usize {
-            let was = partial.parts.len() as u32;
+        if partial.count != count {
+            let was = partial.count;
             self.streams.remove(&id);
             return Err(ChunkError::CountChanged { id, was, now: count });
         }
-        if partial.parts[index as usize].is_some() {
+        if partial.parts.contains_key(&index) {
             self.streams.remove(&id);
             return Err(ChunkError::Duplicate { id, index });
         }
@@ -159,15 +161,15 @@ impl Reassembler {
             self.streams.remove(&id);
             return Err(ChunkError::TooLarge { id, limit: self.limit });
         }
-        partial.parts[index as usize] = Some(data);
-        partial.received += 1;
-        if partial.received < count {
+        partial.parts.insert(index, data);
+        if partial.parts.len() < count as usize {
             return Ok(None);
         }
+        // Every index below `count` arrived once: the map's order is the stream's.
         let partial = self.streams.remove(&id).expect("stream present");
         let mut whole = String::with_capacity(partial.bytes);
-        for part in partial.parts {
-            whole.push_str(&part.expect("all parts received"));
+        for part in partial.parts.into_values() {
+            whole.push_str(&part);
         }
         Ok(Some(whole))
     }

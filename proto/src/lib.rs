@@ -2,8 +2,9 @@
 //! so that neither depends on the other. How frames are cut (`codec`, bytes only), what the
 //! messages and error codes are (`wire`, serde only), how a message too big for Chrome is split
 //! (`chunk`), every size and time limit with why (`limits`), which extension may start the host
-//! (`extension_id`), the grammar of the sites the user allows (`sites`), and where the sockets
-//! and records live (`runtime_dir`). The contract in words is `specs/protocol.md`.
+//! (`extension_id`), the grammar of the sites the user allows (`sites`), where the sockets
+//! and records live (`runtime_dir`), and how every local socket is bound, checked and
+//! accepted on (`socket`). The contract in words is `specs/protocol.md`.
 
 pub mod chunk;
 pub mod codec;
@@ -11,4 +12,5 @@ pub mod extension_id;
 pub mod limits;
 pub mod runtime_dir;
 pub mod sites;
+pub mod socket;
 pub mod wire;

@@ -36,3 +36,39 @@ pub const TO_BROWSER_IN_FLIGHT: usize = 16 * 1024 * 1024;
 /// stopped reading: it is disconnected, and what waited for it is freed. Above the largest
 /// message, so one big message never trips it.
 pub const BRIDGE_QUEUE_BYTES: usize = 64 * 1024 * 1024;
+
+/// A frame whose first bytes arrived must be whole within this time on a local socket (the
+/// host's, a session's), or the connection is closed: a peer that trickles a frame
+/// (slowloris) holds its slot no longer than this. 64 MiB cross a unix socket in well under a
+/// second; a stopped peer does not deserve more.
+pub const SOCKET_FRAME_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Bridges one host serves at once; one more is closed at once (the bridge says the host is
+/// full). Each is an assistant session or a one-shot command: tens, not thousands.
+pub const MAX_BRIDGES: usize = 256;
+
+/// Connections one session socket serves at once; one more gets a `too_many_connections`
+/// error frame and is closed. Workers, hooks and scripts connect one at a time each.
+pub const MAX_SESSION_CONNECTIONS: usize = 64;
+
+/// A session-socket connection that sends no request for this long is closed (a client that
+/// keeps one open between requests, such as a session's `Peers`, reconnects).
+pub const SESSION_IDLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// How long a client waits to connect to a local socket (a session's, a host's).
+pub const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// How long a client waits for a session to answer a push (`notify`, `post_message`, …), which
+/// a live session answers in well under a millisecond: past this it is stopped or stuck, and
+/// the caller hears which session did not answer. A wait gets its own timeout plus this.
+pub const SESSION_REPLY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// After a failed `accept` (out of file descriptors: EMFILE, ENFILE) a listener waits this
+/// long before it tries again, doubling up to [`ACCEPT_BACKOFF_MAX`]: a full fd table must
+/// not turn an accept loop into a busy loop.
+pub const ACCEPT_BACKOFF_MIN: std::time::Duration = std::time::Duration::from_millis(10);
+pub const ACCEPT_BACKOFF_MAX: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Largest request a session socket takes (a push: a worker's report, a message, a question).
+/// A larger length prefix closes the connection before a byte is reserved for it.
+pub const MAX_SESSION_REQUEST: usize = 1024 * 1024;

@@ -151,6 +151,39 @@ pub struct HostRecord {
     pub started_at: u64,
 }
 
+/// What a session (a `tabwire mcp`) writes beside its socket (`sessions/<id>.json`, mode 0600),
+/// so that workers, hooks and scripts can find it: its pid, its socket, and its HTTP long-poll
+/// with the token that opens it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SessionRecord {
+    pub session_id: String,
+    pub pid: u32,
+    pub socket: PathBuf,
+    /// `GET /wait` on 127.0.0.1 at this port (`specs/protocol.md`, "Session sockets").
+    pub http_port: u16,
+    /// The bearer token `GET /wait` requires.
+    pub token: String,
+    /// The session that was named by `TABWIRE_SESSION_ID` when this one started while it was
+    /// alive: where `notify_completion` reports by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    /// Milliseconds since the Unix epoch.
+    pub started_at: u64,
+}
+
+impl SessionRecord {
+    /// `http://127.0.0.1:<port>/wait`
+    pub fn wait_url(&self) -> String {
+        format!("http://127.0.0.1:{}/wait", self.http_port)
+    }
+}
+
+impl HasPid for SessionRecord {
+    fn pid(&self) -> u32 {
+        self.pid
+    }
+}
+
 /// Write `value` as JSON to `path` with mode 0600, atomically (temp file + rename), so a
 /// reader never sees half a record.
 pub fn write_record<T: Serialize>(path: &Path, value: &T) -> io::Result<()> {

@@ -99,6 +99,28 @@ proptest! {
     }
 }
 
+proptest! {
+    #[test]
+    fn fuzz_chunks_body_holds_on_chunk_streams_that_lie(
+        pieces in prop::collection::vec(
+            (0u8..3, any::<u32>(), prop::sample::select(vec![0u32, 1, 2, 3, u32::MAX]), "[a-z\\\\\"]{0,600}"),
+            0..12,
+        ),
+    ) {
+        let mut stream = Vec::new();
+        for (id, index, count, data) in pieces {
+            let chunk = Message::Chunk(tabwire_proto::wire::Chunk {
+                id: format!("s{id}"),
+                index: index % 4,
+                count,
+                data,
+            });
+            stream.extend(encode_all(&[chunk.to_bytes()]));
+        }
+        fuzz_bodies::chunks(&stream);
+    }
+}
+
 #[test]
 fn fuzz_bodies_hold_on_seed_inputs() {
     let seeds: &[&[u8]] = &[
@@ -121,5 +143,6 @@ fn fuzz_bodies_hold_on_seed_inputs() {
     for seed in seeds {
         fuzz_bodies::decode(seed);
         fuzz_bodies::parse(seed);
+        fuzz_bodies::chunks(seed);
     }
 }

@@ -32,3 +32,21 @@ pub async fn get(port: u16, path: &str, headers: &[(&str, &str)]) -> Answer {
     let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
     Answer { status, body }
 }
+
+/// Read whatever a peer sends until it closes (or `limit` passes): the bytes, and how long
+/// it took to close (`None`: still open). For raw sockets of any kind in abuse tests.
+pub async fn until_closed<S: AsyncReadExt + Unpin>(
+    s: &mut S,
+    limit: std::time::Duration,
+) -> (Vec<u8>, Option<std::time::Duration>) {
+    let started = std::time::Instant::now();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match tokio::time::timeout_at((started + limit).into(), s.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => return (got, Some(started.elapsed())),
+            Ok(Ok(n)) => got.extend_from_slice(&buf[..n]),
+            Err(_) => return (got, None),
+        }
+    }
+}

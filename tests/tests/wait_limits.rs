@@ -6,8 +6,9 @@
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+use tabwire_tests::http::until_closed;
 use tabwire_tests::{Chromium, Mcp, http};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
 /// Connect and send half a request head, then stall.
@@ -15,20 +16,6 @@ async fn stall(port: u16) -> TcpStream {
     let mut s = TcpStream::connect(("127.0.0.1", port)).await.expect("connect to /wait");
     s.write_all(b"GET /wait HTTP/1.1\r\nHost: 127.0.0.1").await.unwrap();
     s
-}
-
-/// Whatever the server sends until it closes (or `limit` passes): the bytes, and when.
-async fn until_closed(s: &mut TcpStream, limit: Duration) -> (Vec<u8>, Option<Duration>) {
-    let started = Instant::now();
-    let mut got = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        match tokio::time::timeout_at((started + limit).into(), s.read(&mut buf)).await {
-            Ok(Ok(0)) | Ok(Err(_)) => return (got, Some(started.elapsed())),
-            Ok(Ok(n)) => got.extend_from_slice(&buf[..n]),
-            Err(_) => return (got, None),
-        }
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -14,7 +14,9 @@ use bytes::Bytes;
 use futures::{SinkExt, StreamExt};
 use serde_json::value::RawValue;
 use tabwire_proto::codec::FrameCodec;
-use tabwire_proto::runtime_dir::{HostRecord, current_uid, now_ms};
+use tabwire_proto::limits::CONNECT_TIMEOUT;
+use tabwire_proto::runtime_dir::{HostRecord, now_ms};
+use tabwire_proto::socket::{PeerError, check_peer};
 use tabwire_proto::wire::{Cancel, Event, Hello, Message, PROTOCOL_VERSION, Request, code};
 use tokio::net::UnixStream;
 use tokio::net::unix::OwnedReadHalf;
@@ -99,16 +101,25 @@ impl Connection {
         subscribe: bool,
     ) -> Result<Arc<Connection>, AttachError> {
         let socket = record.socket.display().to_string();
-        let stream = UnixStream::connect(&record.socket)
-            .await
-            .map_err(|source| AttachError::Connect { socket: socket.clone(), source })?;
+        let connect = tokio::time::timeout(CONNECT_TIMEOUT, UnixStream::connect(&record.socket));
+        let stream = match connect.await {
+            Ok(Ok(stream)) => stream,
+            Ok(Err(source)) => return Err(AttachError::Connect { socket, source }),
+            Err(_) => {
+                let source = std::io::ErrorKind::TimedOut.into();
+                return Err(AttachError::Connect { socket, source });
+            }
+        };
         // The runtime directory is private, but check anyway: whoever listens on this socket
         // receives everything the assistant asks of the browser.
-        // Fail closed: a peer we cannot identify is not talked to.
-        match stream.peer_cred() {
-            Ok(cred) if cred.uid() == current_uid() => {}
-            Ok(cred) => return Err(AttachError::ForeignPeer { socket, uid: cred.uid() }),
-            Err(source) => return Err(AttachError::UnknownPeer { socket, source }),
+        match check_peer(&stream) {
+            Ok(()) => {}
+            Err(PeerError::Foreign { uid, .. }) => {
+                return Err(AttachError::ForeignPeer { socket, uid });
+            }
+            Err(PeerError::Unknown(source)) => {
+                return Err(AttachError::UnknownPeer { socket, source });
+            }
         }
         let (read, write) = stream.into_split();
         let mut frames = FramedRead::new(read, FrameCodec::socket());

@@ -1,6 +1,8 @@
 //! The MCP server: one `ServerHandler` whose tool router joins the tool families (`tabs.rs`,
 //! `browsers.rs`). Tool methods call the [`Core`] and hold no socket code.
 
+use std::sync::Arc;
+
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{ServerHandler, tool_handler};
@@ -8,6 +10,7 @@ use rmcp::{ServerHandler, tool_handler};
 use crate::core::Core;
 use crate::dirs;
 use crate::operations::Operations;
+use crate::session::Peers;
 use crate::workers::Workers;
 use crate::workflows::Workflows;
 
@@ -45,6 +48,8 @@ pub struct TabwireServer {
     pub(super) operations: Operations,
     pub(super) workers: Workers,
     pub(super) workflows: Workflows,
+    /// Open connections to other sessions (`notify_completion`, `post_message`, …).
+    pub(super) peers: Arc<Peers>,
     tool_router: ToolRouter<Self>,
 }
 
@@ -63,7 +68,8 @@ impl TabwireServer {
         let operations = Operations::start(core.clone());
         let workers = Workers::start(core.clone(), dirs::state_dir(), dirs::config_dir());
         let workflows = Workflows::start(&core);
-        TabwireServer { core, operations, workers, workflows, tool_router }
+        let peers = Arc::default();
+        TabwireServer { core, operations, workers, workflows, peers, tool_router }
     }
 }
 

@@ -340,7 +340,7 @@ impl TabwireServer {
         let event_id = if self.own_id().as_deref() == Some(target) {
             self.core.receive(kind, &data)
         } else {
-            self.core.peers().push(self.core.runtime_dir(), target, kind, data).await?
+            self.peers.push(self.core.runtime_dir(), target, kind, data).await?
         };
         Ok(Delivered {
             session_id: target.to_owned(),

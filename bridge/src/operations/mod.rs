@@ -129,7 +129,7 @@ impl Operations {
         let mut table = HashMap::new();
         let mut adopted = Vec::new();
         for mut op in loaded {
-            if op.owner_pid != me && alive(op.owner_pid) {
+            if op.owner_pid != me && tabwire_proto::runtime_dir::pid_alive(op.owner_pid) {
                 continue; // another running session follows it
             }
             if !op.status.is_final() {
@@ -613,22 +613,4 @@ fn unknown(id: &str, table: &HashMap<String, Entry>) -> CallError {
             table.len()
         ),
     )
-}
-
-/// Whether a process with this pid runs (a pid of 0 is nobody).
-fn alive(pid: u32) -> bool {
-    #[cfg(unix)]
-    {
-        if pid == 0 {
-            return false;
-        }
-        // SAFETY: signal 0 only checks that the process exists and may be signalled.
-        let r = unsafe { libc::kill(pid as libc::pid_t, 0) };
-        r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = pid;
-        false
-    }
 }

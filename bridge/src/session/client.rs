@@ -3,12 +3,17 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use futures::{SinkExt, StreamExt};
 use serde_json::Value;
 use tabwire_proto::codec::FrameCodec;
-use tabwire_proto::runtime_dir::current_uid;
+use tabwire_proto::limits::{
+    CONNECT_TIMEOUT, MAX_SESSION_REQUEST, MAX_SOCKET_FRAME, SESSION_REPLY_TIMEOUT,
+};
+use tabwire_proto::socket;
 use tabwire_proto::wire::code;
 use tokio::net::UnixStream;
 use tokio_util::codec::Framed;
@@ -33,27 +38,28 @@ impl SessionClient {
         let Some(record) = record::find(runtime_dir, id) else {
             return Err(no_such_session(runtime_dir, id));
         };
-        let stream = UnixStream::connect(&record.socket).await.map_err(|e| {
-            CallError::new(
-                NO_SUCH_SESSION,
-                format!(
-                    "session {id} does not answer on {} ({e}); it may have just ended",
-                    record.socket.display()
-                ),
-            )
-        })?;
-        if let Ok(cred) = stream.peer_cred()
-            && cred.uid() != current_uid()
-        {
-            return Err(CallError::new(
-                code::BAD_REQUEST,
-                format!(
-                    "the socket of session {id} belongs to uid {}, not to you: refused",
-                    cred.uid()
-                ),
-            ));
-        }
-        Ok(SessionClient { record, frames: Framed::new(stream, FrameCodec::socket()) })
+        let stream = match socket::connect(&record.socket, CONNECT_TIMEOUT).await {
+            Ok(stream) => stream,
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                return Err(CallError::new(
+                    code::BAD_REQUEST,
+                    format!("the socket of session {id} is not yours ({e}): refused"),
+                ));
+            }
+            Err(e) => {
+                return Err(CallError::new(
+                    NO_SUCH_SESSION,
+                    format!(
+                        "session {id} (pid {}) does not answer on {} ({e}); it may have just \
+                         ended, or be stopped",
+                        record.pid,
+                        record.socket.display()
+                    ),
+                ));
+            }
+        };
+        let codec = FrameCodec::new(MAX_SOCKET_FRAME, MAX_SESSION_REQUEST);
+        Ok(SessionClient { record, frames: Framed::new(stream, codec) })
     }
 
     /// The session named by `id`, else the only live one.
@@ -82,33 +88,60 @@ impl SessionClient {
         }
     }
 
-    /// Put an event into the session's queue; its id there.
+    /// Put an event into the session's queue; its id there. A session that does not answer
+    /// within [`SESSION_REPLY_TIMEOUT`] is reported by id and pid (it is stopped or stuck).
     pub async fn push(&mut self, kind: &str, data: Value) -> Result<u64, CallError> {
-        let answer =
-            self.ask(&ToSession::Push { event: Pushed { kind: kind.into(), data } }).await?;
+        let push = ToSession::Push { event: Pushed { kind: kind.into(), data } };
+        let answer = self.ask(&push, SESSION_REPLY_TIMEOUT).await?;
         answer.id.ok_or_else(|| unexpected(&self.record.session_id))
     }
 
     /// Take the page events queued in the session, waiting up to `timeout_secs` for one.
     pub async fn wait(&mut self, timeout_secs: u64) -> Result<Vec<Value>, CallError> {
-        let answer = self.ask(&ToSession::Wait { timeout_secs }).await?;
+        let within = Duration::from_secs(timeout_secs) + SESSION_REPLY_TIMEOUT;
+        let answer = self.ask(&ToSession::Wait { timeout_secs }, within).await?;
         answer.events.ok_or_else(|| unexpected(&self.record.session_id))
     }
 
-    async fn ask(&mut self, request: &ToSession) -> Result<FromSession<Value>, CallError> {
-        let id = self.record.session_id.clone();
+    async fn ask(
+        &mut self,
+        request: &ToSession,
+        within: Duration,
+    ) -> Result<FromSession<Value>, CallError> {
+        let record = &self.record;
+        match tokio::time::timeout(within, Self::exchange(&mut self.frames, record, request)).await
+        {
+            Ok(answer) => answer,
+            Err(_) => Err(CallError::new(
+                code::TIMEOUT,
+                format!(
+                    "session {} (pid {}) did not answer within {within:?}: it is stopped or \
+                     stuck; nothing was taken from its queue, and a push may or may not have \
+                     landed",
+                    record.session_id, record.pid
+                ),
+            )),
+        }
+    }
+
+    async fn exchange(
+        frames: &mut Framed<UnixStream, FrameCodec>,
+        record: &SessionRecord,
+        request: &ToSession,
+    ) -> Result<FromSession<Value>, CallError> {
+        let id = &record.session_id;
         let gone = |e: &dyn std::fmt::Display| {
             CallError::new(NO_SUCH_SESSION, format!("session {id} went away ({e})"))
         };
         let bytes = serde_json::to_vec(request).expect("session messages serialize");
-        self.frames.send(Bytes::from(bytes)).await.map_err(|e| gone(&e))?;
-        let frame = match self.frames.next().await {
+        frames.send(Bytes::from(bytes)).await.map_err(|e| gone(&e))?;
+        let frame = match frames.next().await {
             Some(Ok(frame)) => frame,
             Some(Err(e)) => return Err(gone(&e)),
             None => return Err(gone(&"it closed the connection")),
         };
         let answer: FromSession<Value> =
-            serde_json::from_slice(&frame).map_err(|_| unexpected(&self.record.session_id))?;
+            serde_json::from_slice(&frame).map_err(|_| unexpected(id))?;
         match answer.error {
             Some(error) => Err(CallError::from(error)),
             None => Ok(answer),
@@ -118,14 +151,23 @@ impl SessionClient {
 
 /// Connections to other sessions, kept open between calls: a report then costs one frame each
 /// way instead of a directory scan, a connect and a peer check.
+///
+/// One slot per target, each with a lock of its own, and the map's lock held only to find a
+/// slot: a stopped session blocks only the pushes to itself (each for at most
+/// [`SESSION_REPLY_TIMEOUT`]), never a push from this session to any other.
 #[derive(Default)]
 pub struct Peers {
-    open: tokio::sync::Mutex<HashMap<(PathBuf, String), SessionClient>>,
+    open: std::sync::Mutex<HashMap<(PathBuf, String), Slot>>,
 }
+
+/// One target's kept connection, if any. Its lock orders this session's pushes to that target.
+type Slot = Arc<tokio::sync::Mutex<Option<SessionClient>>>;
 
 impl Peers {
     /// Put an event into session `target`'s queue; its id there. A kept connection that broke
-    /// (the session ended, or restarted under the same id) is replaced once.
+    /// (the session ended, restarted under the same id, or closed it as idle) is replaced once;
+    /// one that timed out is dropped (its answer may still come, and must not be read as the
+    /// next one's).
     pub async fn push(
         &self,
         runtime_dir: &Path,
@@ -134,18 +176,23 @@ impl Peers {
         data: Value,
     ) -> Result<u64, CallError> {
         let key = (runtime_dir.to_owned(), target.to_owned());
-        let mut open = self.open.lock().await;
-        if let Some(client) = open.get_mut(&key) {
+        let slot = self.open.lock().expect("peers poisoned").entry(key).or_default().clone();
+        let mut kept = slot.lock().await;
+        // Out of the slot while in use: a push cancelled or timed out halfway drops its
+        // connection rather than leave an answer unread for the next push.
+        if let Some(mut client) = kept.take() {
             match client.push(kind, data.clone()).await {
-                Err(e) if e.code() == NO_SUCH_SESSION => {
-                    open.remove(&key);
+                Err(e) if e.code() == NO_SUCH_SESSION => {}
+                Err(e) if e.code() == code::TIMEOUT => return Err(e),
+                done => {
+                    *kept = Some(client);
+                    return done;
                 }
-                done => return done,
             }
         }
         let mut client = SessionClient::connect(runtime_dir, target).await?;
         let id = client.push(kind, data).await?;
-        open.insert(key, client);
+        *kept = Some(client);
         Ok(id)
     }
 }

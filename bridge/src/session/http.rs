@@ -10,7 +10,12 @@
 //!
 //! Answers: 200 with a JSON array of events; 204 when none came in time; 400 a bad timeout;
 //! 401 no or the wrong token; 403 a foreign Host or an Origin; 404 another path, or no browser
-//! attached; 405 another method.
+//! attached; 405 another method; 503 past [`MAX_CONNECTIONS`].
+//!
+//! Nothing is lost to a client that leaves: one request per connection, a client that hangs up
+//! while it waits stops the wait before anything is taken, and the events of an answer that
+//! could not be written go back to the queue; the pages hear their events were drained only
+//! once the answer went out.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -25,12 +30,14 @@ use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use serde_json::json;
+use tabwire_proto::socket::AcceptBackoff;
 use tokio::io::AsyncWriteExt;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 
 use crate::core::Core;
 use crate::error::CallError;
+use crate::events::SessionEvent;
 
 /// Default and longest wait, in seconds.
 pub const DEFAULT_WAIT_SECS: u64 = 30;
@@ -47,7 +54,7 @@ const BUSY: &str = r#"{"error":{"code":"too_many_connections","message":"this se
 
 /// What a request is allowed to do, decided from its head alone.
 #[derive(Debug, PartialEq)]
-enum Verdict {
+pub(super) enum Verdict {
     /// Wait this long for events.
     Wait(Duration),
     Refuse(StatusCode, String),
@@ -57,15 +64,16 @@ enum Verdict {
 pub async fn serve(listener: TcpListener, token: Arc<str>, core: Core) {
     let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let mut backoff = AcceptBackoff::default();
     loop {
         let mut stream = match listener.accept().await {
             Ok((stream, _)) => stream,
             Err(e) => {
-                tracing::warn!(error = %e, "the /wait listener cannot accept; retrying");
-                tokio::time::sleep(Duration::from_millis(100)).await;
+                backoff.failed("the /wait listener", &e).await;
                 continue;
             }
         };
+        backoff.reset();
         let Ok(slot) = slots.clone().try_acquire_owned() else {
             tracing::warn!("refused a /wait connection: {MAX_CONNECTIONS} are open already");
             tokio::spawn(async move {
@@ -79,22 +87,64 @@ pub async fn serve(listener: TcpListener, token: Arc<str>, core: Core) {
             });
             continue;
         };
-        let (token, core) = (token.clone(), core.clone());
+        // A second handle on the socket, to notice the client hanging up while it waits.
+        let Some((stream, hangup)) = with_probe(stream) else { continue };
+        let hangup = Arc::new(hangup);
+        let sent: Delivery = Arc::default();
+        let (token, for_service, delivery) = (token.clone(), core.clone(), sent.clone());
         let service = service_fn(move |request| {
-            let (token, core) = (token.clone(), core.clone());
-            async move { Ok::<_, Infallible>(answer(request, port, &token, &core).await) }
+            let core = &for_service;
+            let (token, core, hangup) = (token.clone(), core.clone(), hangup.clone());
+            let delivery = delivery.clone();
+            async move {
+                let answer = tokio::select! {
+                    answer = answer(request, port, &token, &core, &delivery) => answer,
+                    // The waiter left: nothing was taken; hyper drops this answer unsent.
+                    () = hung_up(&hangup) => refuse(StatusCode::BAD_REQUEST, "the client left"),
+                };
+                Ok::<_, Infallible>(answer)
+            }
         });
+        let core = core.clone();
         tokio::spawn(async move {
             let served = http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(HEAD_TIMEOUT)
+                .keep_alive(false)
                 .serve_connection(TokioIo::new(stream), service)
                 .await;
-            if let Err(e) = served {
-                tracing::debug!(error = %e, "a /wait connection ended badly");
+            let events = sent.lock().expect("delivery poisoned").take();
+            match (served, events) {
+                (Ok(()), Some(events)) => core.tell_drained(&events).await,
+                (Err(e), Some(events)) => {
+                    tracing::info!(error = %e, "a /wait answer did not go out; its events stay queued");
+                    core.queue().put_back(events);
+                }
+                (Err(e), None) => tracing::debug!(error = %e, "a /wait connection ended badly"),
+                (Ok(()), None) => {}
             }
             drop(slot);
         });
+    }
+}
+
+/// The events an answer carries, held until the connection says whether it went out.
+type Delivery = Arc<std::sync::Mutex<Option<Vec<SessionEvent>>>>;
+
+/// `stream` and a second handle on the same socket (a duplicate descriptor), which only peeks.
+fn with_probe(stream: TcpStream) -> Option<(TcpStream, TcpStream)> {
+    let std = stream.into_std().ok()?;
+    let probe = std.try_clone().ok()?;
+    Some((TcpStream::from_std(std).ok()?, TcpStream::from_std(probe).ok()?))
+}
+
+/// Resolves when the client closes its side (or the socket fails). Called once hyper has read
+/// the request head; a client that sends more instead is not watched further.
+async fn hung_up(probe: &TcpStream) {
+    let mut byte = [0u8; 1];
+    match probe.peek(&mut byte).await {
+        Ok(0) | Err(_) => {}
+        Ok(_) => std::future::pending().await,
     }
 }
 
@@ -103,6 +153,7 @@ async fn answer(
     port: u16,
     token: &str,
     core: &Core,
+    delivery: &Delivery,
 ) -> Response<Full<Bytes>> {
     let header = |name| request.headers().get(name).and_then(|v| v.to_str().ok());
     let verdict = judge(
@@ -123,7 +174,7 @@ async fn answer(
         Ok(events) if events.is_empty() => reply(StatusCode::NO_CONTENT, Bytes::new()),
         Ok(events) => match serde_json::to_vec(&events) {
             Ok(body) => {
-                core.tell_drained(&events).await;
+                *delivery.lock().expect("delivery poisoned") = Some(events);
                 reply(StatusCode::OK, Bytes::from(body))
             }
             Err(e) => {
@@ -142,7 +193,7 @@ async fn answer(
 /// The policy, from the request's head. Order: who may ask (Host, Origin, token) before what
 /// is asked, so a stranger learns nothing about paths or parameters.
 #[allow(clippy::too_many_arguments)]
-fn judge(
+pub(super) fn judge(
     method: &Method,
     path: &str,
     query: Option<&str>,

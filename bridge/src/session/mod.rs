@@ -11,6 +11,8 @@
 //! [`Session`] is dropped: on stdin EOF and on SIGTERM/SIGINT (see `mcp::serve`).
 
 pub mod client;
+#[doc(hidden)]
+pub mod fuzz;
 mod http;
 pub mod messages;
 pub mod record;
@@ -122,8 +124,9 @@ impl Drop for Session {
     }
 }
 
-/// Bind the session socket, mode 0600. A socket file left by a session that died is replaced;
-/// one a live session holds is not (`record::find` found no live owner, so none does).
+/// Bind the session socket, mode 0600 from the start (`socket::bind_private`). A socket file
+/// left by a session that died is replaced; one a live session holds is not (`record::find`
+/// found no live owner, so none does).
 fn bind(path: &Path) -> anyhow::Result<UnixListener> {
     if path.exists() {
         if std::os::unix::net::UnixStream::connect(path).is_ok() {
@@ -132,14 +135,8 @@ fn bind(path: &Path) -> anyhow::Result<UnixListener> {
                 path.display()
             );
         }
-        std::fs::remove_file(path)
-            .with_context(|| format!("removing the stale {}", path.display()))?;
     }
-    let listener =
-        UnixListener::bind(path).with_context(|| format!("binding {}", path.display()))?;
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
-    Ok(listener)
+    tabwire_proto::socket::bind_private(path).with_context(|| format!("binding {}", path.display()))
 }
 
 fn new_id() -> String {

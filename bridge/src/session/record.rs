@@ -1,44 +1,14 @@
-//! What a session writes beside its socket (`<runtime>/sessions/<id>.json`, mode 0600), so that
-//! workers, hooks and scripts can find it: its pid, its socket, and its HTTP long-poll with the
-//! token that opens it. Dead sessions' records are removed by whoever lists them next.
+//! Finding sessions by the records they write beside their sockets
+//! (`<runtime>/sessions/<id>.json`; the record's type is the runtime directory's layout, in
+//! `tabwire_proto::runtime_dir`). Dead sessions' records are removed by whoever lists them next.
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-use tabwire_proto::runtime_dir::{HasPid, live_records, sessions_dir};
+pub use tabwire_proto::runtime_dir::SessionRecord;
+use tabwire_proto::runtime_dir::{live_records, sessions_dir};
 
 /// The longest session id accepted: it names files.
 const MAX_ID_LEN: usize = 64;
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct SessionRecord {
-    pub session_id: String,
-    pub pid: u32,
-    pub socket: PathBuf,
-    /// `GET /wait` on 127.0.0.1 at this port (`specs/protocol.md`, "Session sockets").
-    pub http_port: u16,
-    /// The bearer token `GET /wait` requires.
-    pub token: String,
-    /// The session that was named by `TABWIRE_SESSION_ID` when this one started while it was
-    /// alive: where `notify_completion` reports by default.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parent: Option<String>,
-    /// Milliseconds since the Unix epoch.
-    pub started_at: u64,
-}
-
-impl HasPid for SessionRecord {
-    fn pid(&self) -> u32 {
-        self.pid
-    }
-}
-
-impl SessionRecord {
-    /// `http://127.0.0.1:<port>/wait`
-    pub fn wait_url(&self) -> String {
-        format!("http://127.0.0.1:{}/wait", self.http_port)
-    }
-}
 
 /// Where session `id` keeps its socket and record.
 pub fn paths(runtime_dir: &Path, id: &str) -> (PathBuf, PathBuf) {

@@ -1,15 +1,25 @@
 //! The session's unix socket: other processes of the same user (a worker's own `tabwire mcp`,
 //! `tabwire notify` in a hook, `tabwire wait` in a script) put events into this session's queue
 //! or take its page events. Each connection may send several requests, one at a time.
+//!
+//! Limits (`tabwire_proto::limits`): at most `MAX_SESSION_CONNECTIONS` at once (one more gets
+//! a `too_many_connections` error frame and is closed); a frame begun must be whole within
+//! `SOCKET_FRAME_TIMEOUT`; a connection with no request for `SESSION_IDLE_TIMEOUT` is closed.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use futures::{SinkExt, StreamExt};
-use tabwire_proto::codec::FrameCodec;
-use tabwire_proto::runtime_dir::current_uid;
+use tabwire_proto::codec::{FrameCodec, FrameError};
+use tabwire_proto::limits::{
+    MAX_SESSION_CONNECTIONS, MAX_SESSION_REQUEST, MAX_SOCKET_FRAME, SESSION_IDLE_TIMEOUT,
+    SOCKET_FRAME_TIMEOUT,
+};
+use tabwire_proto::socket::{AcceptBackoff, check_peer, next_frame};
 use tabwire_proto::wire::{ErrorBody, code};
 use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::Semaphore;
 use tokio_util::codec::Framed;
 
 use super::messages::{FromSession, Pushed, ToSession};
@@ -25,42 +35,69 @@ pub const MAX_WAIT_SECS: u64 = 120;
 
 /// Accept connections until the process ends.
 pub async fn serve(listener: UnixListener, core: Core) {
+    let slots = Arc::new(Semaphore::new(MAX_SESSION_CONNECTIONS));
+    let mut backoff = AcceptBackoff::default();
     loop {
         let stream = match listener.accept().await {
             Ok((stream, _)) => stream,
             Err(e) => {
-                tracing::warn!(error = %e, "the session socket cannot accept; retrying");
-                tokio::time::sleep(Duration::from_millis(100)).await;
+                backoff.failed("the session socket", &e).await;
                 continue;
             }
         };
+        backoff.reset();
         // The directory is private, but a socket is the door to the user's browser: check.
-        match stream.peer_cred() {
-            Ok(cred) if cred.uid() == current_uid() => {}
-            Ok(cred) => {
-                tracing::warn!(uid = cred.uid(), "refused a session connection from another user");
-                continue;
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot tell who connected to the session; refused");
-                continue;
-            }
+        if let Err(e) = check_peer(&stream) {
+            tracing::warn!("refused a session connection: {e}");
+            continue;
         }
-        tokio::spawn(connection(stream, core.clone()));
+        let Ok(slot) = slots.clone().try_acquire_owned() else {
+            tracing::warn!("refused a session connection: {MAX_SESSION_CONNECTIONS} are open");
+            tokio::spawn(async move {
+                let mut frames = Framed::new(stream, codec());
+                let busy = ErrorBody::new(
+                    code::TOO_MANY_CONNECTIONS,
+                    format!(
+                        "this session serves {MAX_SESSION_CONNECTIONS} connections at once; \
+                         close some and try again"
+                    ),
+                );
+                let _ = tokio::time::timeout(
+                    SOCKET_FRAME_TIMEOUT,
+                    send(&mut frames, &FromSession::<SessionEvent>::error(busy)),
+                )
+                .await;
+            });
+            continue;
+        };
+        let core = core.clone();
+        tokio::spawn(async move {
+            connection(stream, core).await;
+            drop(slot);
+        });
     }
 }
 
 async fn connection(stream: UnixStream, core: Core) {
-    let mut frames = Framed::new(stream, FrameCodec::socket());
-    while let Some(frame) = frames.next().await {
-        let Ok(frame) = frame else { return };
-        let request = match serde_json::from_slice::<ToSession>(&frame) {
+    let mut frames = Framed::new(stream, codec());
+    loop {
+        let partial = |f: &Framed<UnixStream, FrameCodec>| !f.read_buffer().is_empty();
+        let frame = match next_frame(&mut frames, partial, Some(SESSION_IDLE_TIMEOUT)).await {
+            Ok(Some(Ok(frame))) => frame,
+            Ok(Some(Err(e @ FrameError::TooLarge { .. }))) => {
+                let error = ErrorBody::new(code::TOO_LARGE, e.to_string());
+                let _ = send(&mut frames, &FromSession::<SessionEvent>::error(error)).await;
+                return;
+            }
+            Ok(_) => return,
+            Err(stalled) => {
+                tracing::debug!("closed a session connection: {stalled}");
+                return;
+            }
+        };
+        let request = match parse_request(&frame) {
             Ok(request) => request,
-            Err(e) => {
-                let error = ErrorBody::new(
-                    code::INVALID_MESSAGE,
-                    format!("not a session message ({e}); see specs/protocol.md, Session sockets"),
-                );
+            Err(error) => {
                 let _ = send(&mut frames, &FromSession::<SessionEvent>::error(error)).await;
                 return;
             }
@@ -77,7 +114,12 @@ async fn connection(stream: UnixStream, core: Core) {
                 waited
             }
         };
-        let sent = send(&mut frames, &answer).await;
+        // A client that stops reading gets as long as a trickled frame before it counts as gone.
+        let sent =
+            match tokio::time::timeout(SOCKET_FRAME_TIMEOUT, send(&mut frames, &answer)).await {
+                Ok(sent) => sent,
+                Err(_) => Err(std::io::ErrorKind::TimedOut.into()),
+            };
         // Events taken for an answer that did not go out go back to their places; the pages
         // hear they were drained only once it did.
         if let Some(events) = answer.events {
@@ -91,6 +133,22 @@ async fn connection(stream: UnixStream, core: Core) {
             return;
         }
     }
+}
+
+/// The session socket's framing: requests up to [`MAX_SESSION_REQUEST`], answers (page events)
+/// up to a socket frame.
+pub(super) fn codec() -> FrameCodec {
+    FrameCodec::new(MAX_SESSION_REQUEST, MAX_SOCKET_FRAME)
+}
+
+/// One frame read as a request, or the error that answers it (the connection then closes).
+pub(super) fn parse_request(frame: &[u8]) -> Result<ToSession, ErrorBody> {
+    serde_json::from_slice::<ToSession>(frame).map_err(|e| {
+        ErrorBody::new(
+            code::INVALID_MESSAGE,
+            format!("not a session message ({e}); see specs/protocol.md, Session sockets"),
+        )
+    })
 }
 
 fn push(core: &Core, event: Pushed) -> FromSession<SessionEvent> {

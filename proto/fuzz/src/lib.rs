@@ -2,7 +2,7 @@
 //! can run them too (proto/tests/properties.rs includes this file) without nightly.
 
 use bytes::BytesMut;
-use tabwire_proto::chunk::{Reassembler, split};
+use tabwire_proto::chunk::{ChunkError, Reassembler, split};
 use tabwire_proto::codec::FrameCodec;
 use tabwire_proto::wire::Message;
 use tokio_util::codec::Decoder;
@@ -66,4 +66,35 @@ pub fn parse(data: &[u8]) {
         whole = r.push(c).expect("our own chunks reassemble");
     }
     assert_eq!(whole.as_deref(), Some(text));
+}
+
+/// Chunk reassembly over whatever a peer sends: the bytes are cut into frames as a socket
+/// would, each frame that parses as a chunk goes to one [`Reassembler`]. It never panics,
+/// never allocates for pieces that did not arrive (a claimed `count` of four billion costs
+/// nothing), and never hands back a message over its limit or one it did not receive whole.
+pub fn chunks(data: &[u8]) {
+    const LIMIT: usize = 1024;
+    let mut codec = FrameCodec::new(4096, 4096);
+    let mut buf = BytesMut::from(data);
+    let mut r = Reassembler::new(LIMIT);
+    let mut received: std::collections::HashMap<String, usize> = Default::default();
+    while let Ok(Some(frame)) = codec.decode(&mut buf) {
+        let Ok(Message::Chunk(c)) = Message::parse(&frame) else { continue };
+        let id = c.id.clone();
+        *received.entry(id.clone()).or_default() += c.data.len();
+        match r.push(c) {
+            Ok(Some(whole)) => {
+                assert!(whole.len() <= LIMIT, "a {}-byte message past the limit", whole.len());
+                assert!(whole.len() <= received[&id], "more text out than came in");
+                received.remove(&id);
+            }
+            Ok(None) => {}
+            // A zero count is refused before the stream is looked at; any other error ends it.
+            Err(ChunkError::Empty { .. }) => {}
+            Err(_) => {
+                received.remove(&id);
+            }
+        }
+        assert!(r.pending() <= received.len(), "a stream kept after it ended");
+    }
 }

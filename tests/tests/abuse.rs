@@ -1,0 +1,222 @@
+//! Faults and abuse, as another program of the same user or a crash would cause them, against
+//! the real binaries: a stopped or killed session, a flood of trickling connections on a
+//! session socket, a `/wait` client that hangs up. For each: the expected error reaches the
+//! caller within about a second, nothing queued is lost, and everything else keeps working.
+//! Each test prints its figures.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tabwire_tests::http::until_closed;
+use tabwire_tests::{Chromium, Fixtures, Mcp, bins};
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpStream, UnixStream};
+
+fn signal(pid: u64, signal: libc::c_int) {
+    // SAFETY: a signal to a `tabwire mcp` child this test started.
+    assert_eq!(unsafe { libc::kill(pid as libc::pid_t, signal) }, 0, "kill {pid}");
+}
+
+/// Start a session with a chosen id in `dir`; it and its record (pid, socket, port, token).
+async fn session(dir: &Path, id: &str) -> (Mcp, Value) {
+    let mcp = Mcp::start_with(dir, &[("TABWIRE_SESSION_ID", id)]).await;
+    let record = mcp.session().await;
+    (mcp, record)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_session_delays_no_other_and_loses_nothing() {
+    let dir = bins::scratch_dir("abuse-stop");
+    let (a, _) = session(&dir, "abuse-a").await;
+    let (b, b_record) = session(&dir, "abuse-b").await;
+    let (c, _) = session(&dir, "abuse-c").await;
+    // A keeps a connection to B open from an earlier message, as a real session would.
+    a.ok("post_message", json!({ "session_id": "abuse-b", "body": "before" })).await;
+
+    let b_pid = b_record["pid"].as_u64().unwrap();
+    signal(b_pid, libc::SIGSTOP);
+    let started = Instant::now();
+    let to_b = async {
+        let err =
+            a.err("post_message", json!({ "session_id": "abuse-b", "body": "while stopped" }));
+        let err = err.await;
+        (err, started.elapsed())
+    };
+    let to_c = async {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let t = Instant::now();
+        a.ok("post_message", json!({ "session_id": "abuse-c", "body": "meanwhile" })).await;
+        t.elapsed()
+    };
+    let ((err, b_took), c_took) = tokio::join!(to_b, to_c);
+    println!("stopped session: the error after {b_took:?}; a message to another took {c_took:?}");
+    assert!(err.starts_with("timeout") && err.contains("abuse-b"), "{err}");
+    assert!(b_took < Duration::from_millis(1500), "the caller heard after {b_took:?}");
+    assert!(c_took < Duration::from_millis(500), "another session waited {c_took:?}");
+
+    // A second message while B is still stopped fails as fast, on a fresh connection.
+    let t = Instant::now();
+    let err = a.err("post_message", json!({ "session_id": "abuse-b", "body": "again" })).await;
+    assert!(err.starts_with("timeout"), "{err}");
+    assert!(t.elapsed() < Duration::from_millis(1500), "{:?}", t.elapsed());
+
+    // Resumed, B has every message it was sent — those whose answer came too late included —
+    // and A reaches it again.
+    signal(b_pid, libc::SIGCONT);
+    let mut bodies = Vec::new();
+    while bodies.len() < 3 {
+        let got = b.ok("wait_for_event", json!({ "types": ["message"], "timeout_secs": 5 })).await;
+        bodies.push(got["body"].as_str().expect("a message within 5 s").to_owned());
+    }
+    assert_eq!(bodies, ["before", "while stopped", "again"]);
+    a.ok("post_message", json!({ "session_id": "abuse-b", "body": "after" })).await;
+    let got = c.ok("wait_for_event", json!({ "types": ["message"], "timeout_secs": 5 })).await;
+    assert_eq!(got["body"], "meanwhile");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_session_is_reported_at_once() {
+    let dir = bins::scratch_dir("abuse-kill");
+    let (a, _) = session(&dir, "abuse-a").await;
+    let (_b, b_record) = session(&dir, "abuse-b").await;
+    a.ok("post_message", json!({ "session_id": "abuse-b", "body": "hello" })).await;
+    signal(b_record["pid"].as_u64().unwrap(), libc::SIGKILL);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let t = Instant::now();
+    let err = a.err("post_message", json!({ "session_id": "abuse-b", "body": "gone?" })).await;
+    let took = t.elapsed();
+    println!("killed session: the error after {took:?}: {err}");
+    assert!(err.starts_with("no_such_session") && err.contains("abuse-b"), "{err}");
+    assert!(took < Duration::from_secs(1), "{took:?}");
+    a.ok("get_session", json!({})).await;
+}
+
+/// A frame header announcing `len` bytes and the first few of them, then nothing.
+async fn trickle(socket: &Path) -> UnixStream {
+    let mut s = UnixStream::connect(socket).await.expect("connect to the session socket");
+    let len: u32 = 100;
+    s.write_all(&len.to_ne_bytes()).await.unwrap();
+    s.write_all(br#"{"type":"pu"#).await.unwrap();
+    s
+}
+
+async fn notify(dir: &Path, id: &str, message: &str) -> std::process::Output {
+    tokio::process::Command::new(bins::bin("tabwire"))
+        .args(["notify", "--session", id, "--worker", "w", "--status", "success"])
+        .args(["--message", message])
+        .env("TABWIRE_RUNTIME_DIR", dir)
+        .env_remove("TABWIRE_SESSION_ID")
+        .output()
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_socket_sheds_a_flood_of_trickling_connections() {
+    let dir = bins::scratch_dir("abuse-flood");
+    let (a, record) = session(&dir, "abuse-flood").await;
+    let socket = Path::new(record["socket"].as_str().unwrap()).to_owned();
+
+    // One connection that trickles a frame is closed by the session.
+    let mut slow = trickle(&socket).await;
+    let (_, closed) = until_closed(&mut slow, Duration::from_secs(15)).await;
+    let closed = closed.expect("a trickled frame is cut off");
+    println!("a trickled frame was cut off after {closed:?}");
+    assert!(closed < Duration::from_secs(7), "{closed:?}");
+
+    // 64 fill the cap; the next is told so at once, and so is `tabwire notify`.
+    let started = Instant::now();
+    let mut flood = Vec::new();
+    for _ in 0..64 {
+        flood.push(trickle(&socket).await);
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut extra = UnixStream::connect(&socket).await.unwrap();
+    let (answer, closed) = until_closed(&mut extra, Duration::from_secs(2)).await;
+    assert!(closed.is_some(), "the 65th connection is answered and closed at once");
+    let answer = String::from_utf8_lossy(answer.get(4..).unwrap_or_default()).into_owned();
+    assert!(answer.contains("too_many_connections"), "{answer}");
+    let t = Instant::now();
+    let out = notify(&dir, "abuse-flood", "during the flood").await;
+    let refused_in = t.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("flood of 64: `tabwire notify` refused in {refused_in:?}: {}", stderr.trim());
+    assert!(!out.status.success() && stderr.contains("too_many_connections"), "{stderr}");
+
+    // The assistant's own session is unaffected.
+    a.ok("get_session", json!({})).await;
+
+    // The flood is cut off, and reports get through again.
+    for mut s in flood {
+        let (_, closed) = until_closed(&mut s, Duration::from_secs(15)).await;
+        assert!(closed.is_some(), "every trickling connection is closed");
+    }
+    let cleared = started.elapsed();
+    let out = notify(&dir, "abuse-flood", "after the flood").await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let got =
+        a.ok("wait_for_event", json!({ "types": ["worker_complete"], "timeout_secs": 5 })).await;
+    assert_eq!(got["message"], "after the flood");
+    println!("the flood was cleared after {cleared:?}; the next report got through");
+}
+
+async fn burst(mcp: &Mcp, tab: &Value, n: u64) {
+    let done =
+        mcp.ok("send_command", json!({ "tab_id": tab, "type": "burst", "payload": { "n": n } }));
+    assert_eq!(done.await["result"]["pushed"], n);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wait_client_that_hangs_up_takes_nothing() {
+    let browser = Chromium::start();
+    let pages = Fixtures::serve();
+    let mcp = Mcp::start(&browser.runtime_dir).await;
+    let record = mcp.session().await;
+    let port = record["http_port"].as_u64().unwrap() as u16;
+    let token = record["token"].as_str().unwrap().to_owned();
+    let tab =
+        mcp.ok("open_tab", json!({ "url": pages.url("app.html") })).await["tab"]["id"].clone();
+
+    // Three waiters over GET /wait hang up mid-wait (one closes, one shuts its side, one
+    // resets), then the page pushes events.
+    for how in ["close", "shutdown", "reset"] {
+        let mut s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        let head = format!(
+            "GET /wait?timeout=30 HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n\r\n"
+        );
+        s.write_all(head.as_bytes()).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        match how {
+            "close" => drop(s),
+            "shutdown" => {
+                s.shutdown().await.unwrap();
+                std::mem::forget(s);
+            }
+            _ => {
+                // A zero linger resets at once; it cannot block the drop.
+                #[allow(deprecated)]
+                s.set_linger(Some(Duration::ZERO)).unwrap();
+                drop(s);
+            }
+        }
+    }
+    // The same over the session socket (`tabwire wait`), killed mid-wait.
+    let mut wait = tokio::process::Command::new(bins::bin("tabwire"))
+        .args(["wait", "--timeout", "30"])
+        .env("TABWIRE_RUNTIME_DIR", &browser.runtime_dir)
+        .env_remove("TABWIRE_SESSION_ID")
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    wait.kill().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    burst(&mcp, &tab, 3).await;
+    let got = mcp.ok("wait_for_state_change", json!({ "timeout_secs": 5 })).await;
+    let events = got["events"].as_array().unwrap();
+    println!("after 4 waiters hung up, the next wait got {} of 3 events", events.len());
+    let order: Vec<_> = events.iter().map(|e| e["data"]["i"].as_u64().unwrap()).collect();
+    assert_eq!(order, [0, 1, 2], "{got}");
+}
