@@ -120,6 +120,9 @@ impl ProgressMcp {
 
     /// Kill the child with SIGKILL, as a crash would.
     pub fn kill(&self) {
+        if let Some(serve) = &self.serve {
+            return serve.kill();
+        }
         // SAFETY: a positive pid we started; never 0 or negative (which would mean groups).
         assert!(self.pid > 0);
         unsafe { libc::kill(self.pid as libc::pid_t, libc::SIGKILL) };

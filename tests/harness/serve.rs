@@ -114,6 +114,13 @@ impl Serve {
         handler.serve(transport).await.expect("MCP handshake with tabwire serve")
     }
 
+    /// Kill it with SIGKILL, as a crash would, and reap it (a zombie's pid still looks alive).
+    pub fn kill(&self) {
+        let mut child = self.child.lock().unwrap();
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+
     /// Stop it as a user would (SIGTERM) and wait for it; its exit status.
     pub fn stop(&self) -> std::process::ExitStatus {
         let mut child = self.child.lock().unwrap();

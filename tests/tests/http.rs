@@ -11,7 +11,7 @@ use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest};
 use rmcp::service::PeerRequestOptions;
 use serde_json::{Value, json};
 use tabwire_tests::serve::Serve;
-use tabwire_tests::{Mcp, bins, http};
+use tabwire_tests::{Chromium, Fixtures, Mcp, bins, http};
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
 
@@ -292,4 +292,42 @@ async fn an_idle_session_ends() {
     let answer = init(&serve, &[("Authorization", &format!("Bearer {}", serve.token))]).await;
     assert_eq!(answer.status, 200, "its place is free again: {answer:?}");
     drop(quiet);
+}
+
+/// Two sessions of one server share a process and a state dir: a chat operation one of them
+/// sent is followed by it alone, never adopted by the other (as if its bridge had died).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sessions_operation_stays_its_own_in_a_shared_process() {
+    let browser = Chromium::start();
+    let pages = Fixtures::serve();
+    let state = bins::scratch_dir("http-state");
+    let serve = Arc::new(Serve::start_with(
+        &browser.runtime_dir,
+        &[],
+        &[("TABWIRE_STATE_DIR", state.to_str().unwrap())],
+    ));
+    let sender = Mcp::http(&serve).await;
+    let url = pages.url("chat.html?words=40&word_ms=40&start_ms=50");
+    let tab = sender.ok("open_tab", json!({ "url": url })).await["tab"]["id"].clone();
+    let adapter = json!({
+        "name": "fixture", "matches": ["http://127.0.0.1:*/*chat.html*"], "input": "#prompt",
+        "submit": "#send", "user_message": ".msg.user", "assistant_message": ".msg.assistant",
+        "generating": ".typing", "done": ".done", "stable_ms": 300
+    });
+    let sent = sender
+        .ok("send_message_async", json!({ "tab_id": tab, "text": "mine", "adapter": adapter }))
+        .await;
+    let id = sent["operation_id"].as_str().unwrap().to_owned();
+
+    // A session that starts while the operation runs, in the same process, leaves it alone.
+    let other = Mcp::http(&serve).await;
+    let listed = other.ok("list_operations", json!({})).await;
+    assert_eq!(listed["operations"], json!([]), "{listed}");
+    let none =
+        other.ok("wait_for_event", json!({ "types": ["operation"], "timeout_secs": 1 })).await;
+    assert_eq!(none["type"], "timeout", "another session's milestones leaked: {none}");
+
+    let done =
+        sender.ok("wait_for_operation", json!({ "operation_id": id, "timeout_secs": 60 })).await;
+    assert_eq!(done["status"], "completed", "{done}");
 }
