@@ -6,3 +6,9 @@ source scripts/setup.sh
 # Tests drive the real binaries, so build all of them first.
 cargo build --locked --workspace --bins
 cargo test --locked --workspace --no-fail-fast "$@"
+# The same state, event, session and operation flows with every client a session of
+# `tabwire serve --http` (rmcp's streamable-HTTP client) instead of a `tabwire mcp` child.
+if [ "$#" -eq 0 ]; then
+    TABWIRE_TEST_MCP=http cargo test --locked -p tabwire-tests --no-fail-fast \
+        --test browser_state --test browser_events --test sessions --test operations
+fi

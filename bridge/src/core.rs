@@ -10,6 +10,7 @@ use serde_json::value::RawValue;
 use tabwire_proto::runtime_dir::{self, RuntimeDirError, SessionRecord};
 use tabwire_proto::wire::code;
 use tokio::sync::{broadcast, watch};
+use tokio_util::sync::CancellationToken;
 
 use crate::browser::{self, BrowserEvent, BrowserInfo, Connection};
 use crate::error::CallError;
@@ -44,6 +45,17 @@ pub(crate) struct Inner {
     /// Ask the hosts for events. Off for one-shot commands (`status`, `doctor`), so that they
     /// do not take the events a host keeps for the next session.
     subscribe: bool,
+    /// Fired by [`Core::close`] or when the last handle goes: the watcher stops and the
+    /// connections to the hosts close. A process with one core ends with it anyway; one that
+    /// holds a core per session (`tabwire serve --http`) must not keep a closed session's
+    /// connections open.
+    closing: CancellationToken,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.closing.cancel();
+    }
 }
 
 impl Core {
@@ -86,6 +98,7 @@ impl Core {
                 session: OnceLock::new(),
                 self_reports: SelfReports::default(),
                 subscribe,
+                closing: CancellationToken::new(),
             }),
         };
         tokio::spawn(browser::watch(core.downgrade(), ready_tx));
@@ -229,6 +242,19 @@ impl Core {
         self.inner.attached.lock().expect("attached list poisoned").clone()
     }
 
+    /// Let go of the browsers: stop watching for hosts and close every connection (the hosts
+    /// cancel what this core still had in flight). Calls made afterwards fail with
+    /// `browser_disconnected`.
+    pub fn close(&self) {
+        self.inner.closing.cancel();
+        self.inner.attached.lock().expect("attached list poisoned").clear();
+    }
+
+    /// Resolves once [`Core::close`] was called or the last handle dropped.
+    pub(crate) fn closing(&self) -> CancellationToken {
+        self.inner.closing.clone()
+    }
+
     pub(crate) fn only(&self) -> Option<&str> {
         self.inner.only.as_deref()
     }
@@ -244,6 +270,9 @@ impl Core {
 
     pub(crate) fn attach(&self, conn: Arc<Connection>) {
         let mut attached = self.inner.attached.lock().expect("attached list poisoned");
+        if self.inner.closing.is_cancelled() {
+            return; // closed while this host was being attached
+        }
         attached.retain(|c| c.info().host_pid != conn.info().host_pid);
         attached.push(conn);
     }

@@ -14,6 +14,7 @@ pub mod mcp;
 pub mod methods;
 pub mod operations;
 pub mod page;
+pub mod serve;
 pub mod session;
 pub mod state_cache;
 pub mod workers;

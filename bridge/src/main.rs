@@ -46,6 +46,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Wait(args) => return cli::wait::run(args).await,
         Command::Notify(args) => return cli::notify::run(args).await,
         Command::Workflow(args) => return cli::workflow::run(&args),
+        Command::Serve(args) => return tabwire_bridge::serve::run(args).await,
         _ => {}
     }
     match cli.command {

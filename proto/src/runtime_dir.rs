@@ -8,6 +8,7 @@
 //!   hosts/<pid>.json         0600  who that host is (HostRecord)
 //!   sessions/<id>.sock       0600  one per `tabwire mcp` session
 //!   sessions/<id>.json       0600  who that session is
+//!   serve/<port>.json        0600  a `tabwire serve --http`: its URL and bearer token
 //! ```
 //!
 //! `<runtime>` is `$TABWIRE_RUNTIME_DIR`, else `$XDG_RUNTIME_DIR/tabwire`, else

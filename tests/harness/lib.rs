@@ -10,6 +10,8 @@
 //!   a private runtime dir; killed by PID when dropped, also when a test fails.
 //! - [`fixtures`]: the test pages, served on 127.0.0.1 behind a random path token.
 //! - [`mcp`]: `tabwire mcp` as a child, driven by rmcp's own client over stdio.
+//! - [`serve`]: `tabwire serve --http` as a child, and rmcp's streamable-HTTP client for it;
+//!   `TABWIRE_TEST_MCP=http` runs every [`Mcp::start`] through it.
 //! - [`http`]: a bare HTTP GET, every header under the test's control.
 //! - [`claude`]: the real Claude Code CLI from npm, installed once.
 //! - [`git`]: throwaway git repositories.
@@ -25,6 +27,7 @@ pub mod host;
 pub mod http;
 pub mod mcp;
 pub mod progress;
+pub mod serve;
 
 pub use cdp::Cdp;
 pub use chromium::Chromium;

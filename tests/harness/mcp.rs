@@ -2,6 +2,7 @@
 //! Code and other MCP clients run it.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
@@ -10,18 +11,33 @@ use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
 
 use crate::bins;
+use crate::serve::Serve;
 
-/// One MCP session with a `tabwire mcp` child.
+/// One MCP session with tabwire: a `tabwire mcp` child over stdio, or a session of a
+/// `tabwire serve --http` child ([`crate::serve`]).
 pub struct Mcp {
     pub client: RunningService<RoleClient, ()>,
+    /// The HTTP server this session lives in (kept running while the session is used).
+    pub serve: Option<Arc<Serve>>,
 }
 
 impl Mcp {
-    /// Start `tabwire mcp` against the hosts in `runtime_dir`.
+    /// Start `tabwire mcp` against the hosts in `runtime_dir` — or, when this test run is
+    /// over HTTP (`TABWIRE_TEST_MCP=http`), open a session of that runtime dir's server.
     pub async fn start(runtime_dir: &Path) -> Mcp {
+        if crate::serve::http_wanted() {
+            return Self::http(&Serve::shared(runtime_dir)).await;
+        }
         Self::start_with(runtime_dir, &[]).await
     }
 
+    /// A new MCP session of `serve`, over streamable HTTP.
+    pub async fn http(serve: &Arc<Serve>) -> Mcp {
+        Mcp { client: serve.client(()).await, serve: Some(serve.clone()) }
+    }
+
+    /// `tabwire mcp` over stdio, with extra environment (always stdio: a session's id and
+    /// parent come from its environment, which an HTTP session does not have).
     pub async fn start_with(runtime_dir: &Path, env: &[(&str, &str)]) -> Mcp {
         let mut cmd = tokio::process::Command::new(bins::bin("tabwire"));
         // A test run inside a tabwire session must not join it, nor pick the user's browser.
@@ -34,7 +50,7 @@ impl Mcp {
         }
         let transport = TokioChildProcess::new(cmd).expect("spawn tabwire mcp");
         let client = ().serve(transport).await.expect("MCP handshake with tabwire mcp");
-        Mcp { client }
+        Mcp { client, serve: None }
     }
 
     /// Call a tool; the raw result (errors included).

@@ -3,6 +3,7 @@
 //! Also knows the child's pid, so a test can kill the bridge mid-operation.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rmcp::model::{
@@ -16,6 +17,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::bins;
+use crate::serve::Serve;
 
 /// One progress notification as the client received it.
 #[derive(Debug, Clone)]
@@ -47,12 +49,22 @@ impl ClientHandler for Recorder {
 pub struct ProgressMcp {
     pub client: RunningService<RoleClient, Recorder>,
     pub progress: mpsc::UnboundedReceiver<Received>,
-    /// The child's pid.
+    /// The child's pid (`tabwire mcp`, or over HTTP the `tabwire serve` that holds the session).
     pub pid: u32,
+    /// Over HTTP (`TABWIRE_TEST_MCP=http`): the server of this session alone.
+    pub serve: Option<Arc<Serve>>,
 }
 
 impl ProgressMcp {
     pub async fn start_with(runtime_dir: &Path, env: &[(&str, &std::ffi::OsStr)]) -> ProgressMcp {
+        if crate::serve::http_wanted() {
+            let env: Vec<(&str, &str)> =
+                env.iter().map(|(k, v)| (*k, v.to_str().expect("a UTF-8 value"))).collect();
+            let serve = Arc::new(Serve::start_with(runtime_dir, &[], &env));
+            let (tx, progress) = mpsc::unbounded_channel();
+            let client = serve.client(Recorder { tx }).await;
+            return ProgressMcp { client, progress, pid: serve.pid(), serve: Some(serve) };
+        }
         let mut cmd = tokio::process::Command::new(bins::bin("tabwire"));
         cmd.arg("mcp").env("TABWIRE_RUNTIME_DIR", runtime_dir);
         for (k, v) in env {
@@ -62,7 +74,7 @@ impl ProgressMcp {
         let pid = transport.id().expect("the child's pid");
         let (tx, progress) = mpsc::unbounded_channel();
         let client = Recorder { tx }.serve(transport).await.expect("MCP handshake");
-        ProgressMcp { client, progress, pid }
+        ProgressMcp { client, progress, pid, serve: None }
     }
 
     /// Start a tool call; the handle carries the progressToken the client chose.
@@ -108,6 +120,9 @@ impl ProgressMcp {
 
     /// Kill the child with SIGKILL, as a crash would.
     pub fn kill(&self) {
+        if let Some(serve) = &self.serve {
+            return serve.kill();
+        }
         // SAFETY: a positive pid we started; never 0 or negative (which would mean groups).
         assert!(self.pid > 0);
         unsafe { libc::kill(self.pid as libc::pid_t, libc::SIGKILL) };

@@ -401,7 +401,8 @@ async fn a_restarted_bridge_picks_operations_up() {
         .start_call("wait_for_operation", json!({ "operation_id": a, "timeout_secs": 30 }))
         .await;
     let token = waiting.progress_token.clone();
-    let done = result(waiting.await_response().await.unwrap()).structured_content.unwrap();
+    let done = result(waiting.await_response().await.unwrap());
+    let done = done.structured_content.clone().unwrap_or_else(|| panic!("{done:?}"));
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(done["response_text"], answer(1, "survive", 60));
     let seen = progress_until_end(&mut second, &token).await;

@@ -34,6 +34,9 @@ pub(crate) async fn watch(core: Weak<Inner>, ready: watch::Sender<bool>) {
     loop {
         let Some(inner) = core.upgrade() else { return };
         let core = Core::from_inner(inner);
+        if core.closing().is_cancelled() {
+            return;
+        }
         while let Ok(pid) = forget.try_recv() {
             known.remove(&pid);
         }
@@ -100,8 +103,12 @@ async fn attach(
     core.inbox().connected(conn.info());
     drop(settled);
     let weak = core.downgrade();
+    let closing = core.closing();
     drop(core);
-    conn.closed().await;
+    tokio::select! {
+        () = conn.closed() => {}
+        () = closing.cancelled() => return, // the core let go: dropping `conn` closes it
+    }
     if let Some(inner) = weak.upgrade() {
         let core = Core::from_inner(inner);
         core.detach(&conn);

@@ -2,6 +2,7 @@
 
 pub mod extension;
 pub mod notify;
+pub mod serve;
 pub mod setup;
 pub mod sites;
 pub mod status;
@@ -32,6 +33,9 @@ pub struct Attach {
 pub enum Command {
     /// Run the MCP server on stdin/stdout (what an MCP client starts).
     Mcp(Attach),
+    /// Serve MCP over streamable HTTP on loopback, one session per client (for clients that
+    /// speak only HTTP). Prints the URL and the bearer token every request needs.
+    Serve(serve::ServeArgs),
     /// Show the attached browsers, their tab counts and the runtime directory.
     Status {
         #[command(flatten)]

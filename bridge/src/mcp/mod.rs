@@ -27,8 +27,7 @@ pub async fn serve(core: Core) -> anyhow::Result<()> {
         SavedQueue::start(core.queue().clone(), &crate::dirs::state_dir(), id)
     });
     let server = TabwireServer::new(core);
-    let operations = server.operations.clone();
-    let workers = server.workers.clone();
+    let ending = server.clone();
     let service = tokio::select! {
         service = server.serve(rmcp::transport::stdio()) => service?,
         () = session.terminated() => return Ok(()), // before the handshake: nothing to flush
@@ -37,11 +36,11 @@ pub async fn serve(core: Core) -> anyhow::Result<()> {
         reason = service.waiting() => tracing::info!(?reason, "MCP session ended"),
         () = session.terminated() => tracing::info!("terminated by a signal"),
     }
-    workers.stop_all().await; // SIGTERM; their reports join the queue
+    ending.stop_workers().await; // SIGTERM; their reports join the queue
     if let Some(saved) = &saved {
         saved.flush().await; // what no one took waits for this session's next run
     }
     drop(session);
-    operations.flush().await; // the last milestones reach the disk before the process ends
+    ending.flush_operations().await; // the last milestones reach the disk before the process ends
     Ok(())
 }

@@ -56,7 +56,18 @@ pub struct TabwireServer {
 impl TabwireServer {
     pub fn new(core: Core) -> Self {
         // Built once and kept: rmcp's default rebuilds the router on every call.
-        let tool_router = Self::browser_tools()
+        let tool_router = Self::tools();
+        let operations = Operations::start(core.clone());
+        let workers = Workers::start(core.clone(), dirs::state_dir(), dirs::config_dir());
+        let workflows = Workflows::start(&core);
+        let peers = Arc::default();
+        TabwireServer { core, operations, workers, workflows, peers, tool_router }
+    }
+
+    /// Every tool, with its schemas. `tabwire serve` keeps one copy to describe the tools
+    /// before a client's session exists.
+    pub fn tools() -> ToolRouter<Self> {
+        Self::browser_tools()
             + Self::tab_tools()
             + Self::diagnose_tools()
             + Self::page_tools()
@@ -64,12 +75,18 @@ impl TabwireServer {
             + Self::session_tools()
             + Self::operation_tools()
             + Self::worker_tools()
-            + Self::workflow_tools();
-        let operations = Operations::start(core.clone());
-        let workers = Workers::start(core.clone(), dirs::state_dir(), dirs::config_dir());
-        let workflows = Workflows::start(&core);
-        let peers = Arc::default();
-        TabwireServer { core, operations, workers, workflows, peers, tool_router }
+            + Self::workflow_tools()
+    }
+
+    /// What a session does as it ends, before its record goes: its running workers get
+    /// SIGTERM (their reports join the queue).
+    pub async fn stop_workers(&self) {
+        self.workers.stop_all().await;
+    }
+
+    /// …and after: the last operation milestones reach the disk.
+    pub async fn flush_operations(&self) {
+        self.operations.flush().await;
     }
 }
 

@@ -14,7 +14,7 @@ pub mod record;
 pub mod store;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -126,14 +126,16 @@ impl Operations {
             Vec::new()
         });
         let me = std::process::id();
+        let my_session = core.session().map(|r| r.session_id.clone());
         let mut table = HashMap::new();
         let mut adopted = Vec::new();
         for mut op in loaded {
-            if op.owner_pid != me && tabwire_proto::runtime_dir::pid_alive(op.owner_pid) {
+            if followed_elsewhere(&op, me, my_session.as_deref(), core.runtime_dir()) {
                 continue; // another running session follows it
             }
             if !op.status.is_final() {
                 op.owner_pid = me;
+                op.owner_session = my_session.clone();
                 adopted.push(op.operation_id.clone());
             }
             table.insert(op.operation_id.clone(), Entry::new(op));
@@ -195,6 +197,7 @@ impl Operations {
             deadline,
         );
         op.origin = origin_of(&tab.url);
+        op.owner_session = core.session().map(|r| r.session_id.clone());
         self.insert(op);
         self.arm_deadline(&id);
         let params = json!({
@@ -613,4 +616,15 @@ fn unknown(id: &str, table: &HashMap<String, Entry>) -> CallError {
             table.len()
         ),
     )
+}
+
+/// Whether another live session follows `op`: one of another live process, or another live
+/// session of this one (`tabwire serve --http` holds several; each has its record).
+fn followed_elsewhere(op: &Operation, me: u32, my_session: Option<&str>, runtime: &Path) -> bool {
+    if op.owner_pid != me {
+        return tabwire_proto::runtime_dir::pid_alive(op.owner_pid);
+    }
+    op.owner_session.as_deref().is_some_and(|owner| {
+        Some(owner) != my_session && crate::session::record::find(runtime, owner).is_some()
+    })
 }

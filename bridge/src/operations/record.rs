@@ -63,6 +63,10 @@ pub struct Operation {
     /// Pid of the `tabwire mcp` that follows it; another live bridge leaves it alone.
     #[serde(default)]
     pub owner_pid: u32,
+    /// The session that follows it: one process may hold several (`tabwire serve --http`),
+    /// and another session of the same process leaves it alone while this one is live.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner_session: Option<String>,
     /// The origin of the chat site the answer comes from (what it says is that site's data).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub origin: Option<String>,
@@ -95,6 +99,7 @@ impl Operation {
             page_seq: 0,
             chars: 0,
             owner_pid: std::process::id(),
+            owner_session: None,
             origin: None,
         }
     }

@@ -9,6 +9,10 @@
 //! It listens on `<runtime>/sessions/<id>.sock` (0600) and on 127.0.0.1 for `GET /wait`, and
 //! writes `<id>.json` beside the socket (0600: it holds the HTTP token). Both files go when the
 //! [`Session`] is dropped: on stdin EOF and on SIGTERM/SIGINT (see `mcp::serve`).
+//!
+//! One process may hold several sessions (`tabwire serve --http`: one per HTTP client), each
+//! with its own core, socket, record and `/wait` port: [`Session::start_another`] makes one
+//! without reading the environment or catching signals, and dropping it stops its listeners.
 
 pub mod client;
 #[doc(hidden)]
@@ -26,6 +30,7 @@ use anyhow::{Context, bail};
 use tabwire_proto::runtime_dir::{self, now_ms};
 use tokio::net::{TcpListener, UnixListener};
 use tokio::signal::unix::{Signal, SignalKind, signal};
+use tokio_util::sync::{CancellationToken, DropGuard};
 
 pub use client::{NO_SUCH_SESSION, Peers, SessionClient};
 pub use record::SessionRecord;
@@ -45,11 +50,16 @@ pub struct Session {
     /// SIGTERM and SIGINT, caught from before the record is written: a signal must never kill
     /// the process with its files still there.
     signals: Option<(Signal, Signal)>,
+    /// Stops the socket and `/wait` listeners when the session goes (several sessions may
+    /// live in one process, so the process ending is not enough).
+    _listening: DropGuard,
 }
 
 impl Session {
     /// Become a session: bind the socket and the HTTP port, write the record, and start
-    /// answering. The core learns who it is (`Core::session`).
+    /// answering. The core learns who it is (`Core::session`). The id comes from
+    /// `TABWIRE_SESSION_ID` (see the module doc); SIGTERM and SIGINT are caught
+    /// ([`Session::terminated`]).
     pub async fn start(core: &Core) -> anyhow::Result<Session> {
         let runtime_dir = core.runtime_dir().to_owned();
         runtime_dir::prepare(&runtime_dir)?;
@@ -71,7 +81,25 @@ impl Session {
         let chosen_id = named && parent.is_none();
         let signals =
             signal(SignalKind::terminate()).ok().zip(signal(SignalKind::interrupt()).ok());
-        let (socket_path, record_path) = record::paths(&runtime_dir, &id);
+        Self::open(core, id, parent, chosen_id, signals).await
+    }
+
+    /// One more session in this process, with a new id and no parent, for a core of its own
+    /// (`tabwire serve --http` makes one per client). It catches no signal: the process that
+    /// holds several sessions ends them all itself.
+    pub async fn start_another(core: &Core) -> anyhow::Result<Session> {
+        runtime_dir::prepare(core.runtime_dir())?;
+        Self::open(core, new_id(), None, false, None).await
+    }
+
+    async fn open(
+        core: &Core,
+        id: String,
+        parent: Option<String>,
+        chosen_id: bool,
+        signals: Option<(Signal, Signal)>,
+    ) -> anyhow::Result<Session> {
+        let (socket_path, record_path) = record::paths(core.runtime_dir(), &id);
         let listener = bind(&socket_path)?;
         let http = TcpListener::bind("127.0.0.1:0").await.context("binding 127.0.0.1 for /wait")?;
         let http_port = http.local_addr()?.port();
@@ -88,10 +116,15 @@ impl Session {
         runtime_dir::write_record(&record_path, &record)
             .with_context(|| format!("writing {}", record_path.display()))?;
         core.set_session(record.clone());
-        tokio::spawn(socket::serve(listener, core.clone()));
-        tokio::spawn(http::serve(http, token, core.clone()));
+        let stop = CancellationToken::new();
+        tokio::spawn(stop.clone().run_until_cancelled_owned(socket::serve(listener, core.clone())));
+        tokio::spawn(stop.clone().run_until_cancelled_owned(http::serve(
+            http,
+            token,
+            core.clone(),
+        )));
         tracing::info!(session = %record.session_id, "session started");
-        Ok(Session { record, record_path, chosen_id, signals })
+        Ok(Session { record, record_path, chosen_id, signals, _listening: stop.drop_guard() })
     }
 
     /// Resolves on SIGTERM or SIGINT.
@@ -144,6 +177,6 @@ fn new_id() -> String {
 }
 
 /// 244 random bits from the OS (two v4 UUIDs), as 64 hex digits.
-fn new_token() -> String {
+pub(crate) fn new_token() -> String {
     format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple())
 }

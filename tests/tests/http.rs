@@ -1,0 +1,333 @@
+//! `tabwire serve --http`: the real server process, driven by rmcp's streamable-HTTP client
+//! and by bare HTTP requests whose every header the test controls. The state, event,
+//! session and operation flows run over HTTP too: `TABWIRE_TEST_MCP=http` reruns those test
+//! files with every client a session of `tabwire serve` (scripts/test.sh does).
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest};
+use rmcp::service::PeerRequestOptions;
+use serde_json::{Value, json};
+use tabwire_tests::serve::Serve;
+use tabwire_tests::{Chromium, Fixtures, Mcp, bins, http};
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
+
+fn port(serve: &Serve) -> u16 {
+    serve.authority().rsplit(':').next().unwrap().parse().unwrap()
+}
+
+/// POST an initialize to the server with these headers (Host defaults to its own).
+async fn init(serve: &Serve, headers: &[(&str, &str)]) -> http::Answer {
+    let mut all = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+    ];
+    all.extend_from_slice(headers);
+    http::request(port(serve), "POST", "/mcp", &all, INIT).await
+}
+
+fn session_records(dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir.join("sessions")) else { return Vec::new() };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".json"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// The next `message` event of this client's session: its body.
+async fn next_message(client: &Mcp) -> String {
+    let got =
+        client.ok("wait_for_event", json!({ "types": ["message"], "timeout_secs": 30 })).await;
+    assert_eq!(got["type"], "message", "{got}");
+    got["body"].as_str().unwrap().to_owned()
+}
+
+async fn eventually(what: &str, within: Duration, mut ok: impl FnMut() -> bool) {
+    let deadline = Instant::now() + within;
+    while !ok() {
+        assert!(Instant::now() < deadline, "{what} did not happen within {within:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_this_users_clients_get_in() {
+    let dir = bins::scratch_dir("door");
+    let serve = Serve::start(&dir, &[]);
+    let bearer = format!("Bearer {}", serve.token);
+
+    // The token is in a record only this user can read, and nowhere else on disk.
+    let record = dir.join("serve").join(format!("{}.json", port(&serve)));
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&record).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let saved: Value = serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
+    assert_eq!(
+        (saved["url"].as_str(), saved["token"].as_str()),
+        (Some(&*serve.url), Some(&*serve.token))
+    );
+
+    // No token, a wrong one, another scheme: 401 with a challenge and what to do.
+    for auth in [None, Some("Bearer nope".to_owned()), Some(serve.token.clone())] {
+        let headers: Vec<(&str, &str)> =
+            auth.iter().map(|a| ("Authorization", a.as_str())).collect();
+        let answer = init(&serve, &headers).await;
+        assert_eq!(answer.status, 401, "{auth:?}: {answer:?}");
+        assert_eq!(answer.header("www-authenticate"), Some("Bearer"));
+        assert!(answer.body.contains("Authorization: Bearer <token>"), "{}", answer.body);
+    }
+    // A web page: its Origin is refused even with the token (403), and so is a Host that is
+    // not the server's own (DNS rebinding).
+    for origin in ["https://evil.example", "null", "http://localhost:3000"] {
+        let answer = init(&serve, &[("Authorization", &bearer), ("Origin", origin)]).await;
+        assert_eq!(answer.status, 403, "{origin}: {answer:?}");
+        assert!(answer.body.contains("web pages"), "{}", answer.body);
+    }
+    for host in ["evil.example", "evil.example:80", "127.0.0.1:1"] {
+        let answer = init(&serve, &[("Authorization", &bearer), ("Host", host)]).await;
+        assert_eq!(answer.status, 403, "{host}: {answer:?}");
+        assert!(answer.body.contains("Host must be"), "{}", answer.body);
+    }
+    let other = http::request(port(&serve), "GET", "/", &[("Authorization", &bearer)], "").await;
+    assert_eq!(other.status, 404, "{other:?}");
+
+    // The right token and Host, no Origin: a session, named in Mcp-Session-Id.
+    let answer = init(&serve, &[("Authorization", &bearer)]).await;
+    assert_eq!(answer.status, 200, "{answer:?}");
+    assert!(answer.header("mcp-session-id").is_some_and(|id| !id.is_empty()), "{answer:?}");
+    assert!(
+        answer.body.contains("\"serverInfo\"") && answer.body.contains("tabwire"),
+        "{answer:?}"
+    );
+
+    // Stopped, it removes its record and every session's.
+    let status = serve.stop();
+    assert!(status.success(), "{status:?}");
+    assert!(!record.exists());
+    assert_eq!(session_records(&dir), Vec::<String>::new());
+}
+
+#[test]
+fn an_address_other_machines_can_reach_is_refused() {
+    let dir = bins::scratch_dir("bind");
+    for addr in ["0.0.0.0:0", "[::]:0", "192.168.1.20:8790"] {
+        let out = std::process::Command::new(bins::bin("tabwire"))
+            .args(["serve", "--http", addr])
+            .env("TABWIRE_RUNTIME_DIR", &dir)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{addr}: {stderr}");
+        assert!(
+            stderr.contains("loopback only") && stderr.contains("127.0.0.1:"),
+            "{addr}: {stderr}"
+        );
+        assert!(!stderr.contains("Bearer"), "no token is made for a refused address: {stderr}");
+    }
+}
+
+/// 20 clients at once, each calling while the others call: every reply and every event is the
+/// client's own. Each posts messages to its neighbour's session and waits in its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_clients_each_get_only_their_own_replies_and_events() {
+    const CLIENTS: usize = 20;
+    const ROUNDS: usize = 5;
+    let dir = bins::scratch_dir("twenty");
+    let serve = Arc::new(Serve::start(&dir, &[]));
+    let mut clients = Vec::new();
+    for _ in 0..CLIENTS {
+        clients.push(Arc::new(Mcp::http(&serve).await));
+    }
+    let mut ids = Vec::new();
+    for client in &clients {
+        ids.push(
+            client.ok("get_session", json!({})).await["session_id"].as_str().unwrap().to_owned(),
+        );
+    }
+    let mut unique = ids.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), CLIENTS, "each client is a session of its own: {ids:?}");
+    assert_eq!(session_records(&dir).len(), CLIENTS);
+
+    let ids = Arc::new(ids);
+    let tasks: Vec<_> = (0..CLIENTS)
+        .map(|me| {
+            let (client, ids) = (clients[me].clone(), ids.clone());
+            tokio::spawn(async move {
+                let next = (me + 1) % CLIENTS;
+                let mut heard = Vec::new();
+                for round in 0..ROUNDS {
+                    let body = format!("{me}->{next}#{round}");
+                    let sent = client
+                        .ok("post_message", json!({ "session_id": ids[next], "body": body }))
+                        .await;
+                    assert_eq!(sent["session_id"], ids[next], "{sent}");
+                    let who = client.ok("get_session", json!({})).await;
+                    assert_eq!(who["session_id"], ids[me], "a reply meant for another client");
+                    heard.push(next_message(&client).await);
+                }
+                let from = (me + CLIENTS - 1) % CLIENTS;
+                let expected: Vec<String> =
+                    (0..ROUNDS).map(|r| format!("{from}->{me}#{r}")).collect();
+                assert_eq!(heard, expected, "client {me} heard another's events");
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap();
+    }
+}
+
+/// A worker over stdio reports to a session over HTTP, as to any session; `tabwire notify`
+/// reaches it too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn notify_completion_reaches_an_http_session() {
+    let dir = bins::scratch_dir("notify");
+    let serve = Arc::new(Serve::start(&dir, &[]));
+    let lead = Mcp::http(&serve).await;
+    let id = lead.ok("get_session", json!({})).await["session_id"].as_str().unwrap().to_owned();
+
+    let worker = Mcp::start_with(&dir, &[]).await;
+    worker
+        .ok(
+            "notify_completion",
+            json!({ "session_id": id, "worker_id": "w1", "status": "success", "message": "done" }),
+        )
+        .await;
+    let out = std::process::Command::new(bins::bin("tabwire"))
+        .args(["notify", "--session", &id, "--worker", "w2", "--status", "error", "--message", "x"])
+        .env("TABWIRE_RUNTIME_DIR", &dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    let mut heard = Vec::new();
+    for _ in 0..2 {
+        let got = lead
+            .ok("wait_for_event", json!({ "types": ["worker_complete"], "timeout_secs": 10 }))
+            .await;
+        heard.push((got["worker_id"].clone(), got["status"].clone()));
+    }
+    assert_eq!(heard, [(json!("w1"), json!("success")), (json!("w2"), json!("error"))]);
+}
+
+/// A cancelled call stops in the server (its wait takes nothing), and the session goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_wait_takes_nothing_and_the_session_goes_on() {
+    let dir = bins::scratch_dir("cancel");
+    let serve = Arc::new(Serve::start(&dir, &[]));
+    let mcp = Mcp::http(&serve).await;
+    let id = mcp.ok("get_session", json!({})).await["session_id"].as_str().unwrap().to_owned();
+
+    let params = CallToolRequestParams::new("wait_for_event").with_arguments(
+        json!({ "types": ["message"], "timeout_secs": 60 }).as_object().unwrap().clone(),
+    );
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let handle = mcp
+        .client
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    handle.cancel(Some("the test cancels".into())).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    // Had the wait gone on, it would take this message; the next wait gets it instead.
+    mcp.ok("post_message", json!({ "session_id": id, "body": "after" })).await;
+    assert_eq!(next_message(&mcp).await, "after");
+    let none = mcp.ok("wait_for_event", json!({ "types": ["message"], "timeout_secs": 0 })).await;
+    assert_eq!(none["type"], "timeout", "{none}");
+}
+
+/// At the cap, one more client is told why; a client that leaves (DELETE) frees its place
+/// and takes its session's files with it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_are_capped_and_a_client_that_leaves_frees_its_place() {
+    let dir = bins::scratch_dir("cap");
+    let serve = Arc::new(Serve::start(&dir, &["--max-sessions", "2"]));
+    let bearer = format!("Bearer {}", serve.token);
+    let first = Mcp::http(&serve).await;
+    let second = Mcp::http(&serve).await;
+    first.ok("get_session", json!({})).await;
+    assert_eq!(session_records(&dir).len(), 2);
+
+    let answer = init(&serve, &[("Authorization", &bearer)]).await;
+    assert_eq!(answer.status, 503, "{answer:?}");
+    assert!(
+        answer.body.contains("too_many_connections") && answer.body.contains("--max-sessions"),
+        "{}",
+        answer.body
+    );
+
+    first.client.cancel().await.unwrap();
+    eventually("the first session's end", Duration::from_secs(3), || {
+        session_records(&dir).len() == 1
+    })
+    .await;
+    let third = Mcp::http(&serve).await;
+    third.ok("get_session", json!({})).await;
+    second.ok("get_session", json!({})).await;
+}
+
+/// A client that goes quiet without saying goodbye: its session ends after the idle timeout,
+/// its files with it, and its place is free again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_session_ends() {
+    let dir = bins::scratch_dir("idle");
+    let serve = Arc::new(Serve::start(&dir, &["--max-sessions", "1", "--idle-timeout", "1"]));
+    let quiet = Mcp::http(&serve).await;
+    quiet.ok("get_session", json!({})).await;
+    assert_eq!(session_records(&dir).len(), 1);
+    eventually("the idle session's end", Duration::from_secs(5), || {
+        session_records(&dir).is_empty()
+    })
+    .await;
+    let answer = init(&serve, &[("Authorization", &format!("Bearer {}", serve.token))]).await;
+    assert_eq!(answer.status, 200, "its place is free again: {answer:?}");
+    drop(quiet);
+}
+
+/// Two sessions of one server share a process and a state dir: a chat operation one of them
+/// sent is followed by it alone, never adopted by the other (as if its bridge had died).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sessions_operation_stays_its_own_in_a_shared_process() {
+    let browser = Chromium::start();
+    let pages = Fixtures::serve();
+    let state = bins::scratch_dir("http-state");
+    let serve = Arc::new(Serve::start_with(
+        &browser.runtime_dir,
+        &[],
+        &[("TABWIRE_STATE_DIR", state.to_str().unwrap())],
+    ));
+    let sender = Mcp::http(&serve).await;
+    let url = pages.url("chat.html?words=40&word_ms=40&start_ms=50");
+    let tab = sender.ok("open_tab", json!({ "url": url })).await["tab"]["id"].clone();
+    let adapter = json!({
+        "name": "fixture", "matches": ["http://127.0.0.1:*/*chat.html*"], "input": "#prompt",
+        "submit": "#send", "user_message": ".msg.user", "assistant_message": ".msg.assistant",
+        "generating": ".typing", "done": ".done", "stable_ms": 300
+    });
+    let sent = sender
+        .ok("send_message_async", json!({ "tab_id": tab, "text": "mine", "adapter": adapter }))
+        .await;
+    let id = sent["operation_id"].as_str().unwrap().to_owned();
+
+    // A session that starts while the operation runs, in the same process, leaves it alone.
+    let other = Mcp::http(&serve).await;
+    let listed = other.ok("list_operations", json!({})).await;
+    assert_eq!(listed["operations"], json!([]), "{listed}");
+    let none =
+        other.ok("wait_for_event", json!({ "types": ["operation"], "timeout_secs": 1 })).await;
+    assert_eq!(none["type"], "timeout", "another session's milestones leaked: {none}");
+
+    let done =
+        sender.ok("wait_for_operation", json!({ "operation_id": id, "timeout_secs": 60 })).await;
+    assert_eq!(done["status"], "completed", "{done}");
+}
