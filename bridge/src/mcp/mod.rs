@@ -6,6 +6,7 @@ mod events;
 mod operations;
 mod page;
 mod reply;
+mod schema;
 mod server;
 mod sessions;
 mod tabs;

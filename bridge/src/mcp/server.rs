@@ -60,6 +60,7 @@ impl TabwireServer {
             + Self::operation_tools()
             + Self::worker_tools()
             + Self::workflow_tools();
+        let tool_router = super::schema::clean_router(tool_router);
         let operations = Operations::start(core.clone());
         let workers = Workers::start(core.clone(), dirs::state_dir(), dirs::config_dir());
         let workflows = Workflows::start(&core);
