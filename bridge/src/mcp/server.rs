@@ -1,9 +1,18 @@
 //! The MCP server: one `ServerHandler` whose tool router joins the tool families (`tabs.rs`,
 //! `browsers.rs`). Tool methods call the [`Core`] and hold no socket code.
 
+use std::sync::Arc;
+
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
-use rmcp::{ServerHandler, tool_handler};
+use rmcp::handler::server::tool::ToolCallContext;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+
+use super::commands::PageTools;
 
 use crate::core::Core;
 use crate::dirs;
@@ -46,6 +55,8 @@ pub struct TabwireServer {
     pub(super) workers: Workers,
     pub(super) workflows: Workflows,
     tool_router: ToolRouter<Self>,
+    /// `--page-tools`: each declared page command as a tool of its own.
+    page_tools: Option<Arc<PageTools>>,
 }
 
 impl TabwireServer {
@@ -59,20 +70,89 @@ impl TabwireServer {
             + Self::session_tools()
             + Self::operation_tools()
             + Self::worker_tools()
-            + Self::workflow_tools();
+            + Self::workflow_tools()
+            + Self::command_tools();
         let tool_router = super::schema::clean_router(tool_router);
         let operations = Operations::start(core.clone());
         let workers = Workers::start(core.clone(), dirs::state_dir(), dirs::config_dir());
         let workflows = Workflows::start(&core);
-        TabwireServer { core, operations, workers, workflows, tool_router }
+        TabwireServer { core, operations, workers, workflows, tool_router, page_tools: None }
+    }
+
+    /// Also serve each command pages declare as a tool of its own (`--page-tools`), and tell
+    /// the client when they change (`notifications/tools/list_changed`).
+    pub fn with_page_tools(mut self, on: bool) -> Self {
+        self.page_tools = on.then(Arc::default);
+        self
+    }
+
+    /// Whether `name` is one of the built-in tools, which no page tool may take.
+    pub(super) fn is_static_tool(&self, name: &str) -> bool {
+        self.tool_router.has_route(name)
     }
 }
 
-#[tool_handler(router = self.tool_router)]
+// Hand-written rather than `#[tool_handler]`: the static router's tools joined with the page
+// tools, whose set changes while the session runs.
 impl ServerHandler for TabwireServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let tools = ServerCapabilities::builder().enable_tools();
+        let capabilities = match self.page_tools {
+            Some(_) => tools.enable_tool_list_changed().build(),
+            None => tools.build(),
+        };
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("tabwire", env!("CARGO_PKG_VERSION")))
             .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let mut tools = self.tool_router.list_all();
+        if let Some(page_tools) = &self.page_tools {
+            tools.extend(self.page_tool_list(page_tools).await);
+        }
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if !self.tool_router.has_route(&request.name)
+            && let Some(page_tools) = &self.page_tools
+        {
+            let cancel = context.ct.clone();
+            let call = self.call_page_tool(page_tools, &request.name, request.arguments, cancel);
+            if let Some(result) = call.await {
+                return result;
+            }
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "no tool {:?}: the page that offered it may have closed; list the tools again",
+                    request.name
+                ),
+                None,
+            ));
+        }
+        self.tool_router.call(ToolCallContext::new(self, request, context)).await
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tool_router.get(name).cloned()
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if let Some(page_tools) = &self.page_tools {
+            tokio::spawn(super::commands::announce_changes(
+                self.clone(),
+                page_tools.clone(),
+                context.peer,
+            ));
+        }
     }
 }
