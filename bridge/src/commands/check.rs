@@ -93,6 +93,20 @@ mod tests {
     }
 
     #[test]
+    fn the_limits_are_the_extensions() {
+        let worker = include_str!("../../../extension/commands.js");
+        assert!(
+            worker.contains("export const MAX_SCHEMA = 16 * 1024;"),
+            "MAX_SCHEMA = {MAX_SCHEMA}"
+        );
+        assert!(
+            worker.contains(&format!("export const MAX_SCHEMA_DEPTH = {MAX_SCHEMA_DEPTH};")),
+            "MAX_SCHEMA_DEPTH = {MAX_SCHEMA_DEPTH}"
+        );
+        assert_eq!(MAX_SCHEMA, 16 * 1024);
+    }
+
+    #[test]
     fn huge_deep_or_remote_schemas_are_refused() {
         let mut deep = json!({ "type": "object" });
         for _ in 0..20 {

@@ -6,7 +6,7 @@
 //! (`type`, `minimum`, `enum`, `required`, …) and every description, and lose what constrains
 //! nothing or is unknown: non-standard formats, `$schema` (2020-12 is MCP's default dialect),
 //! `"default": null`, `"additionalProperties": true`. A definition used once is written where it
-//! is used. tests/tests/schemas.rs checks the result with Ajv in strict mode.
+//! is used. Output schemas also lose their descriptions (see [`drop_words`]). tests/tests/schemas.rs checks the result with Ajv in strict mode.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -48,6 +48,7 @@ pub fn clean_router<S: Send + Sync + 'static>(router: ToolRouter<S>) -> ToolRout
         route.attr.input_schema = Arc::new(clean_schema(&route.attr.input_schema));
         if let Some(output) = &route.attr.output_schema {
             let mut output = clean_schema(output);
+            drop_words(&mut output);
             let id = format!("urn:tabwire:{}:output:{:08x}", route.attr.name, fnv(&output));
             output.insert("$id".into(), Value::String(id));
             route.attr.output_schema = Some(Arc::new(output));
@@ -55,6 +56,38 @@ pub fn clean_router<S: Send + Sync + 'static>(router: ToolRouter<S>) -> ToolRout
         clean.add_route(route);
     }
     clean
+}
+
+/// An output schema without its `description`s and `title`s: it is for the client to check
+/// `structuredContent` against (the model reads the tool's description, its input schema and
+/// the result itself), and they were half of the bytes of `tools/list`. The fields are
+/// documented in specs/tools.md.
+fn drop_words(schema: &mut JsonObject) {
+    fn walk(value: &mut Value, in_properties: bool) {
+        match value {
+            Value::Object(map) => {
+                if !in_properties {
+                    for word in ["description", "title"] {
+                        if map.get(word).is_some_and(Value::is_string) {
+                            map.remove(word);
+                        }
+                    }
+                }
+                // Under `properties` and `$defs` the keys are names (a field may be called
+                // `description`), and each value is a schema again.
+                for (key, v) in map.iter_mut() {
+                    walk(v, !in_properties && (key == "properties" || key == "$defs"));
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|v| walk(v, false)),
+            _ => {}
+        }
+    }
+    let mut root = Value::Object(std::mem::take(schema));
+    walk(&mut root, false);
+    if let Value::Object(map) = root {
+        *schema = map;
+    }
 }
 
 /// One schema, cleaned (see the module's doc).
@@ -200,6 +233,31 @@ mod tests {
                     "at": { "type": "string", "format": "date-time", "default": "now" },
                     "format": { "type": "string" }
                 }
+            })
+        );
+    }
+
+    #[test]
+    fn output_schemas_lose_their_words_but_not_fields_named_like_them() {
+        let mut schema = json!({
+            "type": "object",
+            "description": "a result",
+            "properties": {
+                "description": { "type": "string", "description": "the page's" },
+                "title": { "type": "string" }
+            },
+            "required": ["description"]
+        })
+        .as_object()
+        .unwrap()
+        .clone();
+        drop_words(&mut schema);
+        assert_eq!(
+            Value::Object(schema),
+            json!({
+                "type": "object",
+                "properties": { "description": { "type": "string" }, "title": { "type": "string" } },
+                "required": ["description"]
             })
         );
     }
