@@ -66,4 +66,6 @@ async fn every_built_in_tool_says_when_to_use_it_in_three_sentences_at_most() {
     for family in ["Tabs", "Pages", "Waiting", "Sessions", "Workers", "Chat", "Workflows"] {
         assert!(instructions.contains(family), "the instructions list the {family} family");
     }
+    drop(mcp);
+    let _ = std::fs::remove_dir_all(&dir);
 }
