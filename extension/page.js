@@ -12,6 +12,7 @@
 // page can only hurt itself: its events are rate-limited per tab, and every value is checked
 // for size and depth here again (a hostile page can post to the relay without the SDK).
 
+import { checkDeclaration } from './commands.js';
 import { TabwireError, fail } from './errors.js';
 import { MAX_DEPTH, MAX_EVENT, deeperThan, forgetTab, rateLimit } from './limits.js';
 import { hostProblem, sendEvent } from './native.js';
@@ -39,6 +40,14 @@ export const pageMethods = {
     return { ...page.from, result: await call(page, { type: 'command', name: type, payload }, signal) };
   },
 
+  // The commands pages declared (tabwire.onCommand's third argument): of tab `tab_id`, or of
+  // every page with a port whose site is allowed now.
+  'page.commands': async (params, { signal }) => {
+    const listed = (page) => ({ tab_id: page.tabId, ...page.from, app: page.declared?.app ?? null, commands: page.declared?.commands ?? [] });
+    if (params?.tab_id != null) return { pages: [listed(await attach(tabId(params), signal))] };
+    return { pages: [...pages.values()].filter((p) => p.declared && allows(p.from.origin)).map(listed) };
+  },
+
   'page.drained': async (params, { signal }) => {
     const id = tabId(params);
     const { count } = params;
@@ -57,6 +66,7 @@ export function listenForPages() {
       provider: false,
       hasState: false,
       state: null,
+      declared: null, // {app, commands}: checkDeclaration's
       calls: new Map(), // call id → { resolve, reject }
       acked: 0, // highest message number to ack
       failed: [], // { n, error } among those
@@ -74,6 +84,7 @@ export function listenForPages() {
     port.onDisconnect.addListener(() => {
       if (pages.get(page.tabId) === page) pages.delete(page.tabId);
       gone(page);
+      if (page.declared) announce(page, null); // its commands went with it
     });
   });
   chrome.tabs.onRemoved.addListener(forgetTab);
@@ -98,10 +109,25 @@ function fromPage(page, msg) {
         page.state = parse(msg.json);
         page.hasState = true;
       }
+      if (typeof msg.commands === 'string') {
+        try {
+          declare(page, msg.commands);
+        } catch {} // refused when first sent; the page heard it then
+      }
       return resolveWaiters(page);
     case 'state':
     case 'event':
       return publish(page, msg);
+    case 'commands': {
+      let error = null;
+      try {
+        if (!allows(page.from.origin)) throw notAllowedNow(page);
+        declare(page, msg.json);
+      } catch (e) {
+        error = { code: e.code ?? 'bad_request', message: e.message };
+      }
+      return ack(page, msg.n, error);
+    }
     case 'reply': {
       const c = page.calls.get(msg.id);
       if (!c) return; // cancelled or timed out meanwhile
@@ -147,6 +173,11 @@ function publish(page, { type: kind, n, json }) {
     if (!(kind === 'state' && e.code === 'browser_disconnected'))
       error = { code: e.code ?? 'page_error', message: kind === 'event' && e.code === 'browser_disconnected' ? `the event was not delivered: tabwire is not connected to its host (${hostProblem()})` : e.message };
   }
+  ack(page, n, error);
+}
+
+// Ack the page's message `n` (cumulative, coalesced), failed with `error` unless it is null.
+function ack(page, n, error) {
   // The last message taken, not the highest number seen: messages come in order, and a page
   // script that posts a stray big number on the channel must not settle the SDK's pending ones.
   if (Number.isInteger(n)) page.acked = n;
@@ -158,6 +189,20 @@ function publish(page, { type: kind, n, json }) {
     } catch {} // the page is gone
     page.failed = [];
   }, 0);
+}
+
+// The page's declared commands (checkDeclaration throws for a bad one, which keeps the last),
+// kept for page.commands and announced to the bridges.
+function declare(page, json) {
+  page.declared = checkDeclaration(json);
+  announce(page, page.declared);
+}
+
+// The `commands` event: the page's declared commands, or none when it went away.
+function announce(page, declared) {
+  try {
+    sendEvent('commands', page.tabId, declared ?? { app: null, commands: [] }, page.from);
+  } catch {} // no host now: the bridges ask with page.commands when they attach
 }
 
 // Throws the TabwireError a state or event must be refused with: its site is not allowed (any

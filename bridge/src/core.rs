@@ -93,6 +93,7 @@ impl Core {
                     queue: EventQueue::new(),
                     cache: StateCache::default(),
                     sites: Arc::default(),
+                    commands: Default::default(),
                 },
                 ready,
                 session: OnceLock::new(),
@@ -162,6 +163,11 @@ impl Core {
     /// announced them; `None` before it has.
     pub fn allowed_sites(&self, browser: &BrowserInfo) -> Option<Vec<String>> {
         self.inner.inbox.sites.lock().expect("sites poisoned").get(&browser.key()).cloned()
+    }
+
+    /// The commands the pages declared, per browser and tab.
+    pub fn commands(&self) -> &crate::commands::registry::CommandRegistry {
+        &self.inner.inbox.commands
     }
 
     /// The pages' last known states.

@@ -15,6 +15,8 @@ use tabwire_proto::wire::{self, Event};
 use tokio::sync::broadcast;
 
 use crate::browser::{BrowserEvent, BrowserInfo};
+use crate::commands::registry::CommandRegistry;
+use crate::commands::{DeclaredCommand, PageCommands};
 use crate::events::{EventQueue, SessionEvent, kind};
 use crate::state_cache::{Provenance, StateCache};
 
@@ -26,6 +28,16 @@ pub(crate) struct Inbox {
     pub cache: StateCache,
     /// Each browser's allowed sites, as its extension last announced them (by profile key).
     pub sites: Arc<Mutex<HashMap<String, Vec<String>>>>,
+    /// The pages' declared commands (`commands` events).
+    pub commands: CommandRegistry,
+}
+
+/// What a `commands` event's data says.
+#[derive(Deserialize)]
+struct Declared {
+    #[serde(default)]
+    app: Option<String>,
+    commands: Vec<DeclaredCommand>,
 }
 
 /// What a `tab` event's data says (`specs/protocol.md`, "Events the extension sends").
@@ -84,9 +96,29 @@ impl Inbox {
                 if let Some(sites) = Sites::from_event(&data) {
                     let cached = self.cache.forget_origins(&key, |o| sites.allows(o));
                     let queued = self.queue.forget_origins(|o| sites.allows(o));
+                    self.commands.forget_origins(&key, |o| sites.allows(o));
                     tracing::info!(cached, queued, "the allowed sites changed");
                     let list = sites.patterns().map(ToString::to_string).collect();
                     self.sites.lock().expect("sites poisoned").insert(key, list);
+                }
+                return None;
+            }
+            ("commands", Some(tab)) => {
+                // Kept for list_commands and the page tools; not the assistant's to wait for.
+                match serde_json::from_str::<Declared>(data.get()) {
+                    Ok(d) => {
+                        let page = PageCommands {
+                            tab_id: tab,
+                            origin,
+                            url,
+                            app: d.app,
+                            commands: d.commands,
+                        };
+                        self.commands.put(&key, page);
+                    }
+                    Err(e) => {
+                        tracing::warn!(tab, error = %e, "a commands event this bridge cannot read")
+                    }
                 }
                 return None;
             }
@@ -96,6 +128,7 @@ impl Inbox {
             }
             (kind::TAB, Some(tab)) => match serde_json::from_str::<TabChange>(data.get()) {
                 Ok(change) if change.kind == "removed" => {
+                    self.commands.tab_removed(&key, tab);
                     self.cache.tab_removed(&key, tab, arrival)
                 }
                 Ok(change) => self.cache.tab_updated(
@@ -134,6 +167,7 @@ impl Inbox {
 
     /// A browser went away (closed, its extension reloaded, its host killed).
     pub fn disconnected(&self, from: &BrowserInfo, reason: &str) {
+        self.commands.forget_browser(&from.key());
         self.queue.push(SessionEvent::new(
             kind::BROWSER,
             None,

@@ -3,6 +3,7 @@
 
 pub mod browser;
 pub mod cli;
+pub mod commands;
 pub mod core;
 pub mod demo;
 pub mod dirs;

@@ -50,7 +50,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         _ => {}
     }
     match cli.command {
-        Command::Mcp(attach) => mcp::serve(Core::start(attach.browser)?).await,
+        Command::Mcp(args) => mcp::serve(Core::start(args.attach.browser)?, args.page_tools).await,
         Command::Status { attach, json } => {
             cli::status::run(Core::probe_in(&runtime_dir::resolve(), attach.browser)?, json).await
         }

@@ -182,6 +182,40 @@
     }
   }
 
+  // ---- Declared commands (specs/page-sdk.md, "Declared commands") ----
+  // onCommand's third argument and app(name) describe the page's commands to the assistant. The
+  // SDK sends the whole list (one `commands` message per microtask of changes); the extension's
+  // worker checks it again and refuses a bad one whole, which rejects here and is logged.
+  let appName = null;
+  const declarations = new Map(); // type → the command's declaration, as sent
+  let declareQueued = false;
+
+  // The declaration of command `type` as sent, or a TypeError (thrown by onCommand) saying
+  // what is wrong with it.
+  function declaredCommand(type, d) {
+    if (d === undefined) return { type };
+    const bad = (what) => logged(new TypeError(`tabwire: onCommand(${JSON.stringify(type)}, fn, declaration): ${what}`));
+    if (d === null || typeof d !== 'object' || Array.isArray(d)) throw bad('the declaration must be an object {description, params, result?, readOnly?, destructive?}');
+    if (d.description != null && typeof d.description !== 'string') throw bad('description must be a string');
+    for (const key of ['params', 'result'])
+      if (d[key] != null && (typeof d[key] !== 'object' || Array.isArray(d[key]))) throw bad(`${key} must be a JSON Schema object, e.g. {type: "object", properties: {…}}`);
+    for (const key of ['readOnly', 'destructive']) if (d[key] != null && typeof d[key] !== 'boolean') throw bad(`${key} must be true or false`);
+    const { description, params, result, readOnly, destructive } = d;
+    const out = { type, declared: true, description, params, result, readOnly, destructive };
+    encode(out, `the declaration of command ${JSON.stringify(type)}`); // JSON, and not too deep
+    return out;
+  }
+
+  function declare() {
+    if (declareQueued) return;
+    declareQueued = true;
+    queueMicrotask(() => {
+      declareQueued = false;
+      const json = JSON.stringify({ app: appName, commands: [...declarations.values()] });
+      send('commands', json).catch((e) => console.error(`tabwire: the extension refused the command declarations: ${e.message}`));
+    });
+  }
+
   const checkFn = (fn, what) => {
     if (typeof fn !== 'function') throw logged(new TypeError(`tabwire: ${what} needs a function, got ${fn === null ? 'null' : typeof fn}`));
   };
@@ -205,15 +239,30 @@
       };
     },
 
-    // Handle page.command calls of this type; fn(payload) may return a Promise.
-    onCommand(type, fn) {
+    // Handle page.command calls of this type; fn(payload) may return a Promise. `declaration`
+    // ({description, params, result?, readOnly?, destructive?}) tells the assistant what it does.
+    onCommand(type, fn, declaration) {
       if (typeof type !== 'string' || type === '') throw logged(new TypeError('tabwire: onCommand needs a command type (a non-empty string)'));
       checkFn(fn, 'onCommand');
+      const declared = declaredCommand(type, declaration);
       commands.set(type, fn);
+      declarations.set(type, declared);
       sync();
+      declare();
       return () => {
-        if (commands.get(type) === fn) commands.delete(type);
+        if (commands.get(type) !== fn) return;
+        commands.delete(type);
+        declarations.delete(type);
+        declare();
       };
+    },
+
+    // Name this app for the assistant: its commands become tools named `<name>__<command>`
+    // (default: the page's host name).
+    app(name) {
+      if (typeof name !== 'string' || name === '' || name.length > 64) throw logged(new TypeError('tabwire: app needs a name of 1 to 64 characters'));
+      appName = name;
+      declare();
     },
 
     // Send an event to the assistant (page_event).

@@ -12,6 +12,7 @@
   let used = false; // the page has called window.tabwire
   let provider = false;
   let stateJson = null; // the last setState, to re-seed a worker that restarted
+  let commandsJson = null; // the last declared commands, likewise
 
   const toPage = (msg) => window.postMessage({ ...msg, channel: CHANNEL, dir: 'ext>page' }, '*');
 
@@ -20,7 +21,7 @@
     const p = chrome.runtime.connect({ name: 'tabwire-page' }); // throws once the extension is reloaded
     p.onMessage.addListener(toPage); // calls and acks
     p.onDisconnect.addListener(() => port === p && drop());
-    p.postMessage({ type: 'sync', provider, json: stateJson });
+    p.postMessage({ type: 'sync', provider, json: stateJson, commands: commandsJson });
     return (port = p);
   }
 
@@ -40,6 +41,7 @@
     switch (d.type) {
       case 'state':
       case 'event':
+      case 'commands': // the declared commands (onCommand's third argument)
         return count(d.n) && typeof d.json === 'string' ? { type: d.type, n: d.n, json: d.json } : null;
       case 'sync':
         return typeof d.provider === 'boolean' ? { type: 'sync', provider: d.provider } : null;
@@ -68,6 +70,7 @@
     }
     used = true;
     if (msg.type === 'state') stateJson = msg.json;
+    if (msg.type === 'commands') commandsJson = msg.json;
     if (msg.type === 'sync') provider = msg.provider;
     if (document.prerendering) held.push(msg); // a prerendered page is not the tab's page yet
     else forward(msg);

@@ -58,12 +58,15 @@ pub mod code {
     pub const CORRUPT_STATE: &str = "corrupt_state";
     /// A local server (`GET /wait`) has as many connections open as it serves.
     pub const TOO_MANY_CONNECTIONS: &str = "too_many_connections";
+    /// A command's payload does not fit the `params` schema its page declared; the page was not
+    /// asked. The message names the JSON Pointer of the first bad field.
+    pub const INVALID_PARAMS: &str = "invalid_params";
     /// Anything else that went wrong inside a peer.
     pub const INTERNAL: &str = "internal";
 
     /// Every code, in the order of the table in `specs/protocol.md` ("Error codes"); a test
     /// keeps the two, and the codes the extension throws, in step.
-    pub const ALL: [&str; 22] = [
+    pub const ALL: [&str; 23] = [
         TIMEOUT,
         BROWSER_DISCONNECTED,
         UNKNOWN_METHOD,
@@ -85,6 +88,7 @@ pub mod code {
         NO_WORKFLOW,
         CORRUPT_STATE,
         TOO_MANY_CONNECTIONS,
+        INVALID_PARAMS,
         INTERNAL,
     ];
 }

@@ -7,6 +7,7 @@ mod operations;
 mod sites;
 mod state;
 mod stats;
+mod tools_list;
 mod workflows;
 
 // One thread, like the MCP clients this stands in for (Claude Code runs on Node's event loop):
@@ -31,5 +32,8 @@ async fn main() {
     }
     if wanted("http") {
         http::run().await;
+    }
+    if wanted("tools_list") {
+        tools_list::run().await;
     }
 }

@@ -15,6 +15,7 @@
 //! - [`http`]: a bare HTTP GET, every header under the test's control.
 //! - [`claude`]: the real Claude Code CLI from npm, installed once.
 //! - [`git`]: throwaway git repositories.
+//! - [`js`]: the official MCP TypeScript SDK client and Ajv from npm, for schema checks.
 
 pub mod bins;
 pub mod cdp;
@@ -25,6 +26,7 @@ pub mod fixtures;
 pub mod git;
 pub mod host;
 pub mod http;
+pub mod js;
 pub mod mcp;
 pub mod progress;
 pub mod serve;

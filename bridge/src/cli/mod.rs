@@ -29,10 +29,21 @@ pub struct Attach {
     pub browser: Option<String>,
 }
 
+/// `tabwire mcp`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct McpArgs {
+    #[command(flatten)]
+    pub attach: Attach,
+    /// Also offer each command a page declares (`tabwire.onCommand(type, fn, {description,
+    /// params})`) as a tool of its own, `<app>__<command>`, and tell the client when they change.
+    #[arg(long, env = "TABWIRE_PAGE_TOOLS")]
+    pub page_tools: bool,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the MCP server on stdin/stdout (what an MCP client starts).
-    Mcp(Attach),
+    Mcp(McpArgs),
     /// Serve MCP over streamable HTTP on loopback, one session per client (for clients that
     /// speak only HTTP). Prints the URL and the bearer token every request needs.
     Serve(serve::ServeArgs),

@@ -35,9 +35,10 @@ pub struct DiagnosisFinding {
 
 #[tool_router(router = diagnose_tools, vis = "pub(super)")]
 impl TabwireServer {
-    /// Check the whole chain from the browser to tabwire — native-host manifests, the runtime
-    /// directory, running hosts, and a ping through each connected browser — and say how to fix
-    /// whatever is broken. Use it when a browser tool reports that no browser is connected.
+    /// Check the whole chain from the browser to tabwire (native-host manifests, the runtime
+    /// directory, running hosts, a ping through each browser) and say how to fix what is
+    /// broken. Use it when a tool reports that no browser is connected; list_browsers is enough
+    /// to see which browsers are attached.
     #[tool(
         output_schema = schema_for_output::<Diagnosis>(),
         annotations(

@@ -158,15 +158,12 @@ fn thirty_seconds() -> u64 {
 
 #[tool_router(router = event_tools, vis = "pub(super)")]
 impl TabwireServer {
-    /// Wait for the next event of this session and return it, removing it from the queue.
-    /// By default it waits for worker_complete: the report of a worker (spawn_worker, or one
-    /// that calls notify_completion), with its worker_id, status, changes and message at the
-    /// top level. Name other kinds in `types` to wait for them: message, question, answer (from
-    /// other sessions, see get_session), operation, browser (connected/disconnected), and the
-    /// pages' page_event, state_update, tab (wait_for_state_change takes page events in
-    /// batches). Events queue up from the moment the session starts, in order; the first of
-    /// the kinds asked for is returned and the others stay queued. Returns {"type": "timeout"}
-    /// when nothing came within timeout_secs.
+    /// Wait for the next event of this session and take it from the queue: by default a
+    /// worker's worker_complete (spawn_worker, notify_completion), else the kinds named in
+    /// `types` (message, question, answer, operation, browser, page_event, state_update, tab,
+    /// dropped); {"type": "timeout"} after timeout_secs. Events queue in order from the
+    /// session's start, and the others stay queued. To take pages' events in batches use
+    /// wait_for_state_change, and wait_for_operation for a chat's answer.
     #[tool(
         output_schema = schema_for_output::<Waited>(),
         annotations(
@@ -205,11 +202,11 @@ impl TabwireServer {
         Ok(Reply::new(describe(&event), Waited::of(&event, data)))
     }
 
-    /// Wait until pages push events (tabwire.pushEvent) and return all of them at once, as an
-    /// array, oldest first — the way to follow what the user does in a page. Returns at once
-    /// when some are already queued; else waits up to timeout_secs and returns
-    /// {"events": [], "timed_out": true}. Each event is returned once (also with several
-    /// waiters). The pages are told how many were taken (their onDrained callbacks run).
+    /// Wait until pages push events (tabwire.pushEvent) and return all of them at once, oldest
+    /// first, or {"events": [], "timed_out": true} after timeout_secs: the way to follow what
+    /// the user does in a page. Each event is returned once, and the pages are told how many
+    /// were taken. Use get_state for the page's current state, and wait_for_event for one event
+    /// of any kind.
     #[tool(
         output_schema = schema_for_output::<StateChanges>(),
         annotations(

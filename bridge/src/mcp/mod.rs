@@ -1,11 +1,13 @@
 //! `tabwire mcp`: the MCP server on stdio. stdout is the MCP channel; logs go to stderr.
 
 mod browsers;
+mod commands;
 mod diagnose;
 mod events;
 mod operations;
 mod page;
 mod reply;
+mod schema;
 mod server;
 mod sessions;
 mod tabs;
@@ -20,13 +22,14 @@ pub use server::TabwireServer;
 
 /// Serve MCP on stdin/stdout until the client goes away (stdin ends) or SIGTERM/SIGINT. Meanwhile
 /// this process is a session (`crate::session`); its socket and record go when this returns.
-pub async fn serve(core: Core) -> anyhow::Result<()> {
+/// With `page_tools`, declared page commands are tools too (`--page-tools`).
+pub async fn serve(core: Core, page_tools: bool) -> anyhow::Result<()> {
     let mut session = crate::session::Session::start(&core).await?;
     let saved = session.id_was_chosen().then(|| {
         let id = &session.record().session_id;
         SavedQueue::start(core.queue().clone(), &crate::dirs::state_dir(), id)
     });
-    let server = TabwireServer::new(core);
+    let server = TabwireServer::new(core).with_page_tools(page_tools);
     let ending = server.clone();
     let service = tokio::select! {
         service = server.serve(rmcp::transport::stdio()) => service?,

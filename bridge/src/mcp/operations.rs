@@ -147,10 +147,10 @@ fn default_wait_secs() -> u64 {
 
 #[tool_router(router = operation_tools, vis = "pub(super)")]
 impl TabwireServer {
-    /// Send a message to a chat web app in a tab (claude.ai, chatgpt.com, gemini, or any page
-    /// a site adapter describes) and return an operation id at once, as soon as the message is
-    /// typed and submitted. Follow it with wait_for_operation, which reports when the message
-    /// was sent, when the answer started and when it finished, and returns the answer.
+    /// Send a message to a chat web app in a tab (claude.ai, chatgpt.com, gemini, or any page a
+    /// site adapter describes) and return an operation id once it is typed and submitted.
+    /// Follow it with wait_for_operation, which returns the answer with progress as it streams;
+    /// for pages built for tabwire, send_command is the better way.
     #[tool(
         output_schema = schema_for_output::<Started>(),
         annotations(
@@ -194,9 +194,10 @@ impl TabwireServer {
     }
 
     /// Wait until an operation ends (completed, failed, cancelled or timed_out) and return it
-    /// with the answer; at once if it already ended. When the request carries a progressToken,
-    /// each milestone is sent as a progress notification (total 3: sent, started, completed).
-    /// Cancelling this call stops the wait, not the operation (cancel_operation does that).
+    /// with the answer, at once if it already ended; each milestone comes as a progress
+    /// notification when the request carries a progressToken. Cancelling this call stops the
+    /// wait, not the operation: cancel_operation does that, and get_operation reads it without
+    /// waiting.
     #[tool(
         output_schema = schema_for_output::<OperationView>(),
         annotations(
@@ -254,7 +255,8 @@ impl TabwireServer {
         Ok(Reply::new(text, op.into()))
     }
 
-    /// An operation as it is now: status, milestones, the answer once completed.
+    /// An operation as it is now (status, milestones, and the answer once completed) without
+    /// waiting. To wait until it ends use wait_for_operation; list_operations lists them all.
     #[tool(
         output_schema = schema_for_output::<OperationView>(),
         annotations(
@@ -273,7 +275,8 @@ impl TabwireServer {
     }
 
     /// This session's operations (and unfinished ones picked up from an earlier session),
-    /// oldest first.
+    /// oldest first. Use get_operation for one of them, or wait_for_operation to wait for its
+    /// answer.
     #[tool(
         output_schema = schema_for_output::<OperationList>(),
         annotations(
@@ -307,8 +310,9 @@ impl TabwireServer {
         Reply::new(text, OperationList { operations: ops.into_iter().map(Into::into).collect() })
     }
 
-    /// Stop following an operation: it becomes cancelled and the page stops being observed.
-    /// (The chat itself may go on answering.) An operation that already ended is left as is.
+    /// Stop following an operation: it becomes cancelled and the page is no longer observed
+    /// (the chat itself may go on answering; one that already ended is left as is). To stop
+    /// only your wait, cancel the wait_for_operation call instead.
     #[tool(
         output_schema = schema_for_output::<OperationView>(),
         annotations(
@@ -327,8 +331,10 @@ impl TabwireServer {
         Ok(Reply::new(describe(&op), op.into()))
     }
 
-    /// The site adapters loaded (user ones from the config directory first, then the built-in
-    /// ones), where each came from, and adapter files that could not be used.
+    /// The chat site adapters loaded (the user's from the config directory first, then the
+    /// built-in ones), where each came from, and adapter files that could not be used. Use it
+    /// before send_message_async on a site, to see whether an adapter fits or you must pass
+    /// one.
     #[tool(
         output_schema = schema_for_output::<Catalog>(),
         annotations(

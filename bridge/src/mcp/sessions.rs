@@ -120,9 +120,10 @@ pub struct Delivered {
 
 #[tool_router(router = session_tools, vis = "pub(super)")]
 impl TabwireServer {
-    /// Who this session is and how other assistants (workers), hooks and scripts reach it:
-    /// give the session_id to a worker so it can report with notify_completion, then wait with
-    /// wait_for_event {types: ["worker_complete"]}.
+    /// Who this session is and how workers, hooks and scripts reach it (session_id, socket, the
+    /// /wait endpoint). Give the session_id to a worker so it can report with
+    /// notify_completion; spawn_worker does this by itself, and wait_for_event takes the
+    /// reports.
     #[tool(
         output_schema = schema_for_output::<SessionInfo>(),
         annotations(
@@ -166,8 +167,9 @@ impl TabwireServer {
         ))
     }
 
-    /// Tell another session (the one that gave you this work) that you finished: it receives a
-    /// worker_complete event with your worker_id, status, changed files and message.
+    /// Tell another session (the one that gave you this work) that you finished: it gets a
+    /// worker_complete event with your worker_id, status, changed files and message. Use
+    /// post_message for anything else it should know.
     #[tool(
         output_schema = schema_for_output::<Delivered>(),
         annotations(
@@ -211,7 +213,8 @@ impl TabwireServer {
         Ok(delivered(self.deliver(&target, kind::WORKER_COMPLETE, data, None).await?))
     }
 
-    /// Send a message to another session; it receives a `message` event.
+    /// Send a message to another session; it gets a `message` event. Use ask_question when you
+    /// need an answer, notify_completion to report finished work.
     #[tool(
         output_schema = schema_for_output::<Delivered>(),
         annotations(
@@ -230,9 +233,10 @@ impl TabwireServer {
         Ok(delivered(self.deliver(&p.session_id, kind::MESSAGE, data, None).await?))
     }
 
-    /// Ask another session a question; it receives a `question` event carrying a question_id,
-    /// and answers with answer_question. With `wait: true` this call returns the answer (or
-    /// timed_out); else the answer comes later as an `answer` event.
+    /// Ask another session a question: it gets a `question` event with a question_id and
+    /// answers with answer_question. With `wait: true` this returns the answer (or timed_out),
+    /// else it comes later as an `answer` event for wait_for_event; use post_message when you
+    /// need no answer.
     #[tool(
         output_schema = schema_for_output::<Delivered>(),
         annotations(
@@ -286,8 +290,9 @@ impl TabwireServer {
         Ok(Reply::new(text, asked))
     }
 
-    /// Answer a question another session asked you (a `question` event): it receives an
-    /// `answer` event with your answer and the question_id.
+    /// Answer a question another session asked you (a `question` event): it gets an `answer`
+    /// event with your answer and the question_id. To tell it something unasked use
+    /// post_message; to report finished work, notify_completion.
     #[tool(
         output_schema = schema_for_output::<Delivered>(),
         annotations(

@@ -85,7 +85,9 @@ fn yes() -> bool {
 
 #[tool_router(router = tab_tools, vis = "pub(super)")]
 impl TabwireServer {
-    /// List the open tabs of the browser: id, window, url, title, whether active, load status.
+    /// List the open tabs of the browser: id, window, url, title, whether active, load status,
+    /// and whether tabwire may work on its site. Use the ids with get_state, send_command,
+    /// navigate or close_tab; list_browsers when several browsers are attached.
     #[tool(
         output_schema = schema_for_output::<TabList>(),
         annotations(
@@ -113,7 +115,8 @@ impl TabwireServer {
         Ok(Reply::new(text, TabList { tabs }))
     }
 
-    /// Open a new tab at `url` and wait until it has loaded. Returns the new tab.
+    /// Open a new tab at `url` and wait until it has loaded; returns the new tab. Use navigate
+    /// to reuse a tab, and list_tabs to find one already open.
     #[tool(
         output_schema = schema_for_output::<OneTab>(),
         annotations(
@@ -135,7 +138,8 @@ impl TabwireServer {
         Ok(Reply::new(format!("opened {}", line(&tab)), OneTab { tab }))
     }
 
-    /// Close a tab. Whatever the page held that was not saved is lost.
+    /// Close a tab; whatever its page held unsaved is lost. Close only tabs you opened unless
+    /// asked; to reuse a tab for another address, navigate is better.
     #[tool(
         output_schema = schema_for_output::<Closed>(),
         annotations(
@@ -157,7 +161,9 @@ impl TabwireServer {
         Ok(Reply::new(text, Closed { closed: true, tab_id: p.tab_id }))
     }
 
-    /// Bring a tab to the front: select it in its window and focus that window.
+    /// Bring a tab to the front: select it in its window and focus that window. Use it when the
+    /// user should see the tab; to load another address in it use navigate, and get_state or
+    /// send_command work without it.
     #[tool(
         output_schema = schema_for_output::<OneTab>(),
         annotations(
@@ -178,7 +184,9 @@ impl TabwireServer {
         Ok(Reply::new(format!("activated {}", line(&tab)), OneTab { tab }))
     }
 
-    /// Load `url` in an existing tab, replacing its page. By default waits until it has loaded.
+    /// Load `url` in an existing tab, replacing its page; by default waits until it has loaded.
+    /// Use open_tab to keep the current page, and do not navigate away from a tab you did not
+    /// open unless asked.
     #[tool(
         output_schema = schema_for_output::<OneTab>(),
         annotations(

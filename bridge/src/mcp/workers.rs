@@ -60,14 +60,13 @@ pub struct WorkerList {
 
 #[tool_router(router = worker_tools, vis = "pub(super)")]
 impl TabwireServer {
-    /// Start a worker process and return its worker_id and pid at once. It runs a command
-    /// template of the user's $TABWIRE_CONFIG_DIR/workers.json (default: Claude Code,
-    /// `claude -p {prompt}`) in `cwd`, with TABWIRE_SESSION_ID set to this session, its output in
-    /// a log file. When it exits, this session gets a worker_complete event by itself
-    /// ({worker_id, status: success|error, exit_code, signal, changes, diff_stat, message}):
-    /// wait for it with wait_for_event, whose default is exactly that. A worker that reports
-    /// itself (notify_completion, `tabwire notify`) is not reported twice. When this session
-    /// ends, its running workers get SIGTERM.
+    /// Start a worker process (a command template of the user's workers.json, by default
+    /// `claude -p PROMPT`) in `cwd` and return its worker_id and pid at once; it runs with
+    /// TABWIRE_SESSION_ID set to this session, its output in a log file. When it exits this
+    /// session gets its worker_complete (status, exit code or signal, changed files, last
+    /// output): wait for it with wait_for_event, whose default is exactly that. Follow or stop
+    /// workers with list_workers and stop_worker (running ones get SIGTERM when this session
+    /// ends).
     #[tool(
         output_schema = schema_for_output::<WorkerInfo>(),
         annotations(
@@ -100,7 +99,8 @@ impl TabwireServer {
     }
 
     /// This session's workers: the running ones and the last 100 that ended, each with its
-    /// state (starting, running, stopping, success, error), pid, cwd and log file.
+    /// state (starting, running, stopping, success, error), pid, cwd and log file. To wait for
+    /// one to finish use wait_for_event (worker_complete); to stop one, stop_worker.
     #[tool(
         output_schema = schema_for_output::<WorkerList>(),
         annotations(
@@ -123,10 +123,9 @@ impl TabwireServer {
         Ok(Reply::new(text, WorkerList { workers }))
     }
 
-    /// Stop one of this session's workers: SIGTERM to it and what it started, SIGKILL 5 s
-    /// later if it is still running. Returns once it exited; its worker_complete (status
-    /// error, stopped: stop_worker) still comes to wait_for_event. A worker that already ended
-    /// is returned as it is.
+    /// Stop one of this session's workers: SIGTERM to it and what it started, SIGKILL 5 s later
+    /// if still running; returns once it exited, and its worker_complete (stopped: stop_worker)
+    /// still comes to wait_for_event. Use list_workers to see which are running.
     #[tool(
         output_schema = schema_for_output::<WorkerInfo>(),
         annotations(

@@ -101,10 +101,10 @@ impl From<&Seen> for WorkflowView {
 
 #[tool_router(router = workflow_tools, vis = "pub(super)")]
 impl TabwireServer {
-    /// Start following a workflow (default "collab") in a session of a project, and get its
-    /// first skill. Then run each skill and report it with complete_skill, which says what to
-    /// run next: the server decides the order, not you. Record the work items (items, here or
-    /// with update_workflow) once the session's goals are gathered.
+    /// Start following a workflow (default "collab") in a session of a project and get its
+    /// first skill. Run each skill and report it with complete_skill, which says what to run
+    /// next: tabwire decides the order, not you. Record the work items (items, here or with
+    /// update_workflow) once the goals are gathered.
     #[tool(
         output_schema = schema_for_output::<Next>(),
         annotations(
@@ -128,10 +128,11 @@ impl TabwireServer {
         Ok(Reply::new(said(head, &seen), seen.next))
     }
 
-    /// Report that you finished a skill of the workflow; the answer is the skill to run next
-    /// (next_skill; null when the workflow is done), what it works on (params: item_number,
-    /// batch_index), and action "clear" when you should clear your context first. Only the
-    /// skill the session waits for is accepted (else wrong_skill, naming it; nothing changes).
+    /// Report that you finished the workflow skill the session waits for; the answer is the
+    /// skill to run next (next_skill, null when done), what it works on (params) and action
+    /// "clear" when you should clear your context first. Another skill is refused with
+    /// wrong_skill, naming the expected one, and nothing changes. Use get_workflow_state to see
+    /// where the session stands without reporting anything.
     #[tool(
         output_schema = schema_for_output::<Next>(),
         annotations(
@@ -152,7 +153,8 @@ impl TabwireServer {
     }
 
     /// Where a session stands in its workflow: its state, the skill it waits for, its items,
-    /// batches and tasks.
+    /// batches and tasks. It changes nothing: report a finished skill with complete_skill and
+    /// record items or plans with update_workflow.
     #[tool(
         output_schema = schema_for_output::<WorkflowView>(),
         annotations(
@@ -172,8 +174,9 @@ impl TabwireServer {
     }
 
     /// Record the facts the workflow's transitions read: the current item's type (item_type),
-    /// work items (items), the execution plan (batches, replacing the one recorded) and task
+    /// work items (items), the execution plan (batches, replacing the recorded one) and task
     /// statuses (tasks). All or nothing: a bad field is refused, named, and nothing changes.
+    /// Report a finished skill with complete_skill, not here.
     #[tool(
         output_schema = schema_for_output::<WorkflowView>(),
         annotations(
@@ -195,7 +198,8 @@ impl TabwireServer {
     }
 
     /// The workflows a session can follow (the built-in "collab" and the user's, from the
-    /// config directory's workflows/), their skills, and files that could not be used.
+    /// config directory's workflows/), their skills, and files that could not be used. Start
+    /// one with start_workflow; get_workflow_state shows a session already under way.
     #[tool(
         output_schema = schema_for_output::<Catalog>(),
         annotations(
