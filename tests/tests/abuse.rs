@@ -19,9 +19,12 @@ fn signal(pid: u64, signal: libc::c_int) {
     assert_eq!(unsafe { libc::kill(pid as libc::pid_t, signal) }, 0, "kill {pid}");
 }
 
-/// Start a session with a chosen id in `dir`; it and its record (pid, socket, port, token).
+/// Start a session with a chosen id in `dir` (its saved queue there too, not in the user's
+/// state dir); it and its record (pid, socket, port, token).
 async fn session(dir: &Path, id: &str) -> (Mcp, Value) {
-    let mcp = Mcp::start_with(dir, &[("TABWIRE_SESSION_ID", id)]).await;
+    let state = dir.join("state").display().to_string();
+    let env = [("TABWIRE_SESSION_ID", id), ("TABWIRE_STATE_DIR", state.as_str())];
+    let mcp = Mcp::start_with(dir, &env).await;
     let record = mcp.session().await;
     (mcp, record)
 }
