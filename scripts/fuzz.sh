@@ -17,7 +17,7 @@ runs=${RUNS:-10000000}
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 export RUSTC_BOOTSTRAP=1
 
-all="proto:decode proto:parse proto:chunks bridge:session bridge:wait"
+all="proto:chunks proto:parse bridge:wait bridge:session proto:decode"
 for spec in $all; do
   crate=${spec%%:*} target=${spec#*:}
   if [ $# -gt 0 ] && ! printf '%s\n' "$@" | grep -qx "$target"; then continue; fi

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 use tabwire_tests::{Chromium, Fixtures, Mcp, mcp::text};
 use tokio::sync::Mutex;
 

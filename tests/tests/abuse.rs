@@ -7,6 +7,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 use tabwire_tests::http::until_closed;
 use tabwire_tests::{Chromium, Fixtures, Mcp, bins};
@@ -18,9 +19,12 @@ fn signal(pid: u64, signal: libc::c_int) {
     assert_eq!(unsafe { libc::kill(pid as libc::pid_t, signal) }, 0, "kill {pid}");
 }
 
-/// Start a session with a chosen id in `dir`; it and its record (pid, socket, port, token).
+/// Start a session with a chosen id in `dir` (its saved queue there too, not in the user's
+/// state dir); it and its record (pid, socket, port, token).
 async fn session(dir: &Path, id: &str) -> (Mcp, Value) {
-    let mcp = Mcp::start_with(dir, &[("TABWIRE_SESSION_ID", id)]).await;
+    let state = dir.join("state").display().to_string();
+    let env = [("TABWIRE_SESSION_ID", id), ("TABWIRE_STATE_DIR", state.as_str())];
+    let mcp = Mcp::start_with(dir, &env).await;
     let record = mcp.session().await;
     (mcp, record)
 }
@@ -214,9 +218,92 @@ async fn a_wait_client_that_hangs_up_takes_nothing() {
     tokio::time::sleep(Duration::from_millis(200)).await;
 
     burst(&mcp, &tab, 3).await;
+    // Events already queued: a client that asks and resets at once is answered at once, into
+    // a socket that is gone; the events of that answer go back to the queue.
+    for _ in 0..3 {
+        let mut s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        let head = format!(
+            "GET /wait?timeout=30 HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n\r\n"
+        );
+        s.write_all(head.as_bytes()).await.unwrap();
+        #[allow(deprecated)]
+        s.set_linger(Some(Duration::ZERO)).unwrap();
+        drop(s);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     let got = mcp.ok("wait_for_state_change", json!({ "timeout_secs": 5 })).await;
     let events = got["events"].as_array().unwrap();
-    println!("after 4 waiters hung up, the next wait got {} of 3 events", events.len());
+    println!("after 7 waiters hung up, the next wait got {} of 3 events", events.len());
     let order: Vec<_> = events.iter().map(|e| e["data"]["i"].as_u64().unwrap()).collect();
     assert_eq!(order, [0, 1, 2], "{got}");
+}
+
+fn host_pid(runtime_dir: &Path) -> u64 {
+    let hosts = std::fs::read_dir(runtime_dir.join("hosts")).unwrap();
+    let pids: Vec<u64> = hosts
+        .filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".json")?.parse().ok())
+        .collect();
+    assert_eq!(pids.len(), 1, "one host: {pids:?}");
+    pids[0]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_host_outlives_trickling_and_killed_bridges_and_its_own_death_is_told_at_once() {
+    let browser = Chromium::start();
+    let pages = Fixtures::serve();
+    let mcp = Mcp::start(&browser.runtime_dir).await;
+    let tab =
+        mcp.ok("open_tab", json!({ "url": pages.url("app.html") })).await["tab"]["id"].clone();
+    let pid = host_pid(&browser.runtime_dir);
+    let socket = browser.runtime_dir.join("hosts").join(format!("{pid}.sock"));
+
+    // A "bridge" that trickles a frame is cut off with a `timeout` error; the real one works on.
+    let mut slow = trickle(&socket).await;
+    let t = Instant::now();
+    mcp.ok("list_tabs", json!({})).await;
+    let (said, closed) = until_closed(&mut slow, Duration::from_secs(15)).await;
+    let closed = closed.expect("the host cuts a trickling bridge off");
+    println!("host socket: a trickled frame was cut off after {closed:?}");
+    assert!(String::from_utf8_lossy(&said).contains("\"timeout\""), "{said:?}");
+    assert!(t.elapsed() < Duration::from_secs(7));
+
+    // A bridge killed in the middle of a call: the host and the other bridge carry on.
+    let doomed = Mcp::start(&browser.runtime_dir).await;
+    let doomed_pid = doomed.session().await["pid"].as_u64().unwrap();
+    let slow_call = json!({ "tab_id": tab, "type": "slow", "payload": { "ms": 1000 } });
+    let call = tokio::spawn(async move {
+        let Value::Object(args) = slow_call else { unreachable!() };
+        let params = CallToolRequestParams::new("send_command").with_arguments(args);
+        doomed.client.call_tool(params).await.is_err()
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    signal(doomed_pid, libc::SIGKILL);
+    assert!(call.await.unwrap(), "the killed bridge's call did not complete");
+    let t = Instant::now();
+    let tabs = mcp.ok("list_tabs", json!({})).await;
+    println!("a bridge killed mid-call: the other's next call took {:?}", t.elapsed());
+    assert!(tabs["tabs"].as_array().is_some_and(|t| !t.is_empty()), "{tabs}");
+
+    // The host killed in the middle of a call: the caller hears at once, and once Chrome has
+    // started a new host the same session works again.
+    let slow_call = json!({ "tab_id": tab, "type": "slow", "payload": { "ms": 3000 } });
+    let (err, killed) = tokio::join!(mcp.err("send_command", slow_call), async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        signal(pid, libc::SIGKILL);
+        Instant::now()
+    });
+    let heard = Instant::now();
+    println!("the host killed mid-call: the caller heard after {:?}: {err}", heard - killed);
+    assert!(err.starts_with("browser_disconnected"), "{err}");
+    assert!(heard - killed < Duration::from_secs(1), "{:?}", heard - killed);
+    let mut back = None;
+    while heard.elapsed() < Duration::from_secs(30) {
+        if mcp.call("list_tabs", json!({})).await.is_error != Some(true) {
+            back = Some(heard.elapsed());
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let back = back.expect("a new host attaches within 30 s");
+    println!("a new host served the same session {back:?} after the old one died");
 }

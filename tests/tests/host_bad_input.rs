@@ -138,7 +138,7 @@ fn a_peer_of_another_user_is_refused() {
         "probe said: {stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    host.wait_for_log("refused a connection from another user (uid 65534)");
+    host.wait_for_log("refused a bridge connection: its peer is uid 65534");
     // Our own user is still welcome.
     host.connect().recv_hello();
 }

@@ -3,7 +3,7 @@
 //! connections past the cap is answered 503 at once, and a real request still gets through
 //! once the flood is gone.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 use tabwire_tests::http::until_closed;

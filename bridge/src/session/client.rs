@@ -134,11 +134,14 @@ impl SessionClient {
             CallError::new(NO_SUCH_SESSION, format!("session {id} went away ({e})"))
         };
         let bytes = serde_json::to_vec(request).expect("session messages serialize");
-        frames.send(Bytes::from(bytes)).await.map_err(|e| gone(&e))?;
-        let frame = match frames.next().await {
-            Some(Ok(frame)) => frame,
-            Some(Err(e)) => return Err(gone(&e)),
-            None => return Err(gone(&"it closed the connection")),
+        // Read an answer even when the send failed: a session that refuses a connection (too
+        // many open) says why before it closes, and that is the error to report.
+        let sent = frames.send(Bytes::from(bytes)).await;
+        let frame = match (frames.next().await, sent) {
+            (Some(Ok(frame)), _) => frame,
+            (_, Err(e)) => return Err(gone(&e)),
+            (Some(Err(e)), Ok(())) => return Err(gone(&e)),
+            (None, Ok(())) => return Err(gone(&"it closed the connection")),
         };
         let answer: FromSession<Value> =
             serde_json::from_slice(&frame).map_err(|_| unexpected(id))?;

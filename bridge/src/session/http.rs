@@ -32,7 +32,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use serde_json::json;
 use tabwire_proto::socket::AcceptBackoff;
 use tokio::io::AsyncWriteExt;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
 use crate::core::Core;
@@ -87,23 +87,14 @@ pub async fn serve(listener: TcpListener, token: Arc<str>, core: Core) {
             });
             continue;
         };
-        // A second handle on the socket, to notice the client hanging up while it waits.
-        let Some((stream, hangup)) = with_probe(stream) else { continue };
-        let hangup = Arc::new(hangup);
         let sent: Delivery = Arc::default();
-        let (token, for_service, delivery) = (token.clone(), core.clone(), sent.clone());
+        let (token, service_core, delivery) = (token.clone(), core.clone(), sent.clone());
         let service = service_fn(move |request| {
-            let core = &for_service;
-            let (token, core, hangup) = (token.clone(), core.clone(), hangup.clone());
+            let (token, core) = (token.clone(), service_core.clone());
             let delivery = delivery.clone();
-            async move {
-                let answer = tokio::select! {
-                    answer = answer(request, port, &token, &core, &delivery) => answer,
-                    // The waiter left: nothing was taken; hyper drops this answer unsent.
-                    () = hung_up(&hangup) => refuse(StatusCode::BAD_REQUEST, "the client left"),
-                };
-                Ok::<_, Infallible>(answer)
-            }
+            // A client that hangs up while this waits: hyper sees the end of its stream and
+            // drops this future before anything is taken.
+            async move { Ok::<_, Infallible>(answer(request, port, &token, &core, &delivery).await) }
         });
         let core = core.clone();
         tokio::spawn(async move {
@@ -130,23 +121,6 @@ pub async fn serve(listener: TcpListener, token: Arc<str>, core: Core) {
 
 /// The events an answer carries, held until the connection says whether it went out.
 type Delivery = Arc<std::sync::Mutex<Option<Vec<SessionEvent>>>>;
-
-/// `stream` and a second handle on the same socket (a duplicate descriptor), which only peeks.
-fn with_probe(stream: TcpStream) -> Option<(TcpStream, TcpStream)> {
-    let std = stream.into_std().ok()?;
-    let probe = std.try_clone().ok()?;
-    Some((TcpStream::from_std(std).ok()?, TcpStream::from_std(probe).ok()?))
-}
-
-/// Resolves when the client closes its side (or the socket fails). Called once hyper has read
-/// the request head; a client that sends more instead is not watched further.
-async fn hung_up(probe: &TcpStream) {
-    let mut byte = [0u8; 1];
-    match probe.peek(&mut byte).await {
-        Ok(0) | Err(_) => {}
-        Ok(_) => std::future::pending().await,
-    }
-}
 
 async fn answer(
     request: Request<Incoming>,

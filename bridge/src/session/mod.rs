@@ -161,13 +161,11 @@ impl Drop for Session {
 /// left by a session that died is replaced; one a live session holds is not (`record::find`
 /// found no live owner, so none does).
 fn bind(path: &Path) -> anyhow::Result<UnixListener> {
-    if path.exists() {
-        if std::os::unix::net::UnixStream::connect(path).is_ok() {
-            bail!(
-                "{} is in use by another session; unset {SESSION_ENV} or pick another id",
-                path.display()
-            );
-        }
+    if std::os::unix::net::UnixStream::connect(path).is_ok() {
+        bail!(
+            "{} is in use by another session; unset {SESSION_ENV} or pick another id",
+            path.display()
+        );
     }
     tabwire_proto::socket::bind_private(path).with_context(|| format!("binding {}", path.display()))
 }
