@@ -105,6 +105,10 @@ async fn only_this_users_clients_get_in() {
         answer.body.contains("\"serverInfo\"") && answer.body.contains("tabwire"),
         "{answer:?}"
     );
+    // Its own origin is no foreign one (it serves no page, but a client may send it).
+    let own = format!("http://{}", serve.authority());
+    let answer = init(&serve, &[("Authorization", &bearer), ("Origin", &own)]).await;
+    assert_eq!(answer.status, 200, "{answer:?}");
 
     // Stopped, it removes its record and every session's.
     let status = serve.stop();

@@ -36,9 +36,14 @@ pub struct Head<'a> {
     pub authorization: Option<&'a str>,
 }
 
+/// The authorities (`host:port`) this server answers to on loopback `port`.
+pub fn own_authorities(port: u16) -> [String; 3] {
+    [format!("127.0.0.1:{port}"), format!("localhost:{port}"), format!("[::1]:{port}")]
+}
+
 /// Judge one request to the server listening on loopback `port` with `token`.
 pub fn judge(head: &Head, port: u16, token: &str) -> Verdict {
-    let own = [format!("127.0.0.1:{port}"), format!("localhost:{port}"), format!("[::1]:{port}")];
+    let own = own_authorities(port);
     if !head.host.is_some_and(|h| own.iter().any(|o| h.eq_ignore_ascii_case(o))) {
         return refuse(
             StatusCode::FORBIDDEN,

@@ -81,7 +81,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let config = StreamableHttpServerConfig::default()
         .with_cancellation_token(stop.child_token())
         .with_max_request_body_bytes(limits::MAX_BODY_BYTES)
-        .enforce_origin_validation();
+        // rmcp checks Host and Origin again, with the same answer as the door.
+        .with_allowed_hosts(door::own_authorities(local.port()))
+        .with_allowed_origins(door::own_authorities(local.port()).map(|a| format!("http://{a}")));
     let factory = {
         let sessions = sessions.clone();
         move || Ok(HttpSession::new(sessions.clone()))
