@@ -2,6 +2,7 @@
 
 mod browsers;
 mod diagnose;
+mod dom;
 mod events;
 mod operations;
 mod page;

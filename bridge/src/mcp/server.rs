@@ -59,7 +59,8 @@ impl TabwireServer {
             + Self::session_tools()
             + Self::operation_tools()
             + Self::worker_tools()
-            + Self::workflow_tools();
+            + Self::workflow_tools()
+            + Self::dom_tools();
         let operations = Operations::start(core.clone());
         let workers = Workers::start(core.clone(), dirs::state_dir(), dirs::config_dir());
         let workflows = Workflows::start(&core);
