@@ -311,8 +311,12 @@ async function settle(id, frame, activity, cap, signal) {
       continue;
     }
     try {
-      const quiet = await ask(id, frame, { op: 'settle', quiet: QUIET_MS, cap: Math.max(0, left()) });
-      page = { ...page, ...quiet };
+      const q = await ask(id, frame, { op: 'quiet' });
+      page = { ...page, mutations: q.mutations, dialogs: q.dialogs };
+      if (q.idle < QUIET_MS && left() > 0) {
+        await activity.changed(Math.min(QUIET_MS - q.idle, left()));
+        continue;
+      }
     } catch (e) {
       if (activity.navigation) continue; // the page went away under us: a navigation
       throw e;

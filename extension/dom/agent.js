@@ -18,7 +18,13 @@
       w.mutations += records.length;
       w.last = performance.now();
     });
-    w.observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+    const what = { subtree: true, childList: true, attributes: true, characterData: true };
+    w.observer.observe(document, what);
+    // A document's observer does not see into shadow roots: observe those the snapshot met.
+    for (const root of ns.shadows) {
+      if (root.host.isConnected) w.observer.observe(root, what);
+      else ns.shadows.delete(root);
+    }
     watch = w;
     answerDialogsUntil = Infinity;
     return w;
@@ -76,7 +82,9 @@
     fail('bad_request', 'name the element with `ref` (from read_page or find) or `selector`');
   }
 
-  const lines = () => ns.snapshot('interactive').lines.map((l) => `${'  '.repeat(l.d)}${l.t}`);
+  // The lines an action's changes are computed on; focus moves with every click, so it is
+  // left out (read_page shows it).
+  const lines = () => ns.snapshot('interactive').lines.map((l) => `${'  '.repeat(l.d)}${l.t.replace(' [focused]', '')}`);
 
   // The lines that differ between two snapshots: {added, removed}, each at most `max`.
   function diff(before, after, max = 40) {
@@ -84,7 +92,10 @@
     const a = count(before);
     const b = count(after);
     const added = after.filter((l) => (a.get(l) ?? 0) > 0 ? (a.set(l, a.get(l) - 1), false) : true);
-    const removed = before.filter((l) => (b.get(l) ?? 0) > 0 ? (b.set(l, b.get(l) - 1), false) : true);
+    // A line that changed shows once, as it is now: `removed` keeps the elements that went.
+    const refOf = (l) => /\[ref=\u0001(e\d+)\]/.exec(l)?.[1];
+    const still = new Set(added.map(refOf));
+    const removed = before.filter((l) => ((b.get(l) ?? 0) > 0 ? (b.set(l, b.get(l) - 1), false) : !still.has(refOf(l))));
     return { added: added.slice(0, max), removed: removed.slice(0, max), more: Math.max(0, added.length - max) + Math.max(0, removed.length - max) };
   }
 
@@ -149,19 +160,12 @@
       return { ...result, notes };
     },
 
-    // Resolve once the DOM has been quiet for `quiet` ms (or at `cap` ms after the action).
-    settle({ quiet, cap }) {
+    // How long the DOM has been quiet, and what the action saw so far. The worker does the
+    // waiting (its timers run at full speed; a background tab's are throttled to 1 a second).
+    quiet() {
       const w = watch;
-      if (!w) return { mutations: 0, dialogs: [] };
-      return new Promise((resolve) => {
-        const check = () => {
-          const now = performance.now();
-          const idle = now - Math.max(w.last, w.since);
-          if (idle >= quiet || now - w.since >= cap) return resolve({ mutations: w.mutations, dialogs: w.dialogs });
-          setTimeout(check, Math.max(1, quiet - idle));
-        };
-        check();
-      });
+      if (!w) return { idle: Infinity, mutations: 0, dialogs: [] };
+      return { idle: performance.now() - Math.max(w.last, w.since), mutations: w.mutations, dialogs: w.dialogs };
     },
 
     // End the action: its changed lines and what it saw.

@@ -11,6 +11,7 @@
   const ns = (globalThis.tabwireDom ??= {});
   const byRef = new Map(); // "e12" → { el: WeakRef, role, name, path }
   const byEl = new WeakMap(); // element → "e12"
+  const byKey = new Map(); // role, name and ancestry → the last ref given for them
   let next = 1; // refs are numbered per tab: the worker passes the first free number (`base`)
 
   // The ref of `el`, made on first sight. `role`/`name` are what the snapshot shows for it.
@@ -22,11 +23,34 @@
       entry.name = name;
       return ref;
     }
+    // An element that replaced one with the same role, name and place (a re-render) takes
+    // over its ref, so refs outlive re-renders.
+    const path = ancestry(el);
+    const key = `${role}\u0000${name}\u0000${path}`;
+    const was = byKey.get(key);
+    const old = was && byRef.get(was);
+    if (old && !old.el.deref()?.isConnected) {
+      old.el = new WeakRef(el);
+      byEl.set(el, was);
+      return was;
+    }
+    if (byRef.size >= SWEEP_AT) sweep();
     ref = `e${next++}`;
     byEl.set(el, ref);
-    byRef.set(ref, { el: new WeakRef(el), role, name, path: ancestry(el) });
+    byRef.set(ref, { el: new WeakRef(el), role, name, path });
+    byKey.set(key, ref);
     return ref;
   };
+
+  // Forget refs whose element is gone, once there are many (a page that re-renders all day).
+  const SWEEP_AT = 50_000;
+  function sweep() {
+    for (const [ref, entry] of byRef) {
+      if (entry.el.deref()?.isConnected) continue;
+      byRef.delete(ref);
+      byKey.delete(`${entry.role}\u0000${entry.name}\u0000${entry.path}`);
+    }
+  }
 
   ns.nextRef = () => next;
   ns.startRefsAt = (base) => {

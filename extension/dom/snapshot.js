@@ -13,6 +13,7 @@
 // is a line whose frame the worker reads and nests below it (extension/dom.js).
 (() => {
   const ns = (globalThis.tabwireDom ??= {});
+  ns.shadows = new Set(); // open shadow roots seen, for the action's MutationObserver (agent.js)
   const NAME_MAX = 100; // characters of a name or value shown; the rest is "…"
   const TEXT_MAX = 300; // characters of one text line in full mode
 
@@ -33,7 +34,7 @@
   const INTERACTIVE = new Set(['button', 'link', 'textbox', 'searchbox', 'checkbox', 'radio', 'combobox', 'listbox', 'option',
     'slider', 'spinbutton', 'switch', 'tab', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'treeitem', 'gridcell']);
   // Shown in interactive mode too, for context: where the controls are.
-  const LANDMARK = new Set(['heading', 'form', 'dialog', 'alertdialog', 'navigation', 'main', 'iframe', 'alert', 'tablist', 'menu', 'toolbar']);
+  const LANDMARK = new Set(['heading', 'form', 'dialog', 'alertdialog', 'navigation', 'main', 'iframe', 'alert', 'status', 'tablist', 'menu', 'toolbar']);
   // Named from their content when nothing else names them.
   const NAMED_BY_CONTENT = new Set(['button', 'link', 'heading', 'option', 'tab', 'menuitem', 'cell', 'columnheader', 'listitem',
     'treeitem', 'label', 'gridcell', 'switch', 'checkbox', 'radio', 'status', 'alert', 'tooltip']);
@@ -220,7 +221,10 @@
         for (const c of assigned.length ? assigned : el.childNodes) walk(c, d, hidden);
         return;
       }
-      if (el.shadowRoot) walk(el.shadowRoot, d, hidden);
+      if (el.shadowRoot) {
+        ns.shadows.add(el.shadowRoot);
+        walk(el.shadowRoot, d, hidden);
+      }
       else for (const c of el.childNodes) walk(c, d, hidden);
     };
     walk(rootEl, 0, false);
