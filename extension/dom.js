@@ -337,7 +337,8 @@ async function settle(id, frame, activity, cap, signal) {
   if (activity.newTabs.length === 0 && activity.requests === 0) await new Promise((r) => setTimeout(r, 0));
   const dialog = page.dialogs.at(-1) ?? null;
   const newTab = activity.newTabs[0] ?? null;
-  const changed = page.mutations > 0 || page.added.length > 0 || page.removed.length > 0 || navigated || newTab !== null || dialog !== null || activity.requests > 0;
+  // DOM mutations alone do not count: a page that re-renders on a timer mutates all the time.
+  const changed = page.added.length > 0 || page.removed.length > 0 || navigated || newTab !== null || dialog !== null || activity.requests > 0;
   return {
     navigated,
     navigated_to: navigated ? withoutFragment(activity.navigation?.url ?? '') : null,

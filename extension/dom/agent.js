@@ -82,9 +82,10 @@
     fail('bad_request', 'name the element with `ref` (from read_page or find) or `selector`');
   }
 
-  // The lines an action's changes are computed on; focus moves with every click, so it is
-  // left out (read_page shows it).
-  const lines = () => ns.snapshot('interactive').lines.map((l) => `${'  '.repeat(l.d)}${l.t.replace(' [focused]', '')}`);
+  // The lines an action's changes are computed on: the full snapshot, text included, so a
+  // message that appears counts; a re-render that draws the same thing does not. Focus moves
+  // with every click, so it is left out (read_page shows it).
+  const lines = () => ns.snapshot('full').lines.map((l) => `${'  '.repeat(l.d)}${l.t.replace(' [focused]', '')}`);
 
   // The lines that differ between two snapshots: {added, removed}, each at most `max`.
   function diff(before, after, max = 40) {
