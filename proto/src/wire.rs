@@ -58,12 +58,20 @@ pub mod code {
     pub const CORRUPT_STATE: &str = "corrupt_state";
     /// A local server (`GET /wait`) has as many connections open as it serves.
     pub const TOO_MANY_CONNECTIONS: &str = "too_many_connections";
+    /// A ref (read_page, find) no longer names an element of the page, and no single
+    /// element matches its role, name and place.
+    pub const STALE_REF: &str = "stale_ref";
+    /// A selector matched no element.
+    pub const NO_SUCH_ELEMENT: &str = "no_such_element";
+    /// The element cannot take the action: covered by another, disabled, hidden, or of the
+    /// wrong kind; the message names which.
+    pub const NOT_ACTIONABLE: &str = "not_actionable";
     /// Anything else that went wrong inside a peer.
     pub const INTERNAL: &str = "internal";
 
     /// Every code, in the order of the table in `specs/protocol.md` ("Error codes"); a test
     /// keeps the two, and the codes the extension throws, in step.
-    pub const ALL: [&str; 22] = [
+    pub const ALL: [&str; 25] = [
         TIMEOUT,
         BROWSER_DISCONNECTED,
         UNKNOWN_METHOD,
@@ -85,6 +93,9 @@ pub mod code {
         NO_WORKFLOW,
         CORRUPT_STATE,
         TOO_MANY_CONNECTIONS,
+        STALE_REF,
+        NO_SUCH_ELEMENT,
+        NOT_ACTIONABLE,
         INTERNAL,
     ];
 }

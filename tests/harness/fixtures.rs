@@ -101,7 +101,8 @@ fn respond(dir: &Path, prefix: &str, path: &str) -> (&'static str, Vec<u8>, &'st
     };
     let file = rest.split(['?', '#']).next().unwrap_or("");
     // One folder deep at most (`dom/form.html`), never up.
-    let nested = file.split_once('/').is_some_and(|(dir, rest)| dir.is_empty() || rest.contains('/'));
+    let nested =
+        file.split_once('/').is_some_and(|(dir, rest)| dir.is_empty() || rest.contains('/'));
     if file.contains("..") || nested || file.is_empty() {
         return ("404 Not Found", b"not found".to_vec(), "text/plain");
     }

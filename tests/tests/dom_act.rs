@@ -47,7 +47,10 @@ async fn clicks_report_what_happened_and_refuse_what_a_user_could_not_click() {
 
     // A handler that wants a trusted event ignores ours: the report says nothing happened.
     let result = mcp
-        .call("click", json!({ "tab_id": tab, "ref": ref_of(&mcp, &tab, "button \"Trusted only\"").await }))
+        .call(
+            "click",
+            json!({ "tab_id": tab, "ref": ref_of(&mcp, &tab, "button \"Trusted only\"").await }),
+        )
         .await;
     let report = result.structured_content.clone().unwrap();
     assert_eq!(report["effect"], "none", "{report}");
@@ -105,7 +108,9 @@ async fn settling_waits_for_the_fetch_a_click_started_even_a_204() {
     // wait_for: what is there returns at once; what never comes fails saying so.
     let met = mcp.ok("wait_for", json!({ "tab_id": tab, "text": "fetched 204" })).await;
     assert_eq!(met["met"], true);
-    let err = mcp.err("wait_for", json!({ "tab_id": tab, "text": "never there", "timeout_ms": 300 })).await;
+    let err = mcp
+        .err("wait_for", json!({ "tab_id": tab, "text": "never there", "timeout_ms": 300 }))
+        .await;
     assert!(err.starts_with("timeout:") && err.contains("never there"), "{err}");
     let err = mcp.err("wait_for", json!({ "tab_id": tab })).await;
     assert!(err.starts_with("bad_request:"), "{err}");
@@ -201,16 +206,26 @@ async fn fill_sets_a_react_form_that_keeps_the_values() {
     // And it submits what it holds.
     click(&mcp, &tab, "button \"Create account\"").await;
     let page = mcp.ok("read_page", json!({ "tab_id": tab, "mode": "text" })).await;
-    assert!(page["text"].as_str().unwrap().contains("Submitted: {\"name\":\"Ada Lovelace\""), "{page}");
+    assert!(
+        page["text"].as_str().unwrap().contains("Submitted: {\"name\":\"Ada Lovelace\""),
+        "{page}"
+    );
 
     let name = ref_of(&mcp, &tab, "textbox \"Name\"").await;
     let country = ref_of(&mcp, &tab, "combobox \"Country\"").await;
-    let err = mcp.err("fill", json!({ "tab_id": tab, "fields": [{ "ref": country, "value": "Mars" }] })).await;
-    assert!(err.starts_with("bad_request:") && err.contains("\"Japan\""), "names the options: {err}");
+    let err = mcp
+        .err("fill", json!({ "tab_id": tab, "fields": [{ "ref": country, "value": "Mars" }] }))
+        .await;
+    assert!(
+        err.starts_with("bad_request:") && err.contains("\"Japan\""),
+        "names the options: {err}"
+    );
     let err = mcp.err("fill", json!({ "tab_id": tab, "fields": [{ "ref": name }] })).await;
     assert!(err.contains("value"), "{err}");
     let heading = ref_of(&mcp, &tab, "heading \"Sign up\"").await;
-    let err = mcp.err("fill", json!({ "tab_id": tab, "fields": [{ "ref": heading, "value": "x" }] })).await;
+    let err = mcp
+        .err("fill", json!({ "tab_id": tab, "fields": [{ "ref": heading, "value": "x" }] }))
+        .await;
     assert!(err.starts_with("not_actionable:"), "{err}");
 }
 
@@ -223,10 +238,12 @@ async fn type_press_key_and_upload_file_act_as_a_user_would() {
 
     // Typing into a field, then Enter: the page's keydown handler sees it.
     let search = ref_of(&mcp, &tab, "textbox \"Search\"").await;
-    mcp.ok("type", json!({ "tab_id": tab, "ref": search, "text": "kittens", "submit": true })).await;
+    mcp.ok("type", json!({ "tab_id": tab, "ref": search, "text": "kittens", "submit": true }))
+        .await;
     assert!(status(&mcp, &tab).await.contains("searched kittens"));
     // Select all and delete, then type again.
-    mcp.ok("press_key", json!({ "tab_id": tab, "ref": search, "keys": "Control+A Backspace" })).await;
+    mcp.ok("press_key", json!({ "tab_id": tab, "ref": search, "keys": "Control+A Backspace" }))
+        .await;
     mcp.ok("type", json!({ "tab_id": tab, "text": "owls" })).await;
     mcp.ok("press_key", json!({ "tab_id": tab, "keys": "Enter" })).await;
     assert!(status(&mcp, &tab).await.contains("searched owls\""), "{}", status(&mcp, &tab).await);
@@ -254,13 +271,21 @@ async fn type_press_key_and_upload_file_act_as_a_user_would() {
     let path = file.to_str().unwrap();
     mcp.ok("upload_file", json!({ "tab_id": tab, "ref": input, "paths": [path] })).await;
     assert!(status(&mcp, &tab).await.contains("files: notes.txt 5"));
-    let err = mcp.err("upload_file", json!({ "tab_id": tab, "ref": input, "paths": ["notes.txt"] })).await;
+    let err = mcp
+        .err("upload_file", json!({ "tab_id": tab, "ref": input, "paths": ["notes.txt"] }))
+        .await;
     assert!(err.starts_with("bad_request:") && err.contains("absolute"), "{err}");
     let big = dir.join("big.bin");
     std::fs::write(&big, vec![0u8; 11 * 1024 * 1024]).unwrap();
-    let err = mcp.err("upload_file", json!({ "tab_id": tab, "ref": input, "paths": [big.to_str().unwrap()] })).await;
+    let err = mcp
+        .err(
+            "upload_file",
+            json!({ "tab_id": tab, "ref": input, "paths": [big.to_str().unwrap()] }),
+        )
+        .await;
     assert!(err.starts_with("too_large:"), "{err}");
-    let err = mcp.err("upload_file", json!({ "tab_id": tab, "ref": search, "paths": [path] })).await;
+    let err =
+        mcp.err("upload_file", json!({ "tab_id": tab, "ref": search, "paths": [path] })).await;
     assert!(err.starts_with("not_actionable:"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 
@@ -280,7 +305,8 @@ async fn a_strict_csp_page_is_read_and_driven() {
     let mcp = Mcp::start(&browser.runtime_dir).await;
     let tab = open(&mcp, pages.url("dom/csp.html")).await;
     let query = ref_of(&mcp, &tab, "textbox \"Query\"").await;
-    mcp.ok("fill", json!({ "tab_id": tab, "fields": [{ "ref": query, "value": "tabwire" }] })).await;
+    mcp.ok("fill", json!({ "tab_id": tab, "fields": [{ "ref": query, "value": "tabwire" }] }))
+        .await;
     let done = click(&mcp, &tab, "button \"Search\"").await;
     assert_eq!(done["navigated"], true, "{done}");
     assert!(done["navigated_to"].as_str().unwrap().ends_with("csp.html?q=tabwire"), "{done}");

@@ -62,7 +62,13 @@ async fn a_page_reads_as_lines_with_frames_and_shadow_dom() {
     // find: by role and name, with where it sits; by text.
     let found = mcp.ok("find", json!({ "tab_id": tab, "role": "button", "name": "frame" })).await;
     assert_eq!(found["total"], 2, "{found}");
-    assert!(found["matches"][1]["ancestry"][0].as_str().unwrap().starts_with("iframe \"Cross origin frame\""), "{found}");
+    assert!(
+        found["matches"][1]["ancestry"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("iframe \"Cross origin frame\""),
+        "{found}"
+    );
     let found = mcp.call("find", json!({ "tab_id": tab, "text": "beta" })).await;
     assert!(text(&found).contains("button \"Beta\" [ref="), "{}", text(&found));
     let err = mcp.err("find", json!({ "tab_id": tab })).await;
@@ -74,8 +80,14 @@ async fn a_page_reads_as_lines_with_frames_and_shadow_dom() {
     mcp.ok("click", json!({ "tab_id": tab, "ref": counter })).await;
     let diff = mcp.ok("read_page", json!({ "tab_id": tab, "since": first })).await;
     let changes = diff["text"].as_str().unwrap();
-    assert!(changes.contains(&format!("- button \"Clicked 0 times\" [ref={counter}]")), "{changes}");
-    assert!(changes.contains(&format!("+ button \"Clicked 1 times\" [ref={counter}]")), "{changes}");
+    assert!(
+        changes.contains(&format!("- button \"Clicked 0 times\" [ref={counter}]")),
+        "{changes}"
+    );
+    assert!(
+        changes.contains(&format!("+ button \"Clicked 1 times\" [ref={counter}]")),
+        "{changes}"
+    );
     assert!(diff["tokens"].as_u64().unwrap() < 60, "{diff}");
     let err = mcp.err("read_page", json!({ "tab_id": tab, "since": "s99" })).await;
     assert!(err.starts_with("bad_request:") && err.contains("without since"), "{err}");
@@ -192,7 +204,10 @@ async fn a_hostile_page_gets_its_words_quoted_and_cannot_plant_refs() {
             assert!(refs <= 1, "{mode}: a line with two refs outside quotes: {l}");
             assert!(!["link", "button"].contains(&role.as_str()) || refs == 1, "{l}");
         }
-        assert!(!lines.lines().any(|l| l.trim_start().starts_with("button \"Pay now\"")), "{lines}");
+        assert!(
+            !lines.lines().any(|l| l.trim_start().starts_with("button \"Pay now\"")),
+            "{lines}"
+        );
         assert!(lines.contains("Innocent link \\\"Steal\\\" [ref=e2]\""), "quoted: {lines}");
     }
     // The DOM's data-ref attributes mean nothing: the decoy's ref is the one tabwire gave it.

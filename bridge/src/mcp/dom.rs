@@ -478,7 +478,10 @@ fn read_files(paths: &[String]) -> Result<Vec<Value>, CallError> {
         if total > MAX_UPLOAD {
             return Err(CallError::new(
                 code::TOO_LARGE,
-                format!("the files are over {} MiB together; upload fewer or smaller files", MAX_UPLOAD >> 20),
+                format!(
+                    "the files are over {} MiB together; upload fewer or smaller files",
+                    MAX_UPLOAD >> 20
+                ),
             ));
         }
         let bytes = std::fs::read(path)
@@ -543,8 +546,7 @@ impl TabwireServer {
         if let Some(s) = &p.since {
             args.insert("since".into(), json!(s));
         }
-        let mut s: PageSnapshot =
-            self.dom(&p.page, "dom.read", args, READ_TIMEOUT, cancel).await?;
+        let mut s: PageSnapshot = self.dom(&p.page, "dom.read", args, READ_TIMEOUT, cancel).await?;
         s.tab_id = p.page.tab_id;
         let mut head = format!(
             "page {} {:?} at {}; {} mode",
@@ -564,7 +566,8 @@ impl TabwireServer {
             _ => head.push_str(&format!(", {} lines", s.lines)),
         }
         head.push_str(&format!(", ≈{} tokens", s.tokens));
-        let (off, end) = (s.cut["offscreen"].as_u64().unwrap_or(0), s.cut["end"].as_u64().unwrap_or(0));
+        let (off, end) =
+            (s.cut["offscreen"].as_u64().unwrap_or(0), s.cut["end"].as_u64().unwrap_or(0));
         if off > 0 || end > 0 {
             head.push_str(&format!(
                 "; cut for the budget: {off} lines outside the viewport, {end} at the end"
@@ -599,7 +602,8 @@ impl TabwireServer {
         cancel: CancellationToken,
     ) -> Result<Reply<Found>, CallError> {
         let mut args = page_args(&p.page);
-        for (k, v) in [("text", &p.text), ("role", &p.role), ("name", &p.name), ("regex", &p.regex)] {
+        for (k, v) in [("text", &p.text), ("role", &p.role), ("name", &p.name), ("regex", &p.regex)]
+        {
             if let Some(v) = v {
                 args.insert(k.into(), json!(v));
             }
@@ -619,7 +623,10 @@ impl TabwireServer {
             }
         }
         if f.total as usize > f.matches.len() {
-            t.push_str(&format!("\n… {} more: narrow the search", f.total as usize - f.matches.len()));
+            t.push_str(&format!(
+                "\n… {} more: narrow the search",
+                f.total as usize - f.matches.len()
+            ));
         }
         Ok(Reply::new(t, f))
     }
@@ -651,7 +658,10 @@ impl TabwireServer {
         }
         args.insert("count".into(), json!(p.count.unwrap_or(1).clamp(1, 3)));
         args.insert("modifiers".into(), json!(p.modifiers));
-        let what = format!("clicked {}", p.element.r#ref.as_deref().or(p.element.selector.as_deref()).unwrap_or(""));
+        let what = format!(
+            "clicked {}",
+            p.element.r#ref.as_deref().or(p.element.selector.as_deref()).unwrap_or("")
+        );
         self.act(&p.page, "dom.click", args, what, cancel).await
     }
 
@@ -812,9 +822,12 @@ impl TabwireServer {
             ));
         }
         let mut args = page_args(&p.page);
-        for (k, v) in
-            [("text", &p.text), ("text_gone", &p.text_gone), ("selector", &p.selector), ("url", &p.url)]
-        {
+        for (k, v) in [
+            ("text", &p.text),
+            ("text_gone", &p.text_gone),
+            ("selector", &p.selector),
+            ("url", &p.url),
+        ] {
             if let Some(v) = v {
                 args.insert(k.into(), json!(v));
             }
@@ -823,7 +836,8 @@ impl TabwireServer {
         let timeout = Duration::from_millis(ms + 2000);
         let mut w: Waited = self.dom(&p.page, "dom.wait_for", args, timeout, cancel).await?;
         w.tab_id = p.page.tab_id;
-        let text = format!("{} showed what was awaited after {} ms", from(&w.origin, w.tab_id), w.ms);
+        let text =
+            format!("{} showed what was awaited after {} ms", from(&w.origin, w.tab_id), w.ms);
         Ok(Reply::new(text, w))
     }
 
