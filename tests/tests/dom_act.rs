@@ -148,12 +148,14 @@ async fn links_report_the_new_tab_or_the_navigation() {
     let mcp = Mcp::start(&browser.runtime_dir).await;
     let tab = open(&mcp, pages.url("dom/widgets.html")).await;
 
+    let before = mcp.ok("list_tabs", json!({})).await["tabs"].as_array().unwrap().len();
     let done = click(&mcp, &tab, "link \"Open form in a new tab\"").await;
     let new_tab = done["new_tab"].as_i64().unwrap_or_else(|| panic!("{done}"));
     let tabs = mcp.ok("list_tabs", json!({})).await;
     let opened = tabs["tabs"].as_array().unwrap().iter().find(|t| t["id"] == new_tab).unwrap();
     assert!(opened["url"].as_str().unwrap().ends_with("dom/form.html"), "{opened}");
     let count = tabs["tabs"].as_array().unwrap().len();
+    assert_eq!(count, before + 1, "one tab opened: {tabs}");
 
     let done = click(&mcp, &tab, "link \"Go to the form\"").await;
     assert_eq!(done["navigated"], true, "{done}");
