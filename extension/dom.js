@@ -219,7 +219,7 @@ async function read(params) {
     cut = fitted.cut;
   }
   const text = body.join('\n');
-  return { ...from, title: got.title, mode, snapshot_id: snapshotId, since: params.since ?? null, changes: since, tokens: tokens(text), lines: all.length, cut: { ...cut, frame_lines: got.truncated ? 1 : 0 }, frames_not_read: skipped, scroll: got.scroll, text };
+  return { ...from, title: got.title, mode, page_ms: Math.round(got.took * 10) / 10, snapshot_id: snapshotId, since: params.since ?? null, changes: since, tokens: tokens(text), lines: all.length, cut: { ...cut, frame_lines: got.truncated ? 1 : 0 }, frames_not_read: skipped, scroll: got.scroll, text };
 }
 
 async function find(params) {

@@ -102,10 +102,11 @@
 
   const ops = {
     read({ mode, ref, base }) {
+      const t0 = performance.now();
       ns.startRefsAt(base);
       const root = ref ? element({ ref }).el : undefined;
       const out = mode === 'text' ? { text: ns.text(root) } : ns.snapshot(mode, root);
-      return { ...out, next: ns.nextRef(), title: document.title, scroll: { y: Math.round(scrollY), height: document.documentElement.scrollHeight, viewport: innerHeight } };
+      return { ...out, took: performance.now() - t0, next: ns.nextRef(), title: document.title, scroll: { y: Math.round(scrollY), height: document.documentElement.scrollHeight, viewport: innerHeight } };
     },
 
     // Start watching, act, return at once; `settle` below waits for the page to be quiet.

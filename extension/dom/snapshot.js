@@ -67,8 +67,9 @@
     }
     const aria = squash(el.getAttribute('aria-label'));
     if (aria) return clip(aria);
-    if (el.labels?.length) {
-      const text = squash([...el.labels].map((l) => labelText(l, el)).join(' '));
+    const labels = labelsOf(el);
+    if (labels.length) {
+      const text = squash(labels.map((l) => labelText(l, el)).join(' '));
       if (text) return clip(text);
     }
     const tag = el.localName;
@@ -85,6 +86,22 @@
     }
     return clip(squash(el.getAttribute('title') || el.getAttribute('placeholder') || ''));
   };
+
+  // An element's labels. `el.labels` searches the whole document on every call, which made
+  // reading a page of 1,000 inputs quadratic; during a snapshot they come from one pass.
+  let labelIndex = null; // control → [label], for the document (not shadow roots)
+  function labelsOf(el) {
+    if (!('labels' in el)) return [];
+    if (labelIndex && el.getRootNode() === document) return labelIndex.get(el) ?? [];
+    return [...(el.labels ?? [])];
+  }
+  function indexLabels() {
+    labelIndex = new Map();
+    for (const l of document.querySelectorAll('label')) {
+      const c = l.control;
+      if (c) labelIndex.set(c, [...(labelIndex.get(c) ?? []), l]);
+    }
+  }
 
   // A label's own words: a control inside it (a select's options, an input) is not part of them.
   function labelText(label, control) {
@@ -125,7 +142,7 @@
     } else if ((tag === 'input' || tag === 'textarea') && !['checkbox', 'radio', 'button', 'submit', 'reset', 'image', 'file'].includes(el.type)) {
       const v = el.type === 'password' ? (el.value ? '••••' : '') : el.value;
       if (v) out.push(`[value=${JSON.stringify(clip(squash(v)))}]`);
-      else if (el.placeholder && el.labels?.length) out.push(`[placeholder=${JSON.stringify(clip(squash(el.placeholder)))}]`);
+      else if (el.placeholder && labelsOf(el).length) out.push(`[placeholder=${JSON.stringify(clip(squash(el.placeholder)))}]`);
     } else if (role === 'textbox' && el.isContentEditable) {
       const v = squash(el.innerText);
       if (v) out.push(`[value=${JSON.stringify(clip(v))}]`);
@@ -229,7 +246,12 @@
       }
       else for (const c of el.childNodes) walk(c, d, hidden);
     };
-    walk(rootEl, 0, false);
+    indexLabels();
+    try {
+      walk(rootEl, 0, false);
+    } finally {
+      labelIndex = null;
+    }
     return { lines, truncated: lines.length >= limit };
   };
 

@@ -50,6 +50,18 @@ async fn a_page_reads_as_lines_with_frames_and_shadow_dom() {
     assert_eq!(page["frames_not_read"], json!([]));
     assert!(page["tokens"].as_u64().unwrap() < 400, "{page}");
 
+    // root: only one part — here an iframe, with what its frame holds.
+    let iframe = ref_in(lines, "iframe \"Same origin frame\"");
+    let part = mcp.ok("read_page", json!({ "tab_id": tab, "root": iframe })).await;
+    let part = part["text"].as_str().unwrap();
+    assert_eq!(part.lines().count(), 3, "{part}");
+    assert!(part.lines().nth(2).unwrap().starts_with("  textbox \"Frame input\""), "{part}");
+    // expected_origin: another origin reads nothing.
+    let err = mcp
+        .err("read_page", json!({ "tab_id": tab, "expected_origin": "http://localhost:1" }))
+        .await;
+    assert!(err.starts_with("origin_changed:"), "{err}");
+
     // The text a person reads, as markdown.
     let text_mode = mcp.ok("read_page", json!({ "tab_id": tab, "mode": "text" })).await;
     let md = text_mode["text"].as_str().unwrap();

@@ -237,6 +237,9 @@ pub struct PageSnapshot {
     pub url: String,
     pub title: String,
     pub mode: String,
+    /// Milliseconds the page's agent took to make the snapshot (its frame only).
+    #[serde(default)]
+    pub page_ms: Option<f64>,
     /// Pass it back as `since` for only what changed. Null for mode text.
     pub snapshot_id: Option<String>,
     /// The snapshot this one is compared with, when `since` was given.
