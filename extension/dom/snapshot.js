@@ -220,7 +220,7 @@
       const show = role && (full ? role !== 'label' || !el.control : interactive || LANDMARK.has(role));
       let d = depth;
       if (show) {
-        const name = role === 'clickable' ? clip(squash(el.innerText)) : ns.nameOf(el, role);
+        const name = ns.nameOf(el, role === 'clickable' ? 'button' : role); // named as a button would be
         const ref = ns.refFor(el, role, name);
         const parts = [role];
         if (name) parts.push(JSON.stringify(name));

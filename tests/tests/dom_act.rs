@@ -313,3 +313,46 @@ async fn a_strict_csp_page_is_read_and_driven() {
     assert_eq!(done["navigated"], true, "{done}");
     assert!(done["navigated_to"].as_str().unwrap().ends_with("csp.html?q=tabwire"), "{done}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn selectors_drag_and_what_cannot_be_done() {
+    let browser = Chromium::start();
+    let pages = Fixtures::serve();
+    let mcp = Mcp::start(&browser.runtime_dir).await;
+    let tab = open(&mcp, pages.url("dom/widgets.html")).await;
+
+    // A CSS selector instead of a ref.
+    let done = mcp.ok("click", json!({ "tab_id": tab, "selector": "#counter" })).await;
+    assert!(done["added"][0].as_str().unwrap().contains("Clicked 1 times"), "{done}");
+    let err = mcp.err("click", json!({ "tab_id": tab, "selector": "#nope" })).await;
+    assert!(err.starts_with("no_such_element:") && err.contains("#nope"), "{err}");
+    let err = mcp.err("click", json!({ "tab_id": tab, "selector": "##" })).await;
+    assert!(err.starts_with("bad_request:"), "{err}");
+    let err = mcp.err("click", json!({ "tab_id": tab })).await;
+    assert!(err.starts_with("bad_request:") && err.contains("ref"), "{err}");
+
+    // Disabled, and typing with nothing focused.
+    let disabled = ref_of(&mcp, &tab, "button \"Not yet\"").await;
+    let err = mcp.err("click", json!({ "tab_id": tab, "ref": disabled })).await;
+    assert!(err.starts_with("not_actionable:") && err.contains("disabled"), "{err}");
+    let err = mcp.err("type", json!({ "tab_id": tab, "text": "x" })).await;
+    assert!(err.starts_with("not_actionable:") && err.contains("focused"), "{err}");
+
+    // Drag the card onto the column: the page's drop handler gets the data.
+    let card = ref_of(&mcp, &tab, "clickable \"Card\"").await;
+    let column = ref_of(&mcp, &tab, "clickable \"Done column\"").await;
+    mcp.ok("pointer", json!({ "tab_id": tab, "action": "drag", "ref": card, "to": column })).await;
+    assert!(status(&mcp, &tab).await.contains("dropped card"), "{}", status(&mcp, &tab).await);
+
+    // wait_for: a selector and the url hold at once; a text that goes.
+    let met = mcp
+        .ok("wait_for", json!({ "tab_id": tab, "selector": "#counter", "url": "widgets.html" }))
+        .await;
+    assert_eq!(met["met"], true);
+    click(&mcp, &tab, "button \"Accept cookies\"").await;
+    let met = mcp.ok("wait_for", json!({ "tab_id": tab, "text_gone": "Accept cookies" })).await;
+    assert_eq!(met["met"], true);
+    let err =
+        mcp.err("wait_for", json!({ "tab_id": tab, "url": "elsewhere", "timeout_ms": 300 })).await;
+    assert!(err.starts_with("timeout:") && err.contains("elsewhere"), "{err}");
+}
