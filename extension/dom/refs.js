@@ -64,8 +64,10 @@
     const el = entry.el.deref();
     if (el?.isConnected) return { el };
     const twins = [];
+    // Clickable elements (no role, a pointer cursor) are named as buttons are (snapshot.js).
+    const nameRole = entry.role === 'clickable' ? 'button' : entry.role;
     for (const c of ns.candidates(entry.role)) {
-      if (ancestry(c) === entry.path && ns.roleOf(c) === entry.role && ns.nameOf(c) === entry.name) twins.push(c);
+      if (ns.nameOf(c, nameRole) === entry.name && ancestry(c) === entry.path) twins.push(c);
       if (twins.length > 1) break;
     }
     if (twins.length !== 1) {

@@ -115,13 +115,14 @@
     return out;
   }
 
-  // Elements that may have `role`: for re-binding a ref (refs.js).
+  // Elements that may have `role` ("clickable": any without a role): for re-binding a ref
+  // (refs.js).
   ns.candidates = function* (role) {
     const stack = [document.documentElement];
     while (stack.length) {
       const el = stack.pop();
       if (!el) continue;
-      if (ns.roleOf(el) === role) yield el;
+      if ((ns.roleOf(el) ?? 'clickable') === role) yield el;
       if (el.shadowRoot) stack.push(...el.shadowRoot.children);
       stack.push(...el.children);
     }
