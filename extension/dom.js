@@ -18,6 +18,7 @@ const DEFAULT_BUDGET = 4000;
 const MAX_BUDGET = 100_000;
 const MAX_LINES = 20_000; // lines one frame may return before the budget applies
 const MAX_FRAME_DEPTH = 5; // iframes inside iframes read this deep
+const MAX_TOTAL_LINES = 50_000; // no more frames are read once the snapshot has this many lines
 const KEPT_SNAPSHOTS = 4; // per tab, for `since`
 // Settle: the DOM must be quiet this long after the action, and the action's fetch/XHR done;
 // never longer than the cap (then `pending` lists what still runs).
@@ -104,6 +105,10 @@ async function readFrame(id, frames, frame, mode, root, depth, indent, out, skip
     const child = children.get(l.f.n);
     const origin = child && originOf(child.url);
     if (!child || depth >= MAX_FRAME_DEPTH) continue;
+    if (out.length >= MAX_TOTAL_LINES) {
+      out.push({ d: l.d + indent + 1, t: `(frame not read: the page has more than ${MAX_TOTAL_LINES} lines already)`, v: l.v });
+      continue;
+    }
     if (!allows(origin)) {
       out.push({ d: l.d + indent + 1, t: `(a frame of ${origin ?? 'a page that is not a web site'}: not an allowed site, not read)`, v: l.v });
       skipped.push(origin ?? child.url);

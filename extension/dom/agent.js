@@ -50,7 +50,7 @@
     armed = null;
     const dialog = { type: String(d.type), message: String(d.message).slice(0, 2000), accepted: answer.accept, by: answer.by ?? 'handle_dialog' };
     if (d.type === 'prompt') dialog.text = answer.accept ? String(answer.text ?? d.value ?? '') : null;
-    if (watch) watch.dialogs.push(dialog);
+    if (watch) watch.dialogs.length < 20 && watch.dialogs.push(dialog); // a page may fake many
     else {
       const late = (ns.lateDialogs ??= []);
       late.push(dialog);
