@@ -157,7 +157,15 @@ async fn links_report_the_new_tab_or_the_navigation() {
     let count = tabs["tabs"].as_array().unwrap().len();
     assert_eq!(count, before + 1, "one tab opened: {tabs}");
 
-    let done = click(&mcp, &tab, "link \"Go to the form\"").await;
+    // wait_for follows the tab through the navigation the click starts.
+    let same = ref_of(&mcp, &tab, "link \"Go to the form\"").await;
+    let wait = json!({ "tab_id": tab, "url": "form.html", "text": "Create account" });
+    let (waited, done) = tokio::join!(
+        mcp.ok("wait_for", wait),
+        mcp.ok("click", json!({ "tab_id": tab, "ref": same }))
+    );
+    assert_eq!(waited["met"], true, "{waited}");
+    assert!(waited["url"].as_str().unwrap().ends_with("dom/form.html"), "{waited}");
     assert_eq!(done["navigated"], true, "{done}");
     assert!(done["navigated_to"].as_str().unwrap().ends_with("dom/form.html"), "{done}");
     let tabs = mcp.ok("list_tabs", json!({})).await;
@@ -205,11 +213,14 @@ async fn fill_sets_a_react_form_that_keeps_the_values() {
     ] {
         assert!(md.contains(held), "React holds {held}: {md}");
     }
+    // Typing key by key reaches React too.
+    let name = ref_of(&mcp, &tab, "textbox \"Name\"").await;
+    mcp.ok("type", json!({ "tab_id": tab, "ref": name, "text": " Jr" })).await;
     // And it submits what it holds.
     click(&mcp, &tab, "button \"Create account\"").await;
     let page = mcp.ok("read_page", json!({ "tab_id": tab, "mode": "text" })).await;
     assert!(
-        page["text"].as_str().unwrap().contains("Submitted: {\"name\":\"Ada Lovelace\""),
+        page["text"].as_str().unwrap().contains("Submitted: {\"name\":\"Ada Lovelace Jr\""),
         "{page}"
     );
 
