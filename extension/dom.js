@@ -284,15 +284,8 @@ async function act(params, action, args, { signal, timeoutMs }) {
   try {
     const done = await ask(id, frame, message);
     const report = await settle(id, frame, activity, cap, signal);
-    if (done.opens && report.new_tab === null && !report.navigated) {
-      // The browser's popup blocker stops a new tab from an event it did not see a user make;
-      // the user asked for it through the assistant, so open it as the link would have.
-      const tab = await chrome.tabs.create({ url: done.opens, openerTabId: id, active: false });
-      report.new_tab = tab.id;
-      report.effect = 'changed';
-    }
     const origin = originOf(top.url);
-    return { origin, url: withoutFragment(top.url), ...report, ms: Math.round(performance.now() - started), result: { ...done, notes: undefined, opens: undefined }, notes: done.notes };
+    return { origin, url: withoutFragment(top.url), ...report, ms: Math.round(performance.now() - started), result: { ...done, notes: undefined }, notes: done.notes };
   } finally {
     activity.stop();
   }

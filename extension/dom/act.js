@@ -63,9 +63,7 @@
     return [MODS[m], true];
   }));
 
-  // Click `el`: hover, press, focus, release, click (twice for count 2, with dblclick). Returns
-  // what the click did that the worker must know: a link it should follow into a new tab when
-  // the browser's popup blocker stopped it (`opens`).
+  // Click `el`: hover, press, focus, release, click (twice for count 2, with dblclick).
   ns.click = (el, { button = 'left', count = 1, modifiers: mods = [] } = {}) => {
     const at = ns.target(el);
     const b = { left: 0, middle: 1, right: 2 }[button];
@@ -76,21 +74,18 @@
     mouse('mouseover', el, at, opts);
     mouse('pointermove', el, at, opts);
     mouse('mousemove', el, at, opts);
-    let allowed = true;
     for (let i = 1; i <= count; i++) {
       const o = { ...opts, detail: i, buttons: 1 << b };
       mouse('pointerdown', el, at, o);
       if (mouse('mousedown', el, at, o) && i === 1) focusable(el)?.focus({ preventScroll: true });
       mouse('pointerup', el, at, { ...opts, detail: i });
       mouse('mouseup', el, at, { ...opts, detail: i });
-      if (b === 0) allowed = mouse('click', el, at, { ...opts, detail: i });
+      if (b === 0) mouse('click', el, at, { ...opts, detail: i });
       else if (b === 2) mouse('contextmenu', el, at, opts);
       else mouse('auxclick', el, at, opts);
     }
     if (count === 2 && b === 0) mouse('dblclick', el, at, { ...opts, detail: 2 });
-    const link = el.closest?.('a[href]');
-    const opens = allowed && link && (link.target === '_blank' || m.ctrlKey || m.metaKey || b === 1) ? link.href : null;
-    return { opens };
+    return {};
   };
 
   function focusable(el) {
