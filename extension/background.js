@@ -20,13 +20,17 @@
 // |           |                                         | milestone                            |
 // | tabs.js   | each tab's last url/title/status        | chrome.tabs.query at start           |
 // | status.js | the connection status for the popup     | chrome.storage.session               |
+// | dom.js    | per tab: ref numbering, last 4       | refs stay in the pages (dom/refs.js);|
+// | settle.js | snapshots; activity of running acts  | `since` needs a new read_page        |
 // | workflow  | the live workflows (workflow.js), the   | the bridges send them again to the   |
 // |           | ports that follow them                  | new host; followers reconnect        |
 
 import { chatMethods, listenForChats } from './chat.js';
+import { domMethods } from './dom.js';
 import { connect, isConnected, sendEvent, startNative } from './native.js';
 import { listenForPages, pageMethods } from './page.js';
 import { allowedBy, checkSite, currentSites, onSitesChanged, siteMethods, sitesReady, syncContentScripts } from './sites.js';
+import { watchActivity } from './settle.js';
 import { tabMethods, watchTabs } from './tabs.js';
 import { listenForWorkflows, workflowMethods } from './workflow.js';
 
@@ -41,6 +45,7 @@ const methods = {
   ...chatMethods,
   ...siteMethods,
   ...workflowMethods,
+  ...domMethods,
 };
 
 // Bridges hear the list once after each hello and after every change, wherever it was made
@@ -52,6 +57,7 @@ const sendSites = () => sendEvent('sites', null, { sites: currentSites() });
 globalThis.tabwireChecks = { allowedBy, checkSite };
 
 watchTabs();
+watchActivity();
 listenForPages();
 listenForChats();
 listenForWorkflows();

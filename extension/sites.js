@@ -350,6 +350,9 @@ export const siteMethods = {
 const SCRIPTS = [
   { id: 'tabwire-relay', js: ['content/relay.js'], world: 'ISOLATED' },
   { id: 'tabwire-sdk', js: ['content/page-sdk.js'], world: 'MAIN' },
+  // Any page (dom.js): the agent in every frame, and the dialogs that must not freeze it.
+  { id: 'tabwire-dom', js: ['dom/refs.js', 'dom/snapshot.js', 'dom/act.js', 'dom/pointer.js', 'dom/agent.js'], world: 'ISOLATED', allFrames: true },
+  { id: 'tabwire-dom-dialogs', js: ['dom/dialogs.js'], world: 'MAIN', allFrames: true },
 ];
 const IDS = SCRIPTS.map((s) => s.id);
 
@@ -390,7 +393,7 @@ async function sync(list) {
 }
 
 function scripts(matches) {
-  return SCRIPTS.map((s) => ({ ...s, matches, runAt: 'document_start', allFrames: false, persistAcrossSessions: true }));
+  return SCRIPTS.map((s) => ({ allFrames: false, ...s, matches, runAt: 'document_start', persistAcrossSessions: true }));
 }
 
 // Update in place when both exist (no moment without them), else register afresh.
@@ -407,7 +410,7 @@ function upToDate(have, want) {
   return have.length === SCRIPTS.length && SCRIPTS.every((s) => {
     const h = have.find((x) => x.id === s.id);
     return h && sorted(h.matches ?? []) === sorted(want) && sorted(h.js ?? []) === sorted(s.js) &&
-      (h.world ?? 'ISOLATED') === s.world && h.runAt === 'document_start' && !h.allFrames && !h.excludeMatches?.length;
+      (h.world ?? 'ISOLATED') === s.world && h.runAt === 'document_start' && !!h.allFrames === !!s.allFrames && !h.excludeMatches?.length;
   });
 }
 

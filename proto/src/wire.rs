@@ -61,12 +61,20 @@ pub mod code {
     /// A command's payload does not fit the `params` schema its page declared; the page was not
     /// asked. The message names the JSON Pointer of the first bad field.
     pub const INVALID_PARAMS: &str = "invalid_params";
+    /// A ref (read_page, find) no longer names an element of the page, and no single
+    /// element matches its role, name and place.
+    pub const STALE_REF: &str = "stale_ref";
+    /// A selector matched no element.
+    pub const NO_SUCH_ELEMENT: &str = "no_such_element";
+    /// The element cannot take the action: covered by another, disabled, hidden, or of the
+    /// wrong kind; the message names which.
+    pub const NOT_ACTIONABLE: &str = "not_actionable";
     /// Anything else that went wrong inside a peer.
     pub const INTERNAL: &str = "internal";
 
     /// Every code, in the order of the table in `specs/protocol.md` ("Error codes"); a test
     /// keeps the two, and the codes the extension throws, in step.
-    pub const ALL: [&str; 23] = [
+    pub const ALL: [&str; 26] = [
         TIMEOUT,
         BROWSER_DISCONNECTED,
         UNKNOWN_METHOD,
@@ -89,6 +97,9 @@ pub mod code {
         CORRUPT_STATE,
         TOO_MANY_CONNECTIONS,
         INVALID_PARAMS,
+        STALE_REF,
+        NO_SUCH_ELEMENT,
+        NOT_ACTIONABLE,
         INTERNAL,
     ];
 }

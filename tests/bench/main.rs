@@ -3,6 +3,7 @@
 //! here passes or fails on time. Each section prints its own baseline measured in the same run.
 
 mod http;
+mod dom;
 mod operations;
 mod sites;
 mod state;
@@ -35,5 +36,8 @@ async fn main() {
     }
     if wanted("tools_list") {
         tools_list::run().await;
+    }
+    if wanted("dom") {
+        dom::run().await;
     }
 }

@@ -49,6 +49,9 @@ impl Fixtures {
                         if let Some(query) = path.strip_prefix(&format!("{prefix}beacon?")) {
                             heard.lock().unwrap().push(query.to_owned());
                         }
+                        if let Some(query) = path.strip_prefix(&format!("{prefix}api?")) {
+                            return api(&mut sock, query).await;
+                        }
                         let (status, body, mime) = respond(&dir, &prefix, &path);
                         let header = format!(
                             "HTTP/1.1 {status}\r\ncontent-type: {mime}\r\ncontent-length: {}\r\n\
@@ -97,7 +100,10 @@ fn respond(dir: &Path, prefix: &str, path: &str) -> (&'static str, Vec<u8>, &'st
         return ("404 Not Found", b"not found".to_vec(), "text/plain");
     };
     let file = rest.split(['?', '#']).next().unwrap_or("");
-    if file.contains("..") || file.contains('/') || file.is_empty() {
+    // One folder deep at most (`dom/form.html`), never up.
+    let nested =
+        file.split_once('/').is_some_and(|(dir, rest)| dir.is_empty() || rest.contains('/'));
+    if file.contains("..") || nested || file.is_empty() {
         return ("404 Not Found", b"not found".to_vec(), "text/plain");
     }
     match std::fs::read(dir.join(file)) {
@@ -113,6 +119,23 @@ fn respond(dir: &Path, prefix: &str, path: &str) -> (&'static str, Vec<u8>, &'st
         }
         Err(_) => ("404 Not Found", b"not found".to_vec(), "text/plain"),
     }
+}
+
+/// `api?status=204&ms=150`: answers `status` (default 200) with an empty body after `ms`
+/// milliseconds — the page's fetch/XHR that the dom tools wait for.
+async fn api(sock: &mut tokio::net::TcpStream, query: &str) {
+    let arg = |name: &str| {
+        query.split('&').find_map(|kv| kv.strip_prefix(&format!("{name}=")))?.parse::<u64>().ok()
+    };
+    let status = arg("status").unwrap_or(200);
+    tokio::time::sleep(std::time::Duration::from_millis(arg("ms").unwrap_or(0))).await;
+    let body = if status == 204 { "" } else { "{\"ok\":true}" };
+    let head = format!(
+        "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
+         cache-control: no-store\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = sock.write_all(head.as_bytes()).await;
 }
 
 fn rand_u64() -> u64 {

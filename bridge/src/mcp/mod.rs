@@ -3,6 +3,7 @@
 mod browsers;
 mod commands;
 mod diagnose;
+mod dom;
 mod events;
 mod operations;
 mod page;

@@ -38,6 +38,10 @@ Pages built for tabwire (window.tabwire): get_state reads a page's state, list_c
 the commands it declared and their parameters, send_command runs one (always name its tab_id; \
 pass expected_origin to be sure of the site); with --page-tools each declared command is also a \
 tool `<app>__<command>`, whose description is the page's. \
+Any page of an allowed site: read_page gives its controls as lines with refs (e12; f3e7 inside a \
+frame) and find searches them; click, fill, type, press_key, pointer and upload_file act on a ref \
+and report how the page settled (check `effect`: none means nothing changed, `dialog`, \
+`new_tab`); wait_for waits for text, a selector or a url. \
 Waiting: wait_for_state_change returns what the user did in pages since you last looked; \
 wait_for_event returns this session's next event (by default a worker's worker_complete). \
 Sessions: get_session, notify_completion, post_message, ask_question and answer_question talk \
@@ -88,6 +92,7 @@ impl TabwireServer {
             + Self::operation_tools()
             + Self::worker_tools()
             + Self::workflow_tools()
+            + Self::dom_tools()
             + Self::command_tools();
         super::schema::clean_router(router)
     }

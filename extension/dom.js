@@ -1,0 +1,431 @@
+// dom.* methods: read and act on any page of an allowed site (specs/protocol.md, "dom.*";
+// the MCP tools in specs/tools.md, "Any page"). The work in the page is done by the content
+// scripts in extension/dom/, one agent per frame; this side picks the frame, checks its site,
+// nests frames, keeps each tab's ref numbering and last snapshots, applies the token budget,
+// and waits for the page to settle after an action (settle.js).
+//
+// Every call checks, here and at the moment it runs, the origin of the document that will
+// answer (sites.js), and sends to that document only (its documentId), so a tab that
+// navigated meanwhile answers nothing it was not checked for.
+
+import { TabwireError, fail } from './errors.js';
+import { Activity } from './settle.js';
+import { allows, checkSite, expectedOrigin, notAllowed, originOf, sitesReady, withoutFragment } from './sites.js';
+import { getTab, tabId } from './tabs.js';
+
+// Budget: tokens are counted as characters / 4 (README, "How read_page counts tokens").
+const DEFAULT_BUDGET = 4000;
+const MAX_BUDGET = 100_000;
+const MAX_LINES = 20_000; // lines one frame may return before the budget applies
+const MAX_FRAME_DEPTH = 5; // iframes inside iframes read this deep
+const MAX_TOTAL_LINES = 50_000; // no more frames are read once the snapshot has this many lines
+const KEPT_SNAPSHOTS = 4; // per tab, for `since`
+// Settle: the DOM must be quiet this long after the action, and the action's fetch/XHR done;
+// never longer than the cap (then `pending` lists what still runs).
+const QUIET_MS = 40;
+const DEFAULT_CAP_MS = 5000;
+const NAV_CAP_MS = 10_000;
+const MAX_UPLOAD = 10 * 1024 * 1024; // bytes of all files of one upload_file
+const tokens = (text) => Math.ceil(text.length / 4);
+
+const tabs = new Map(); // tab id → { next: Map(frameId → first free ref number), snapshots: [], seq }
+const tabState = (id) => {
+  let t = tabs.get(id);
+  if (!t) tabs.set(id, (t = { next: new Map(), snapshots: [], seq: 0 }));
+  return t;
+};
+chrome.tabs.onRemoved.addListener((id) => tabs.delete(id));
+
+// ---------------------------------------------------------------------------------------------
+// Frames
+
+async function framesOf(id) {
+  const frames = await chrome.webNavigation.getAllFrames({ tabId: id }).catch(() => null);
+  if (!frames) await getTab(id); // throws no_such_tab
+  return new Map((frames ?? []).map((f) => [f.frameId, f]));
+}
+
+// The top frame, checked: its document may answer (site allowed, expected origin).
+async function topFrame(id, params) {
+  await sitesReady;
+  const expected = expectedOrigin(params);
+  const frames = await framesOf(id);
+  const top = frames.get(0);
+  if (!top) {
+    const tab = await getTab(id);
+    checkSite(id, originOf(tab.url), expected, tab.url);
+    fail('not_scriptable', `tab ${id} has no page yet; wait for it to load`);
+  }
+  checkSite(id, originOf(top.url), expected, top.url);
+  return { top, frames };
+}
+
+// A ref as the tool gives it ("e12", "f3e12") → { frameId, ref: "e12" }.
+function parseRef(ref) {
+  const m = /^(?:f(\d+))?(e\d+)$/.exec(typeof ref === 'string' ? ref.trim() : '');
+  if (!m) fail('bad_request', `${JSON.stringify(ref)} is not a ref; refs look like e12 (or f3e12 inside a frame) and come from read_page or find`);
+  return { frameId: m[1] ? Number(m[1]) : 0, ref: m[2] };
+}
+
+// The frame `frameId` of tab `id`, checked as the top frame is.
+function frameFor(id, frames, frameId) {
+  const f = frames.get(frameId);
+  if (!f) fail('stale_ref', `frame f${frameId} is no longer in tab ${id} (it was removed or navigated); call read_page for fresh refs`);
+  if (frameId !== 0 && !allows(originOf(f.url))) throw notAllowed(id, originOf(f.url) ?? f.url);
+  return f;
+}
+
+// Ask the agent in one document. Errors come back as TabwireErrors.
+async function ask(id, frame, msg) {
+  let answer;
+  try {
+    answer = await chrome.tabs.sendMessage(id, { ...msg, type: 'tabwire-dom' }, { frameId: frame.frameId, documentId: frame.documentId });
+  } catch (e) {
+    if (/closed before a response|back\/forward cache|moved into/i.test(e.message)) throw new TabwireError('page_error', `the page in tab ${id} went away (it navigated or reloaded) before answering; call read_page again`);
+    throw new TabwireError('no_handler', `tabwire's page agent is not running in ${frame.frameId === 0 ? `tab ${id}` : `frame f${frame.frameId} of tab ${id}`} (${withoutFragment(frame.url)}): the page loaded before the extension was installed or reloaded or before its site was allowed; reload the tab (navigate to its url) and try again`);
+  }
+  if (answer === undefined) throw new TabwireError('no_handler', `tabwire's page agent did not answer in tab ${id}; reload the tab and try again`);
+  if (answer.error) throw new TabwireError(answer.error.code, answer.error.message);
+  return answer.ok;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading
+
+// The lines of frame `frame` and, nested below each iframe line, of its frames.
+async function readFrame(id, frames, frame, mode, root, depth, indent, out, skipped) {
+  const t = tabState(id);
+  const got = await ask(id, frame, { op: 'read', mode, ref: root, base: t.next.get(frame.frameId) ?? 1 });
+  t.next.set(frame.frameId, got.next);
+  const prefix = frame.frameId === 0 ? '' : `f${frame.frameId}`;
+  const children = childFrames(frames, frame.frameId, got.lines);
+  for (const l of got.lines) {
+    out.push({ d: l.d + indent, t: l.t.replaceAll('\u0001', prefix), v: l.v });
+    if (l.f === undefined) continue;
+    const child = children.get(l.f.n);
+    const origin = child && originOf(child.url);
+    if (!child || depth >= MAX_FRAME_DEPTH) continue;
+    if (out.length >= MAX_TOTAL_LINES) {
+      out.push({ d: l.d + indent + 1, t: `(frame not read: the page has more than ${MAX_TOTAL_LINES} lines already)`, v: l.v });
+      continue;
+    }
+    if (!allows(origin)) {
+      out.push({ d: l.d + indent + 1, t: `(a frame of ${origin ?? 'a page that is not a web site'}: not an allowed site, not read)`, v: l.v });
+      skipped.push(origin ?? child.url);
+      continue;
+    }
+    try {
+      await readFrame(id, frames, child, mode, undefined, depth + 1, l.d + indent + 1, out, skipped);
+    } catch (e) {
+      out.push({ d: l.d + indent + 1, t: `(frame not read: ${e.message})`, v: l.v });
+    }
+  }
+  return got;
+}
+
+// Which frame each iframe line of a document is (by its number there): the child frame at
+// the iframe's address, else the next one not yet matched, in the order Chrome lists them
+// (content scripts cannot ask Chrome for an iframe's frame id).
+function childFrames(frames, parentId, lines) {
+  const free = [...frames.values()].filter((f) => f.parentFrameId === parentId);
+  const map = new Map();
+  const iframes = lines.filter((l) => l.f !== undefined).map((l) => l.f);
+  for (const f of iframes) {
+    const i = free.findIndex((c) => c.url === f.src);
+    if (i >= 0) map.set(f.n, free.splice(i, 1)[0]);
+  }
+  for (const f of iframes) if (!map.has(f.n) && free.length) map.set(f.n, free.shift());
+  return map;
+}
+
+// Fit lines to `budget` tokens: drop what is outside the viewport first, then the end.
+function fit(lines, budget) {
+  const text = (l) => `${'  '.repeat(l.d)}${l.t}`;
+  let total = lines.reduce((n, l) => n + tokens(text(l)), 0);
+  const cut = { offscreen: 0, end: 0 };
+  if (total <= budget) return { lines: lines.map(text), total, cut };
+  const kept = [];
+  for (const l of lines) {
+    if (l.v) kept.push(text(l));
+    else if (kept.at(-1)?.startsWith('… ')) cut.offscreen += 1;
+    else {
+      cut.offscreen += 1;
+      kept.push('… ');
+    }
+  }
+  const out = kept.map((l) => (l === '… ' ? '… (outside the viewport, cut for the budget)' : l));
+  total = 0;
+  for (let i = 0; i < out.length; i++) {
+    total += tokens(out[i]);
+    if (total > budget) {
+      cut.end = out.length - i;
+      out.length = i;
+      out.push(`… ${cut.end} more lines cut for the budget: pass a larger budget, or root: REF for one part`);
+      break;
+    }
+  }
+  return { lines: out, total: out.reduce((n, l) => n + tokens(l), 0), cut };
+}
+
+function diffLines(before, after) {
+  const count = (list) => list.reduce((m, l) => m.set(l, (m.get(l) ?? 0) + 1), new Map());
+  const a = count(before);
+  const b = count(after);
+  const added = after.filter((l) => ((a.get(l) ?? 0) > 0 ? (a.set(l, a.get(l) - 1), false) : true));
+  const removed = before.filter((l) => ((b.get(l) ?? 0) > 0 ? (b.set(l, b.get(l) - 1), false) : true));
+  return { added, removed };
+}
+
+async function read(params) {
+  const id = tabId(params);
+  const mode = params.mode ?? 'interactive';
+  if (!['interactive', 'full', 'text'].includes(mode)) fail('bad_request', '`mode` must be "interactive", "full" or "text"');
+  const budget = params.budget ?? DEFAULT_BUDGET;
+  if (!Number.isInteger(budget) || budget < 100 || budget > MAX_BUDGET) fail('bad_request', `\`budget\` must be a number of tokens from 100 to ${MAX_BUDGET}`);
+  const { top, frames } = await topFrame(id, params);
+  let frame = top;
+  let root;
+  if (params.root) {
+    const r = parseRef(params.root);
+    frame = frameFor(id, frames, r.frameId);
+    root = r.ref;
+  }
+  const from = { origin: originOf(top.url), url: withoutFragment(top.url) };
+  const t = tabState(id);
+  if (mode === 'text') {
+    const got = await ask(id, frame, { op: 'read', mode, ref: root, base: t.next.get(frame.frameId) ?? 1 });
+    let text = got.text;
+    const cutChars = Math.max(0, text.length - budget * 4);
+    if (cutChars) text = `${text.slice(0, budget * 4)}\n… ${cutChars} more characters cut for the budget`;
+    return { ...from, title: got.title, mode, snapshot_id: null, tokens: tokens(text), lines: text.split('\n').length, cut: { offscreen: 0, end: cutChars ? 1 : 0 }, frames_not_read: [], text };
+  }
+  const raw = [];
+  const skipped = [];
+  const got = await readFrame(id, frames, frame, mode, root, 0, 0, raw, skipped);
+  const all = raw.map((l) => `${'  '.repeat(l.d)}${l.t}`);
+  const snapshotId = `s${++t.seq}`;
+  t.snapshots.push({ id: snapshotId, lines: all, mode, root: params.root ?? null });
+  if (t.snapshots.length > KEPT_SNAPSHOTS) t.snapshots.shift();
+  let body;
+  let cut = { offscreen: 0, end: 0 };
+  let since = null;
+  if (params.since) {
+    const old = t.snapshots.find((s) => s.id === params.since);
+    if (!old) fail('bad_request', `snapshot ${params.since} is not among the last ${KEPT_SNAPSHOTS} of tab ${id}; read_page without since`);
+    if (old.mode !== mode || old.root !== (params.root ?? null)) fail('bad_request', `snapshot ${params.since} was read with another mode or root; pass the same ones`);
+    const d = diffLines(old.lines, all);
+    since = { added: d.added.length, removed: d.removed.length };
+    const fitted = fit([...d.removed.map((l) => ({ d: 0, t: `- ${l}`, v: true })), ...d.added.map((l) => ({ d: 0, t: `+ ${l}`, v: true }))], budget);
+    body = fitted.lines;
+    cut = fitted.cut;
+  } else {
+    const fitted = fit(raw, budget);
+    body = fitted.lines;
+    cut = fitted.cut;
+  }
+  const text = body.join('\n');
+  return { ...from, title: got.title, mode, page_ms: Math.round(got.took * 10) / 10, snapshot_id: snapshotId, since: params.since ?? null, changes: since, tokens: tokens(text), lines: all.length, cut: { ...cut, frame_lines: got.truncated ? 1 : 0 }, frames_not_read: skipped, scroll: got.scroll, text };
+}
+
+async function find(params) {
+  const id = tabId(params);
+  const { text, role, name, regex } = params;
+  if (text == null && role == null && name == null && regex == null) fail('bad_request', 'give `text`, `role` (with or without `name`) or `regex`');
+  let re = null;
+  if (regex != null) {
+    try {
+      re = new RegExp(regex, 'i');
+    } catch (e) {
+      fail('bad_request', `\`regex\` is not a regular expression: ${e.message}`);
+    }
+  }
+  const { top, frames } = await topFrame(id, params);
+  const raw = [];
+  await readFrame(id, frames, top, 'full', undefined, 0, 0, raw, []);
+  const lower = (s) => String(s).toLowerCase();
+  const quoted = (t) => {
+    const m = /^[^ "]+ ("(?:[^"\\]|\\.)*")/.exec(t);
+    return m ? JSON.parse(m[1]) : '';
+  };
+  const matches = [];
+  const stack = [];
+  let total = 0;
+  for (const l of raw) {
+    stack.length = l.d;
+    stack[l.d] = l.t;
+    const lineRole = l.t.split(' ')[0];
+    const ok = (text == null || lower(l.t).includes(lower(text))) && (role == null || lineRole === role) &&
+      (name == null || lower(quoted(l.t)).includes(lower(name))) && (re === null || re.test(l.t));
+    if (!ok) continue;
+    total += 1;
+    if (matches.length < 50) matches.push({ line: l.t, ancestry: stack.slice(0, l.d).filter(Boolean).map((a) => a.replace(/ \[(?!ref=).*$/, '')) });
+  }
+  return { origin: originOf(top.url), url: withoutFragment(top.url), matches, total };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Acting
+
+// Run `action` in the frame its target is in, then wait for the page to settle and report.
+async function act(params, action, args, { signal, timeoutMs }) {
+  const id = tabId(params);
+  const { top, frames } = await topFrame(id, params);
+  const refs = [args.ref, args.to?.ref, ...(args.fields ?? []).map((f) => f.ref)].filter(Boolean).map(parseRef);
+  const frameId = refs[0]?.frameId ?? 0;
+  if (refs.some((r) => r.frameId !== frameId)) fail('bad_request', 'all refs of one call must be in the same frame');
+  const frame = frameFor(id, frames, frameId);
+  const local = (t) => (t?.ref ? { ...t, ref: parseRef(t.ref).ref } : t);
+  const message = { ...args, ...local(args), op: 'act', action, base: tabState(id).next.get(frameId) ?? 1 };
+  if (args.to) message.to = local(args.to);
+  if (args.fields) message.fields = args.fields.map(local);
+  const cap = Math.min(params.settle_ms ?? DEFAULT_CAP_MS, Math.max(100, timeoutMs - 500));
+  const started = performance.now();
+  const activity = new Activity(id);
+  try {
+    const done = await ask(id, frame, message);
+    const report = await settle(id, frame, activity, cap, signal);
+    const origin = originOf(top.url);
+    return { origin, url: withoutFragment(top.url), ...report, ms: Math.round(performance.now() - started), result: { ...done, notes: undefined }, notes: done.notes };
+  } finally {
+    activity.stop();
+  }
+}
+
+async function settle(id, frame, activity, cap, signal) {
+  const deadline = performance.now() + cap;
+  const left = () => deadline - performance.now();
+  let page = { mutations: 0, dialogs: [], added: [], removed: [], more: 0 };
+  let navigated = false;
+  for (;;) {
+    if (signal.aborted) throw signal.reason;
+    if (activity.navigation) {
+      navigated = true;
+      const navDeadline = performance.now() + NAV_CAP_MS;
+      while (!activity.navigation.loaded && performance.now() < navDeadline && !signal.aborted) await activity.changed(navDeadline - performance.now());
+      break;
+    }
+    if (activity.inflight.size > 0 && left() > 0) {
+      await activity.changed(left());
+      continue;
+    }
+    try {
+      const q = await ask(id, frame, { op: 'quiet' });
+      page = { ...page, mutations: q.mutations, dialogs: q.dialogs };
+      if (q.idle < QUIET_MS && left() > 0) {
+        await activity.changed(Math.min(QUIET_MS - q.idle, left()));
+        continue;
+      }
+    } catch (e) {
+      if (activity.navigation) continue; // the page went away under us: a navigation
+      throw e;
+    }
+    // A request or a navigation may have started while the DOM was settling.
+    if (activity.navigation || (activity.inflight.size > 0 && left() > 0)) continue;
+    break;
+  }
+  if (!navigated) {
+    try {
+      page = await ask(id, frame, { op: 'finish' });
+    } catch (e) {
+      if (!activity.navigation) throw e;
+      navigated = true;
+    }
+  }
+  // A tab opened by the action shows up a moment after it.
+  if (activity.newTabs.length === 0 && activity.requests === 0) await new Promise((r) => setTimeout(r, 0));
+  const dialog = page.dialogs.at(-1) ?? null;
+  const newTab = activity.newTabs[0] ?? null;
+  // DOM mutations alone do not count: a page that re-renders on a timer mutates all the time.
+  const changed = page.added.length > 0 || page.removed.length > 0 || navigated || newTab !== null || dialog !== null || activity.requests > 0;
+  return {
+    navigated,
+    navigated_to: navigated ? withoutFragment(activity.navigation?.url ?? '') : null,
+    new_tab: newTab,
+    dialog,
+    dialogs: page.dialogs,
+    pending: [...activity.inflight.values()].map(withoutFragment),
+    requests: activity.requests,
+    mutations: page.mutations,
+    effect: changed ? 'changed' : 'none',
+    added: page.added.map((l) => l.replaceAll('\u0001', frame.frameId === 0 ? '' : `f${frame.frameId}`)),
+    removed: page.removed.map((l) => l.replaceAll('\u0001', frame.frameId === 0 ? '' : `f${frame.frameId}`)),
+    more_changes: page.more ?? 0,
+  };
+}
+
+const target = (p) => ({ ref: p.ref ?? null, selector: p.selector ?? null });
+
+async function waitFor(params, { signal, timeoutMs }) {
+  const id = tabId(params);
+  const { text = null, text_gone = null, selector = null, url = null } = params;
+  if ([text, text_gone, selector, url].every((v) => v === null)) fail('bad_request', 'give at least one of `text`, `text_gone`, `selector`, `url`');
+  const limit = params.timeout_ms ?? 10_000;
+  const deadline = performance.now() + Math.min(limit, timeoutMs - 200);
+  const started = performance.now();
+  for (;;) {
+    const { top } = await topFrame(id, params);
+    const urlOk = url === null || top.url.includes(url);
+    let pageOk = false;
+    if (urlOk) {
+      try {
+        if (text === null && text_gone === null && selector === null) pageOk = true;
+        else pageOk = (await ask(id, top, { op: 'wait', text, text_gone, selector, timeout: Math.max(0, deadline - performance.now()) })).met;
+      } catch (e) {
+        if (e.code !== 'page_error' && e.code !== 'no_handler') throw e; // navigated: ask the next page
+      }
+    }
+    if (urlOk && pageOk) return { met: true, ms: Math.round(performance.now() - started), origin: originOf(top.url), url: withoutFragment(top.url) };
+    if (performance.now() >= deadline || signal.aborted) {
+      const what = [text !== null && `text ${JSON.stringify(text)}`, text_gone !== null && `the text ${JSON.stringify(text_gone)} gone`, selector !== null && `an element matching ${JSON.stringify(selector)}`, url !== null && `a url containing ${JSON.stringify(url)}`].filter(Boolean).join(' and ');
+      fail('timeout', `tab ${id} still did not show ${what} after ${Math.round(performance.now() - started)} ms (now at ${withoutFragment(top.url)}); read_page shows what it shows, or wait longer with timeout_ms`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+// The files of upload_file, read by the bridge: [{name, type, base64}], checked for size.
+function uploadFiles(files) {
+  if (!Array.isArray(files) || files.length === 0) fail('bad_request', '`files` must list at least one file');
+  const bytes = files.reduce((n, f) => n + Math.floor((f?.base64?.length ?? 0) * 3 / 4), 0);
+  if (bytes > MAX_UPLOAD) fail('too_large', `the files are ${(bytes / 1048576).toFixed(1)} MiB together, over the ${MAX_UPLOAD / 1048576} MiB upload_file takes`);
+  return files.map((f) => ({ name: String(f.name), type: String(f.type ?? ''), base64: String(f.base64) }));
+}
+
+export const domMethods = {
+  'dom.read': (params) => read(params ?? {}),
+  'dom.find': (params) => find(params ?? {}),
+  'dom.click': (p, ctx) => act(p, 'click', { ...target(p), button: p.button ?? 'left', count: p.count ?? 1, modifiers: p.modifiers ?? [] }, ctx),
+  'dom.fill': (p, ctx) => {
+    if (!Array.isArray(p?.fields) || p.fields.length === 0) fail('bad_request', '`fields` must list at least one {ref, value}');
+    if (p.fields.length > 200) fail('bad_request', '`fields` lists more than 200 fields; fill them in several calls');
+    return act(p, 'fill', { fields: p.fields.map((f) => ({ ...target(f), value: f.value })) }, ctx);
+  },
+  'dom.type': (p, ctx) => {
+    if (typeof p?.text !== 'string') fail('bad_request', '`text` must be the text to type');
+    if (p.text.length > 100_000) fail('too_large', '`text` is over 100,000 characters; use fill for long values');
+    return act(p, 'type', { ...target(p), text: p.text, submit: p.submit === true }, ctx);
+  },
+  'dom.press_key': (p, ctx) => act(p, 'press', { ...target(p), keys: p.keys }, ctx),
+  'dom.pointer': (p, ctx) => {
+    const action = p?.action;
+    if (!['hover', 'scroll', 'drag'].includes(action)) fail('bad_request', '`action` must be hover, scroll or drag');
+    if (action === 'drag' && !p.to) fail('bad_request', 'drag needs `to`: the ref of the element to drop on');
+    if (action === 'hover' && !p.ref && !p.selector) fail('bad_request', 'hover needs the `ref` of the element to hover');
+    return act(p, action, { ...target(p), to: p.to ? { ref: p.to } : undefined, dx: p.dx ?? 0, dy: p.dy ?? 0 }, ctx);
+  },
+  'dom.upload': (p, ctx) => act(p, 'upload', { ...target(p), files: uploadFiles(p?.files) }, ctx),
+  'dom.wait_for': (p, ctx) => waitFor(p ?? {}, ctx),
+  'dom.handle_dialog': async (p) => {
+    const id = tabId(p);
+    if (typeof p.accept !== 'boolean') fail('bad_request', '`accept` must be true (OK) or false (Cancel)');
+    const { top, frames } = await topFrame(id, p);
+    const late = [];
+    for (const f of frames.values()) {
+      if (!allows(originOf(f.url))) continue;
+      try {
+        late.push(...(await ask(id, f, { op: 'arm', accept: p.accept, text: p.prompt_text ?? null })).late);
+      } catch {} // a frame without the agent (about:blank) opens no dialog we could answer
+    }
+    return { origin: originOf(top.url), url: withoutFragment(top.url), armed: { accept: p.accept, prompt_text: p.prompt_text ?? null }, answered_since: late };
+  },
+};

@@ -1,0 +1,284 @@
+// ISOLATED world, every frame of an allowed site: acting on an element as a user would.
+//
+// Before acting, the target is scrolled into view and hit-tested: when another element is on
+// top of its centre, nothing is done and the error names that element. Events are the ones a
+// user's input makes, in order (pointer, mouse, focus, key, input, change); they are not
+// trusted (`event.isTrusted` is false), which the settle report shows as `effect: "none"` on a
+// page that ignores such events.
+(() => {
+  const ns = (globalThis.tabwireDom ??= {});
+  const fail = (code, message) => {
+    throw Object.assign(new Error(message), { code });
+  };
+
+  // A short description of an element for messages: `button "Close" (div#overlay.modal)`.
+  ns.describe = (el) => {
+    const role = ns.roleOf(el);
+    const name = role ? ns.nameOf(el, role) : (el.innerText ?? '').replace(/\s+/g, ' ').trim().slice(0, 60);
+    const css = el.localName + (el.id ? `#${el.id}` : '') + [...el.classList].slice(0, 2).map((c) => `.${c}`).join('');
+    return `${role ?? 'element'}${name ? ` ${JSON.stringify(name)}` : ''} (${css})`;
+  };
+
+  // Whether `inner` is `outer` or inside it, across shadow roots.
+  const within = (inner, outer) => {
+    for (let n = inner; n; n = n.parentNode ?? n.host) if (n === outer) return true;
+    return false;
+  };
+
+  // Scroll `el` into view and return the point a user would click: its centre, checked.
+  ns.target = (el, { hitTest = true } = {}) => {
+    if (!el.isConnected) fail('stale_ref', 'the element left the page');
+    if (el.disabled || el.getAttribute('aria-disabled') === 'true') fail('not_actionable', `${ns.describe(el)} is disabled; wait for the page to enable it (wait_for), or act on another element`);
+    let r = el.getBoundingClientRect();
+    if (r.top < 0 || r.left < 0 || r.bottom > innerHeight || r.right > innerWidth) {
+      el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+      r = el.getBoundingClientRect();
+    }
+    if (r.width === 0 || r.height === 0) fail('not_actionable', `${ns.describe(el)} has no size on screen (hidden or collapsed); open what contains it first`);
+    const x = r.left + r.width / 2;
+    const y = r.top + r.height / 2;
+    if (hitTest) {
+      let hit = document.elementFromPoint(x, y);
+      while (hit?.shadowRoot) {
+        const deeper = hit.shadowRoot.elementFromPoint(x, y);
+        if (!deeper || deeper === hit) break;
+        hit = deeper;
+      }
+      const ok = hit && (within(hit, el) || (hit.localName === 'label' && hit.control === el) || within(el, hit) && hit.localName === 'label');
+      if (!ok) fail('not_actionable', `${ns.describe(el)} is covered by ${hit ? ns.describe(hit) : 'nothing clickable (outside the page)'} at its centre, so a click would land there; nothing was done. Close or dismiss that element first (read_page shows it), or wait_for it to go`);
+    }
+    return { x, y };
+  };
+
+  const mouse = (type, el, { x, y }, opts = {}) => {
+    const init = { bubbles: true, cancelable: true, composed: true, view: window, clientX: x, clientY: y, screenX: x + screenX, screenY: y + screenY, detail: opts.detail ?? 1, button: opts.button ?? 0, buttons: opts.buttons ?? 0, ...opts.mods };
+    const pointer = type.startsWith('pointer');
+    const ev = pointer ? new PointerEvent(type, { ...init, pointerId: 1, pointerType: 'mouse', isPrimary: true }) : new MouseEvent(type, init);
+    return el.dispatchEvent(ev);
+  };
+
+  const MODS = { Control: 'ctrlKey', Shift: 'shiftKey', Alt: 'altKey', Meta: 'metaKey' };
+  const modifiers = (list = []) => Object.fromEntries(list.map((m) => {
+    if (!(m in MODS)) fail('bad_request', `modifier ${JSON.stringify(m)} is not one of Control, Shift, Alt, Meta`);
+    return [MODS[m], true];
+  }));
+
+  // Click `el`: hover, press, focus, release, click (twice for count 2, with dblclick).
+  ns.click = (el, { button = 'left', count = 1, modifiers: mods = [] } = {}) => {
+    const at = ns.target(el);
+    const b = { left: 0, middle: 1, right: 2 }[button];
+    if (b === undefined) fail('bad_request', '`button` must be left, middle or right');
+    const m = modifiers(mods);
+    const opts = { button: b, mods: m };
+    mouse('pointerover', el, at, opts);
+    mouse('mouseover', el, at, opts);
+    mouse('pointermove', el, at, opts);
+    mouse('mousemove', el, at, opts);
+    for (let i = 1; i <= count; i++) {
+      const o = { ...opts, detail: i, buttons: 1 << b };
+      mouse('pointerdown', el, at, o);
+      if (mouse('mousedown', el, at, o) && i === 1) focusable(el)?.focus({ preventScroll: true });
+      mouse('pointerup', el, at, { ...opts, detail: i });
+      mouse('mouseup', el, at, { ...opts, detail: i });
+      if (b === 0) mouse('click', el, at, { ...opts, detail: i });
+      else if (b === 2) mouse('contextmenu', el, at, opts);
+      else mouse('auxclick', el, at, opts);
+    }
+    if (count === 2 && b === 0) mouse('dblclick', el, at, { ...opts, detail: 2 });
+    return {};
+  };
+
+  function focusable(el) {
+    for (let n = el; n && n.nodeType === 1; n = n.parentElement) {
+      if (n.tabIndex >= 0 || n.isContentEditable || ['input', 'select', 'textarea', 'button', 'a'].includes(n.localName)) return n;
+    }
+    return null;
+  }
+
+  // The value setter of the element's own class, not the instance's: React and Vue replace the
+  // instance's `value` property to track it, and only see a value set through the prototype's.
+  const nativeSet = (el, prop, value) => {
+    const proto = el.localName === 'textarea' ? HTMLTextAreaElement.prototype : el.localName === 'select' ? HTMLSelectElement.prototype : HTMLInputElement.prototype;
+    Object.getOwnPropertyDescriptor(proto, prop).set.call(el, value);
+  };
+  const input = (el, data, inputType = 'insertText') => el.dispatchEvent(new InputEvent('input', { bubbles: true, composed: true, inputType, data }));
+  const change = (el) => el.dispatchEvent(new Event('change', { bubbles: true }));
+
+  // Set a form control to `value` as a user would leave it. Returns what it now holds.
+  ns.fill = (el, value) => {
+    const tag = el.localName;
+    const kind = tag === 'input' ? (el.type || 'text') : tag;
+    if (el.readOnly) fail('not_actionable', `${ns.describe(el)} is read-only`);
+    if (tag === 'select') {
+      ns.target(el, { hitTest: false });
+      const wanted = Array.isArray(value) ? value.map(String) : [String(value)];
+      const options = [...el.options];
+      const pick = wanted.map((w) => options.find((o) => o.value === w) ?? options.find((o) => o.label.trim() === w) ?? options.find((o) => o.label.trim().toLowerCase() === w.toLowerCase()));
+      const missing = wanted.filter((_, i) => !pick[i]);
+      if (missing.length) fail('bad_request', `${ns.describe(el)} has no option ${missing.map((w) => JSON.stringify(w)).join(', ')}; its options are ${options.slice(0, 30).map((o) => JSON.stringify(o.label.trim())).join(', ')}`);
+      if (!el.multiple && pick.length > 1) fail('bad_request', `${ns.describe(el)} takes one option; give one value`);
+      el.focus({ preventScroll: true });
+      for (const o of options) o.selected = pick.includes(o);
+      input(el, null, undefined);
+      change(el);
+      return pick.map((o) => o.label.trim()).join(', ');
+    }
+    if (kind === 'checkbox' || kind === 'radio') {
+      const want = value === true || value === 'true' || value === 'on' || value === 'checked';
+      if (kind === 'radio' && !want) fail('bad_request', `${ns.describe(el)} is a radio button: fill the one to choose with true (a radio cannot be unchecked by itself)`);
+      if (el.checked !== want) ns.click(el);
+      return el.checked;
+    }
+    if (kind === 'file') fail('bad_request', `${ns.describe(el)} is a file input; use upload_file`);
+    if (typeof value !== 'string' && typeof value !== 'number') fail('bad_request', `the value for ${ns.describe(el)} must be text (or true/false for a checkbox)`);
+    const text = String(value);
+    ns.target(el, { hitTest: false });
+    if (tag === 'input' || tag === 'textarea') {
+      el.focus({ preventScroll: true });
+      nativeSet(el, 'value', text);
+      if (el.value !== text && text !== '') fail('bad_request', `${ns.describe(el)} (an input of type ${kind}) did not take ${JSON.stringify(text)}${kind === 'date' ? ': a date is YYYY-MM-DD' : kind === 'time' ? ': a time is HH:MM' : ''}`);
+      input(el, text, 'insertReplacementText');
+      change(el);
+      return el.value;
+    }
+    if (el.isContentEditable) {
+      el.focus({ preventScroll: true });
+      const sel = getSelection();
+      sel.selectAllChildren(el);
+      // What rich-text editors listen for: the browser's own editing command, which fires
+      // beforeinput and input as typing does.
+      if (!document.execCommand(text === '' ? 'delete' : 'insertText', false, text)) {
+        el.textContent = text;
+        input(el, text);
+      }
+      return el.innerText;
+    }
+    fail('not_actionable', `${ns.describe(el)} is not a form field (input, textarea, select, checkbox, radio or contenteditable); click it, or fill the field inside it`);
+  };
+
+  // Named keys: their `key`, `code` and keyCode. Any other single character is itself.
+  const KEYS = {
+    Enter: ['Enter', 13], Tab: ['Tab', 9], Escape: ['Escape', 27], Backspace: ['Backspace', 8], Delete: ['Delete', 46],
+    ArrowUp: ['ArrowUp', 38], ArrowDown: ['ArrowDown', 40], ArrowLeft: ['ArrowLeft', 37], ArrowRight: ['ArrowRight', 39],
+    Home: ['Home', 36], End: ['End', 35], PageUp: ['PageUp', 33], PageDown: ['PageDown', 34], Space: [' ', 32], ' ': [' ', 32],
+    Control: ['Control', 17], Shift: ['Shift', 16], Alt: ['Alt', 18], Meta: ['Meta', 91],
+  };
+  const keyInfo = (name) => {
+    if (name in KEYS) return { key: KEYS[name][0], code: name === ' ' || name === 'Space' ? 'Space' : name, keyCode: KEYS[name][1] };
+    if ([...name].length === 1) {
+      const up = name.toUpperCase();
+      return { key: name, code: /[A-Z]/.test(up) ? `Key${up}` : /\d/.test(name) ? `Digit${name}` : '', keyCode: up.charCodeAt(0) };
+    }
+    if (/^F([1-9]|1[0-2])$/.test(name)) return { key: name, code: name, keyCode: 111 + Number(name.slice(1)) };
+    fail('bad_request', `${JSON.stringify(name)} is not a key tabwire knows: use a single character or one of ${Object.keys(KEYS).filter((k) => k !== ' ').join(', ')}, F1…F12, joined with + (e.g. Control+A)`);
+  };
+  const key = (el, type, info, mods) => el.dispatchEvent(new KeyboardEvent(type, { ...info, which: info.keyCode, bubbles: true, cancelable: true, composed: true, view: window, ...mods }));
+
+  const active = () => {
+    let a = document.activeElement;
+    while (a?.shadowRoot?.activeElement) a = a.shadowRoot.activeElement;
+    return a ?? document.body;
+  };
+  const editable = (el) => el.isContentEditable || (el.localName === 'textarea') || (el.localName === 'input' && !['checkbox', 'radio', 'button', 'submit', 'reset', 'file', 'image', 'range', 'color'].includes(el.type));
+
+  // Insert `text` where the caret is, as typing does: key events per character, the text
+  // through the editing command (contenteditable) or the native setter (inputs).
+  function insert(el, text) {
+    for (const ch of text) {
+      if (ch === '\n' && el.localName !== 'textarea' && !el.isContentEditable) {
+        press(['Enter']);
+        continue;
+      }
+      const info = keyInfo(ch === '\n' ? 'Enter' : ch);
+      const go = key(el, 'keydown', info, {});
+      if (go) {
+        key(el, 'keypress', { ...info, charCode: ch.charCodeAt(0) }, {});
+        if (el.isContentEditable) document.execCommand(ch === '\n' ? 'insertParagraph' : 'insertText', false, ch);
+        else {
+          const start = el.selectionStart ?? el.value.length;
+          const end = el.selectionEnd ?? el.value.length;
+          const v = el.value;
+          nativeSet(el, 'value', v.slice(0, start) + ch + v.slice(end));
+          try {
+            el.setSelectionRange(start + 1, start + 1);
+          } catch {} // types such as email and number have no selection
+          input(el, ch);
+        }
+      }
+      key(el, 'keyup', info, {});
+    }
+  }
+
+  // Type into `el` (or the focused element): focus it, put the caret at the end, type `text`;
+  // `submit` presses Enter after it.
+  ns.type = (el, text, submit) => {
+    if (el) {
+      ns.target(el, { hitTest: false });
+      el.focus({ preventScroll: true });
+      if (el.isContentEditable) {
+        getSelection().selectAllChildren(el);
+        getSelection().collapseToEnd();
+      } else if (typeof el.value === 'string') {
+        try {
+          el.setSelectionRange(el.value.length, el.value.length);
+        } catch {}
+      }
+    }
+    const target = active();
+    if (!editable(target)) fail('not_actionable', `the focused element ${target === document.body ? '(none: the page body)' : ns.describe(target)} does not take text; give the ref of a text field`);
+    insert(target, text);
+    if (typeof target.value === 'string' && !target.isContentEditable) change(target);
+    if (submit) press(['Enter']);
+    return target.isContentEditable ? target.innerText : target.value;
+  };
+
+  // Press a chord such as ["Control", "A"] on the focused element, with the browser's default
+  // actions for the keys a user relies on: Enter submits a form, Tab moves the focus,
+  // Backspace deletes, Control+A selects all.
+  function press(chord) {
+    const el = active();
+    const mods = {};
+    for (const m of chord.slice(0, -1)) {
+      if (!(m in MODS)) fail('bad_request', `${JSON.stringify(m)} is not a modifier (Control, Shift, Alt, Meta); write chords as Control+A`);
+      mods[MODS[m]] = true;
+    }
+    const last = chord[chord.length - 1];
+    const info = keyInfo(last);
+    const go = key(el, 'keydown', info, mods);
+    if (go) defaults(el, info.key, mods);
+    key(el, 'keyup', info, mods);
+  }
+
+  function defaults(el, k, mods) {
+    const field = typeof el.value === 'string' && el.localName !== 'select';
+    if (k === 'Enter' && el.localName === 'input' && el.form) {
+      el.form.requestSubmit();
+    } else if (k === 'Enter' && (el.localName === 'a' || el.localName === 'button')) {
+      el.click();
+    } else if (k === 'Tab') {
+      const all = [...document.querySelectorAll('a[href], button, input, select, textarea, [tabindex], [contenteditable]')].filter((n) => n.tabIndex >= 0 && !n.disabled && n.checkVisibility?.());
+      const i = all.indexOf(el);
+      all[(i + (mods.shiftKey ? all.length - 1 : 1)) % all.length]?.focus();
+    } else if (mods.ctrlKey && k.toLowerCase() === 'a') {
+      if (field) el.select?.();
+      else if (el.isContentEditable) getSelection().selectAllChildren(el);
+    } else if ((k === 'Backspace' || k === 'Delete') && editable(el)) {
+      if (el.isContentEditable) document.execCommand(k === 'Backspace' ? 'delete' : 'forwardDelete');
+      else {
+        let s = el.selectionStart ?? el.value.length;
+        let e = el.selectionEnd ?? s;
+        if (s === e) k === 'Backspace' ? (s = Math.max(0, s - 1)) : (e += 1);
+        nativeSet(el, 'value', el.value.slice(0, s) + el.value.slice(e));
+        input(el, null, k === 'Backspace' ? 'deleteContentBackward' : 'deleteContentForward');
+      }
+    } else if (k === ' ' && (el.localName === 'button' || el.type === 'checkbox' || el.type === 'radio')) {
+      el.click();
+    }
+  }
+
+  ns.press = (keys) => {
+    if (typeof keys !== 'string' || keys === '') fail('bad_request', '`keys` must name a key or chord, e.g. "Enter" or "Control+A"');
+    const chords = keys.split(' ').filter(Boolean);
+    for (const c of chords) press(c === '+' ? ['+'] : c.split(/\+(?!$)/));
+  };
+})();

@@ -1,0 +1,72 @@
+// What a tab does after tabwire acted on it, seen from the worker: the page's fetch/XHR
+// (webRequest: the browser's own record, which the page cannot hide or fake, and which sees a
+// 204 end like any other), navigations of its top frame (webNavigation) and tabs it opens
+// (an opener tab id). dom.js starts an `Activity` before each action and asks it when the
+// page has settled.
+
+const activities = new Map(); // tab id → Set<Activity>
+
+export class Activity {
+  constructor(tabId) {
+    this.tabId = tabId;
+    this.t0 = Date.now();
+    this.inflight = new Map(); // request id → url, for requests that started after t0
+    this.requests = 0;
+    this.navigation = null; // { url, committed, loaded }
+    this.newTabs = [];
+    this.wake = null;
+    const set = activities.get(tabId) ?? new Set();
+    activities.set(tabId, set.add(this));
+  }
+
+  stop() {
+    activities.get(this.tabId)?.delete(this);
+  }
+
+  poke() {
+    const w = this.wake;
+    this.wake = null;
+    w?.();
+  }
+
+  // Resolves at the next change, or after `ms`.
+  changed(ms) {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, Math.max(0, ms));
+      this.wake = () => (clearTimeout(timer), resolve());
+    });
+  }
+}
+
+const each = (tabId, fn) => activities.get(tabId)?.forEach((a) => (fn(a), a.poke()));
+
+export function watchActivity() {
+  const filter = { urls: ['<all_urls>'], types: ['xmlhttprequest'] };
+  chrome.webRequest.onBeforeRequest.addListener((d) => {
+    each(d.tabId, (a) => {
+      if (d.timeStamp < a.t0) return;
+      a.inflight.set(d.requestId, d.url);
+      a.requests += 1;
+    });
+  }, filter);
+  const end = (d) => each(d.tabId, (a) => a.inflight.delete(d.requestId));
+  chrome.webRequest.onCompleted.addListener(end, filter);
+  chrome.webRequest.onErrorOccurred.addListener(end, filter);
+
+  chrome.webNavigation.onBeforeNavigate.addListener((d) => {
+    if (d.frameId === 0) each(d.tabId, (a) => (a.navigation = { url: d.url, committed: false, loaded: false }));
+  });
+  chrome.webNavigation.onCommitted.addListener((d) => {
+    // Same-document changes (pushState, #hash) come as onHistoryStateUpdated instead.
+    if (d.frameId === 0) each(d.tabId, (a) => (a.navigation = { ...(a.navigation ?? {}), url: d.url, committed: true }));
+  });
+  chrome.webNavigation.onDOMContentLoaded.addListener((d) => {
+    if (d.frameId === 0) each(d.tabId, (a) => a.navigation && (a.navigation.loaded = true));
+  });
+  chrome.webNavigation.onErrorOccurred.addListener((d) => {
+    if (d.frameId === 0) each(d.tabId, (a) => a.navigation && (a.navigation.loaded = true, a.navigation.error = d.error));
+  });
+  chrome.tabs.onCreated.addListener((tab) => {
+    if (tab.openerTabId !== undefined) each(tab.openerTabId, (a) => a.newTabs.push(tab.id));
+  });
+}

@@ -1,0 +1,208 @@
+//! Any page (issue 13): read_page's size against Playwright MCP's browser_snapshot on the same
+//! fixtures, and the latency of acting — click → settled report, click whose fetch answers 204
+//! after 150 ms, fill of 10 React fields, read_page of 5,000 elements — with the MCP stdio
+//! baseline (list_tabs) and, where it runs, Playwright MCP's own numbers, in the same run.
+//!
+//! Playwright MCP comes from npm, installed into target/peers/ (`npm install --prefix
+//! target/peers @playwright/mcp`, no browser download: it is pointed at /usr/bin/chromium).
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+use tabwire_tests::mcp::text;
+use tabwire_tests::{Chromium, Fixtures, Mcp};
+
+use crate::stats::Sample;
+
+const N: usize = 40;
+const PAGES: [&str; 4] = ["dom/widgets.html", "dom/form.html", "dom/csp.html", "dom/big.html"];
+
+pub async fn run() {
+    println!("\nany page: read_page and actions (sequential calls over MCP stdio)");
+    let browser = Chromium::start();
+    let pages = Fixtures::serve();
+    let mcp = Mcp::start(&browser.runtime_dir).await;
+    let open = async |file: &str| {
+        mcp.ok("open_tab", json!({ "url": pages.url(file) })).await["tab"]["id"].clone()
+    };
+
+    let (base, _) = Sample::time(N, async || drop(mcp.ok("list_tabs", json!({})).await))
+        .await
+        .print("baseline: list_tabs (MCP + worker, no page)");
+
+    // Sizes, ours then the peer's.
+    let peer = Peer::start().await;
+    println!(
+        "  {:<28} {:>16} {:>8} {:>22} {:>8}",
+        "page", "read_page tokens", "refs", "browser_snapshot tokens", "refs"
+    );
+    for file in PAGES {
+        let tab = open(file).await;
+        mcp.ok("wait_for", json!({ "tab_id": tab, "selector": "button" })).await;
+        let ours = mcp.call("read_page", json!({ "tab_id": tab })).await;
+        let ours = text(&ours);
+        let theirs = match &peer {
+            Ok(p) => p.snapshot(&pages.url(file)).await,
+            Err(_) => None,
+        };
+        let (t, r) = theirs.as_deref().map(|s| (tokens(s), refs(s))).unwrap_or((0, 0));
+        println!(
+            "  {file:<28} {:>16} {:>8} {:>22} {:>8}{}",
+            tokens(&ours),
+            refs(&ours),
+            if theirs.is_some() { t.to_string() } else { "-".into() },
+            if theirs.is_some() { r.to_string() } else { "-".into() },
+            if theirs.is_some() {
+                format!("   ours {:.0} %", 100.0 * tokens(&ours) as f64 / t as f64)
+            } else {
+                String::new()
+            }
+        );
+    }
+    if let Err(why) = &peer {
+        println!("  Playwright MCP did not run, so only our numbers: {why}");
+    }
+
+    // Latency.
+    let big = open("dom/big.html").await;
+    mcp.ok("read_page", json!({ "tab_id": big })).await;
+    let (p50, _) =
+        Sample::time(N, async || drop(mcp.ok("read_page", json!({ "tab_id": big })).await))
+            .await
+            .print("read_page, 5,000-element page (target p50 ≤ 80 ms)");
+    println!("    {:.1}× the baseline", p50 / base);
+
+    let widgets = open("dom/widgets.html").await;
+    let page = mcp.ok("read_page", json!({ "tab_id": widgets })).await;
+    let lines = page["text"].as_str().unwrap().to_owned();
+    let counter = ref_in(&lines, "button \"Clicked 0 times\"");
+    let fetch204 = ref_in(&lines, "button \"Fetch 204\"");
+    let click = |r: String| {
+        let args = json!({ "tab_id": widgets, "ref": r });
+        let mcp = &mcp;
+        async move || drop(mcp.ok("click", args.clone()).await)
+    };
+    Sample::time(N, click(counter)).await.print("click → settled, no network (target p50 ≤ 60 ms)");
+    Sample::time(N, click(fetch204))
+        .await
+        .print("click → fetch answered 204 after 150 ms → settled (target ≤ 210)");
+
+    let form = open("dom/form.html").await;
+    mcp.ok("wait_for", json!({ "tab_id": form, "text": "Create account" })).await;
+    let page = mcp.ok("read_page", json!({ "tab_id": form })).await;
+    let lines = page["text"].as_str().unwrap().to_owned();
+    let names =
+        ["Name", "Email", "City", "Zip", "Phone", "Company", "Bio", "Country", "I agree", "Start"];
+    let mut i = 0;
+    Sample::time(N, async || {
+        i += 1;
+        let fields: Vec<Value> = names
+            .iter()
+            .map(|n| {
+                let line = lines.lines().find(|l| l.contains(&format!("\"{n}\""))).unwrap();
+                let r = line.split("[ref=").nth(1).unwrap().split(']').next().unwrap();
+                let value = match *n {
+                    "Country" => json!(["France", "Germany", "Japan"][i % 3]),
+                    "I agree" => json!(i % 2 == 0),
+                    "Start" => json!(format!("2026-12-{:02}", 1 + i % 28)),
+                    _ => json!(format!("{n} {i}")),
+                };
+                json!({ "ref": r, "value": value })
+            })
+            .collect();
+        drop(mcp.ok("fill", json!({ "tab_id": form, "fields": fields })).await)
+    })
+    .await
+    .print("fill of 10 React-controlled fields (target p50 ≤ 50 ms)");
+
+    if let Ok(p) = &peer {
+        p.latency(&pages.url("dom/widgets.html")).await;
+    }
+}
+
+fn tokens(s: &str) -> usize {
+    s.encode_utf16().count().div_ceil(4)
+}
+
+fn refs(s: &str) -> usize {
+    s.matches("[ref=").count()
+}
+
+fn ref_in(lines: &str, start: &str) -> String {
+    let line = lines.lines().map(str::trim).find(|l| l.starts_with(start)).expect(start);
+    line.split("[ref=").nth(1).unwrap().split(']').next().unwrap().to_owned()
+}
+
+/// Playwright MCP over stdio, driving its own headless Chromium (/usr/bin/chromium).
+struct Peer(RunningService<RoleClient, ()>);
+
+impl Peer {
+    async fn start() -> Result<Peer, String> {
+        let cli = tabwire_tests::bins::repo_root()
+            .join("target/peers/node_modules/@playwright/mcp/cli.js");
+        if !cli.exists() {
+            return Err(format!(
+                "{} is missing: npm install --prefix target/peers @playwright/mcp",
+                cli.display()
+            ));
+        }
+        let profile: PathBuf = std::env::temp_dir().join(format!("pw-mcp-{}", std::process::id()));
+        let mut cmd = tokio::process::Command::new("node");
+        cmd.arg(cli)
+            .args([
+                "--headless",
+                "--isolated",
+                "--browser",
+                "chromium",
+                "--executable-path",
+                "/usr/bin/chromium",
+            ])
+            .arg("--output-dir")
+            .arg(&profile);
+        let transport = TokioChildProcess::new(cmd).map_err(|e| e.to_string())?;
+        let client = ().serve(transport).await.map_err(|e| e.to_string())?;
+        let peer = Peer(client);
+        peer.call("browser_navigate", json!({ "url": "about:blank" })).await?;
+        Ok(peer)
+    }
+
+    async fn call(&self, tool: &str, args: Value) -> Result<String, String> {
+        let Value::Object(map) = args else { unreachable!() };
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(map);
+        let result = self.0.call_tool(params).await.map_err(|e| e.to_string())?;
+        if result.is_error == Some(true) {
+            return Err(text(&result));
+        }
+        Ok(text(&result))
+    }
+
+    async fn snapshot(&self, url: &str) -> Option<String> {
+        self.call("browser_navigate", json!({ "url": url })).await.ok()?;
+        self.call("browser_snapshot", json!({})).await.ok()
+    }
+
+    /// Its click → report on the same button (by selector: its refs are its own business).
+    async fn latency(&self, url: &str) {
+        if self.snapshot(url).await.is_none() {
+            return;
+        }
+        let r = "#counter".to_owned();
+        let mut sample = Sample::new();
+        for _ in 0..10 {
+            let t = Instant::now();
+            if let Err(e) =
+                self.call("browser_click", json!({ "element": "counter", "target": r })).await
+            {
+                println!("  Playwright MCP click failed: {e}");
+                return;
+            }
+            sample.push(t.elapsed());
+        }
+        sample.print("Playwright MCP: browser_click → its report, no network");
+    }
+}
