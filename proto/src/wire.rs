@@ -58,12 +58,16 @@ pub mod code {
     pub const CORRUPT_STATE: &str = "corrupt_state";
     /// A local server (`GET /wait`) has as many connections open as it serves.
     pub const TOO_MANY_CONNECTIONS: &str = "too_many_connections";
+    /// `evaluate` on a site where the user has not turned on running scripts.
+    pub const SCRIPTS_NOT_ALLOWED: &str = "scripts_not_allowed";
+    /// Trusted (debugger) input on a site where the user has not turned it on.
+    pub const TRUSTED_INPUT_NOT_ENABLED: &str = "trusted_input_not_enabled";
     /// Anything else that went wrong inside a peer.
     pub const INTERNAL: &str = "internal";
 
     /// Every code, in the order of the table in `specs/protocol.md` ("Error codes"); a test
     /// keeps the two, and the codes the extension throws, in step.
-    pub const ALL: [&str; 22] = [
+    pub const ALL: [&str; 24] = [
         TIMEOUT,
         BROWSER_DISCONNECTED,
         UNKNOWN_METHOD,
@@ -85,6 +89,8 @@ pub mod code {
         NO_WORKFLOW,
         CORRUPT_STATE,
         TOO_MANY_CONNECTIONS,
+        SCRIPTS_NOT_ALLOWED,
+        TRUSTED_INPUT_NOT_ENABLED,
         INTERNAL,
     ];
 }

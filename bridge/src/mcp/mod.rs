@@ -2,10 +2,13 @@
 
 mod browsers;
 mod diagnose;
+mod evaluate;
 mod events;
+mod logs;
 mod operations;
 mod page;
 mod reply;
+mod screenshot;
 mod server;
 mod sessions;
 mod tabs;

@@ -37,7 +37,10 @@ changed files, last output) as it ends. list_workers and stop_worker follow and 
 workers still running get SIGTERM when this session ends. For a piece of work done as a \
 workflow of skills, start_workflow gives the first skill and complete_skill, called each time you \
 finish one, says which to run next (and when to clear your context): follow it rather than \
-choosing the order yourself; the user sees where you stand in the browser.";
+choosing the order yourself; the user sees where you stand in the browser. On any allowed page, \
+screenshot shows it as an image, console_messages and network_requests what it logged and \
+requested (data from that origin), and evaluate runs your function there only where the user \
+turned on scripts for the site.";
 
 #[derive(Clone)]
 pub struct TabwireServer {
@@ -59,7 +62,10 @@ impl TabwireServer {
             + Self::session_tools()
             + Self::operation_tools()
             + Self::worker_tools()
-            + Self::workflow_tools();
+            + Self::workflow_tools()
+            + Self::screenshot_tools()
+            + Self::log_tools()
+            + Self::evaluate_tools();
         let operations = Operations::start(core.clone());
         let workers = Workers::start(core.clone(), dirs::state_dir(), dirs::config_dir());
         let workflows = Workflows::start(&core);
