@@ -2,6 +2,7 @@
 //! build): latencies through a real headless Chromium, printed as numbers. Not a test: nothing
 //! here passes or fails on time. Each section prints its own baseline measured in the same run.
 
+mod extra;
 mod operations;
 mod sites;
 mod state;
@@ -27,5 +28,8 @@ async fn main() {
     }
     if wanted("workflows") {
         workflows::run().await;
+    }
+    if wanted("extra") {
+        extra::run().await;
     }
 }
