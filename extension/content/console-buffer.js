@@ -9,19 +9,25 @@
   let dropped = 0;
   let n = 0;
 
+  // A batch from the hook: {messages: [{level, text, source, time}], skipped}. Anything else,
+  // or more than a batch can hold (500 messages of 2,000 characters), is ignored.
   document.addEventListener(EVENT, (e) => {
-    if (typeof e.detail !== 'string' || e.detail.length > 10_000) return;
-    let m;
+    if (typeof e.detail !== 'string' || e.detail.length > 2_000_000) return;
+    let b;
     try {
-      m = JSON.parse(e.detail);
+      b = JSON.parse(e.detail);
     } catch {
       return;
     }
-    if (!LEVELS.has(m?.level) || typeof m.text !== 'string') return;
-    kept.push({ n: ++n, level: m.level, text: m.text, source: typeof m.source === 'string' ? m.source.slice(0, 500) : null, time: Number.isFinite(m.time) ? m.time : Date.now() });
+    if (!Array.isArray(b?.messages) || b.messages.length > 500) return;
+    if (Number.isSafeInteger(b.skipped) && b.skipped > 0) dropped += b.skipped;
+    for (const m of b.messages) {
+      if (!LEVELS.has(m?.level) || typeof m.text !== 'string' || m.text.length > 2100) continue;
+      kept.push({ n: ++n, level: m.level, text: m.text, source: typeof m.source === 'string' ? m.source.slice(0, 500) : null, time: Number.isFinite(m.time) ? m.time : Date.now() });
+    }
     if (kept.length > MAX) {
-      kept.shift();
-      dropped++;
+      dropped += kept.length - MAX;
+      kept.splice(0, kept.length - MAX);
     }
   }, true);
 

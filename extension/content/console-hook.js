@@ -3,6 +3,9 @@
 // rejections, and hands each, as text, to content/console-buffer.js (isolated world) in a
 // "tabwire:console" event on the document. The page's own console keeps working as before.
 //
+// Messages cross in batches (below), so a page that logs in a loop pays for one event, not one
+// per message.
+//
 // Nothing here is secret: a page can dispatch the same event, which says no more than calling
 // console.log itself would. The buffer checks and bounds what it takes.
 (() => {
@@ -24,11 +27,27 @@
     return String(v);
   };
 
-  const send = (level, text, source) => {
+  // Messages go over in batches, one event per task at most (a loop of 20,000 logs costs one
+  // event, not 20,000); a batch holds the last MAX_BATCH, and says how many it let go.
+  const MAX_BATCH = 500;
+  const later = queueMicrotask.bind(window);
+  let batch = [];
+  let skipped = 0;
+  const flush = () => {
+    const detail = stringify({ messages: batch, skipped });
+    batch = [];
+    skipped = 0;
     try {
-      const detail = stringify({ level, text: text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}… (${text.length} characters)` : text, source, time: Date.now() });
       dispatch.call(document, new CustomEvent(EVENT, { detail }));
     } catch {} // never break the page's own logging
+  };
+  const send = (level, text, source) => {
+    if (batch.length === 0) later(flush);
+    if (batch.length >= MAX_BATCH) {
+      batch.shift();
+      skipped++;
+    }
+    batch.push({ level, text: text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}… (${text.length} characters)` : text, source, time: Date.now() });
   };
 
   for (const level of ['log', 'info', 'warn', 'error', 'debug']) {
