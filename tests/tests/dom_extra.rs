@@ -190,6 +190,7 @@ async fn screenshot_returns_an_image_of_what_the_tab_shows() {
     let err = mcp.err("screenshot", json!({ "tab_id": other })).await;
     refused_as(&err, "site_not_allowed", &stranger.origin());
     assert!(err.contains(&format!("tabwire sites allow {}", stranger.origin())), "{err}");
+    let _ = std::fs::remove_dir_all(&state);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
