@@ -20,17 +20,24 @@
 // |           |                                         | milestone                            |
 // | tabs.js   | each tab's last url/title/status        | chrome.tabs.query at start           |
 // | status.js | the connection status for the popup     | chrome.storage.session               |
-// | dom.js    | per tab: ref numbering, last 4       | refs stay in the pages (dom/refs.js);|
-// | settle.js | snapshots; activity of running acts  | `since` needs a new read_page        |
+// | dom.js    | per tab: ref numbering, last 4          | refs stay in the pages (dom/refs.js);|
+// | settle.js | snapshots; requests of running actions  | `since` needs a new read_page        |
+// | activity  | the last 50 tab actions (activity.js)   | chrome.storage.session               |
+// | dom/logs  | each tab's last 500 requests            | start empty                          |
 // | workflow  | the live workflows (workflow.js), the   | the bridges send them again to the   |
 // |           | ports that follow them                  | new host; followers reconnect        |
 
+import { withActivity } from './activity.js';
 import { chatMethods, listenForChats } from './chat.js';
 import { domMethods } from './dom.js';
+import { evaluateMethods } from './dom/evaluate.js';
+import { logMethods, watchNetwork } from './dom/logs.js';
+import { screenshotMethods } from './dom/screenshot.js';
+import { trustedMethods } from './dom/trusted.js';
 import { connect, isConnected, sendEvent, startNative } from './native.js';
 import { listenForPages, pageMethods } from './page.js';
 import { allowedBy, checkSite, currentSites, onSitesChanged, siteMethods, sitesReady, syncContentScripts } from './sites.js';
-import { watchActivity } from './settle.js';
+import { watchSettling } from './settle.js';
 import { tabMethods, watchTabs } from './tabs.js';
 import { listenForWorkflows, workflowMethods } from './workflow.js';
 
@@ -46,6 +53,10 @@ const methods = {
   ...siteMethods,
   ...workflowMethods,
   ...domMethods,
+  ...screenshotMethods,
+  ...logMethods,
+  ...evaluateMethods,
+  ...trustedMethods,
 };
 
 // Bridges hear the list once after each hello and after every change, wherever it was made
@@ -57,7 +68,8 @@ const sendSites = () => sendEvent('sites', null, { sites: currentSites() });
 globalThis.tabwireChecks = { allowedBy, checkSite };
 
 watchTabs();
-watchActivity();
+watchSettling();
+watchNetwork();
 listenForPages();
 listenForChats();
 listenForWorkflows();
@@ -74,4 +86,4 @@ chrome.runtime.onStartup.addListener(connect);
 chrome.runtime.onInstalled.addListener(connect);
 // The content scripts are registered for the allowed sites before the host is started, so a
 // page opened once the host is up has them.
-startNative(methods, { ready: sitesReady.then(syncContentScripts), onConnect: sendSites });
+startNative(withActivity(methods), { ready: sitesReady.then(syncContentScripts), onConnect: sendSites });

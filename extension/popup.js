@@ -2,7 +2,7 @@
 // (status.js), the site of the tab it was opened for, and the allowed sites. Changes go through
 // sites.js, which only writes storage; the worker follows storage (registration, `sites` event).
 
-import { allowSite, allowedBy, currentSites, onSitesChanged, originOf, revokeSite, sitesReady } from './sites.js';
+import { allowSite, allowedBy, currentOptions, currentSites, onSitesChanged, originOf, revokeSite, setSwitch, sitesReady } from './sites.js';
 
 const el = (id) => document.getElementById(id);
 
@@ -79,7 +79,19 @@ function render() {
     revoke.textContent = 'Revoke';
     revoke.dataset.pattern = pattern;
     revoke.title = `Stop tabwire on ${pattern} (open pages are cut off at once)`;
-    li.append(text, revoke);
+    const switches = document.createElement('span');
+    switches.className = 'switches';
+    for (const [name, label] of [['scripts', 'Run scripts'], ['trusted_input', 'Trusted input']]) {
+      const box = document.createElement('input');
+      box.type = 'checkbox';
+      box.dataset.site = pattern;
+      box.dataset.switch = name;
+      box.checked = currentOptions()[pattern]?.[name] === true;
+      const tag = document.createElement('label');
+      tag.append(box, ` ${label}`);
+      switches.append(tag);
+    }
+    li.append(text, switches, revoke);
     return li;
   }));
   el('no-sites').hidden = currentSites().length > 0;
@@ -112,7 +124,40 @@ el('sites').addEventListener('click', (e) => {
   if (pattern) attempt(() => revokeSite(pattern));
 });
 
+el('sites').addEventListener('change', (e) => {
+  const box = e.target.closest?.('input[data-switch]');
+  if (box) attempt(() => setSwitch(box.dataset.site, box.dataset.switch, box.checked));
+});
+
 onSitesChanged(render);
+
+// The assistant's last actions (activity.js), newest first.
+function showActivity(entries) {
+  const list = Array.isArray(entries) ? [...entries].reverse() : [];
+  el('activity').replaceChildren(...list.map((a) => {
+    const li = document.createElement('li');
+    const when = document.createElement('span');
+    when.className = 'when';
+    when.textContent = new Date(a.time).toLocaleTimeString();
+    const what = document.createElement('span');
+    what.textContent = `${a.method}${a.tab === null ? '' : ` · tab ${a.tab}`}`;
+    const result = document.createElement('span');
+    result.textContent = a.result;
+    result.className = a.result === 'ok' ? 'on' : 'failed';
+    if (a.message) result.title = a.message;
+    const where = document.createElement('span');
+    where.className = 'where';
+    where.textContent = a.origin ?? '';
+    li.append(when, what, result, where);
+    return li;
+  }));
+  el('no-activity').hidden = list.length > 0;
+}
+
+chrome.storage.session.get('activity').then(({ activity }) => showActivity(activity));
+chrome.storage.session.onChanged.addListener((changes) => {
+  if (changes.activity) showActivity(changes.activity.newValue);
+});
 
 Promise.all([sitesReady, findTarget()]).then(([, tab]) => {
   target = tab ? { id: tab.id, origin: originOf(tab.url ?? '') } : null;

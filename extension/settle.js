@@ -40,7 +40,7 @@ export class Activity {
 
 const each = (tabId, fn) => activities.get(tabId)?.forEach((a) => (fn(a), a.poke()));
 
-export function watchActivity() {
+export function watchSettling() {
   const filter = { urls: ['<all_urls>'], types: ['xmlhttprequest'] };
   chrome.webRequest.onBeforeRequest.addListener((d) => {
     each(d.tabId, (a) => {

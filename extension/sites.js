@@ -15,12 +15,17 @@ import { TabwireError, fail } from './errors.js';
 export const DEFAULT_SITES = Object.freeze(['http://localhost:*', 'http://127.0.0.1:*', 'http://[::1]:*']);
 
 const KEY = 'sites';
+// The per-site switches, beside the list so that older versions, which read only `sites`, keep
+// working: { [pattern]: { scripts: true, trusted_input: true } }, only switches that are on.
+const OPTIONS_KEY = 'site_options';
+export const SWITCHES = Object.freeze(['scripts', 'trusted_input']);
 const DEFAULT_PORT = { http: 80, https: 443 };
 const EXAMPLES = 'https://example.com, https://*.example.com (the domain and all its subdomains), http://localhost:3000, http://localhost:* (any port)';
 const CACHE_MAX = 1000; // origins remembered by allows(); cleared whenever the list changes
 
 let sites = null; // normalised patterns, null until loaded (then allows() says no to everything)
 let rules = []; // the same, parsed: { scheme, host, wildcard, port }
+let options = {}; // pattern → { scripts, trusted_input }: the switches that are on
 const cache = new Map(); // origin → boolean
 const hooks = new Set(); // fn(sites), on each change of the stored list
 
@@ -226,6 +231,28 @@ export function checkSite(tabId, origin, expected, url = '') {
   if (!allows(origin)) throw notAllowed(tabId, origin);
 }
 
+// Throws unless the user turned switch `name` on for the site of `origin` (checkSite first).
+export function requireSwitch(tabId, origin, name) {
+  if (switchesFor(origin)[name]) return;
+  const pattern = allowedBy(origin) ?? origin;
+  if (name === 'scripts')
+    fail('scripts_not_allowed', `running scripts is off for ${pattern} (tab ${tabId} shows ${origin}); only the user can turn it on: ` +
+      `the "Run scripts" switch for this site in the tabwire popup, or \`tabwire sites allow --scripts ${pattern}\`. Until then use read_page, find and the other page tools`);
+  fail('trusted_input_not_enabled', `trusted input is off for ${pattern} (tab ${tabId} shows ${origin}); only the user can turn it on: ` +
+    `the "Trusted input" switch for this site in the tabwire popup, or \`tabwire sites allow --trusted-input ${pattern}\`. It attaches Chrome's debugger for each such action, which shows the "is being debugged" bar`);
+}
+
+// The switches of the pattern that allows `origin` (all off when none does).
+export function switchesFor(origin) {
+  const by = allowedBy(origin);
+  const on = by === null ? {} : options[by] ?? {};
+  return Object.fromEntries(SWITCHES.map((name) => [name, on[name] === true]));
+}
+
+export function currentOptions() {
+  return structuredClone(options);
+}
+
 // An adapter's `matches` (URL globs: "*" is any run of characters, everything else itself, as
 // the bridge's adapters.rs `glob`) against a URL.
 export function globMatch(pattern, text) {
@@ -248,11 +275,11 @@ export function globMatch(pattern, text) {
 
 // Resolves once this context's copy of the list is loaded; allows() refuses everything before.
 // A change that arrived meanwhile (onChanged, below) is newer than what the read returns.
-export const sitesReady = chrome.storage.local.get(KEY).then(
-  (got) => sites ?? apply(clean(got[KEY])),
+export const sitesReady = chrome.storage.local.get([KEY, OPTIONS_KEY]).then(
+  (got) => sites ?? apply(clean(got[KEY]), cleanOptions(got[OPTIONS_KEY])),
   (e) => {
     console.error('tabwire: cannot read the allowed sites, so none are allowed until the list changes or the extension restarts:', e);
-    sites ?? apply([]);
+    sites ?? apply([], {});
   },
 ).then(() => {});
 
@@ -266,11 +293,12 @@ export function onSitesChanged(fn) {
 }
 
 chrome.storage.onChanged.addListener((changes, area) => {
-  if (area !== 'local' || !(KEY in changes)) return;
-  const before = clean(changes[KEY].oldValue);
-  const after = clean(changes[KEY].newValue);
-  apply(after);
-  if (before.length === after.length && before.every((p, i) => p === after[i])) return;
+  if (area !== 'local' || !(KEY in changes || OPTIONS_KEY in changes)) return;
+  const before = { list: currentSites(), options: JSON.stringify(options) };
+  const after = KEY in changes ? clean(changes[KEY].newValue) : currentSites();
+  apply(after, OPTIONS_KEY in changes ? cleanOptions(changes[OPTIONS_KEY].newValue) : options);
+  const same = before.list.length === after.length && before.list.every((p, i) => p === after[i]);
+  if (same && before.options === JSON.stringify(options)) return;
   for (const fn of hooks) {
     try {
       fn(after);
@@ -299,9 +327,28 @@ function clean(value) {
   return out;
 }
 
-function apply(list) {
+// Stored switches, kept only for known switch names that are on, under normalised patterns.
+function cleanOptions(value) {
+  const out = {};
+  if (value === null || typeof value !== 'object') return out;
+  for (const [pattern, on] of Object.entries(value)) {
+    let p;
+    try {
+      p = normalise(pattern);
+    } catch {
+      continue;
+    }
+    const kept = Object.fromEntries(SWITCHES.filter((name) => on?.[name] === true).map((name) => [name, true]));
+    if (Object.keys(kept).length > 0) out[p] = kept;
+  }
+  return out;
+}
+
+function apply(list, opts) {
   sites = list;
   rules = list.map((text) => ({ ...parse(text), text }));
+  // A switch lives only as long as its site is allowed.
+  options = Object.fromEntries(Object.entries(opts).filter(([p]) => list.includes(p)));
   cache.clear();
 }
 
@@ -311,35 +358,75 @@ let queue = Promise.resolve();
 
 function change(edit, pattern) {
   const run = queue.then(async () => {
-    const got = await chrome.storage.local.get(KEY);
-    const list = clean(got[KEY]);
-    const next = edit(list);
-    if (next === null) return { sites: list, pattern, changed: false };
-    await chrome.storage.local.set({ [KEY]: next });
-    apply(next); // Chrome runs onChanged before set() resolves; this holds should that change
-    return { sites: next, pattern, changed: true };
+    const got = await chrome.storage.local.get([KEY, OPTIONS_KEY]);
+    const now = { list: clean(got[KEY]), options: cleanOptions(got[OPTIONS_KEY]) };
+    const next = edit(now);
+    const result = (s) => ({ sites: s.list, options: s.options, pattern, changed: s !== now });
+    if (next === null) return result(now);
+    next.options = Object.fromEntries(Object.entries(next.options).filter(([p]) => next.list.includes(p)));
+    if (JSON.stringify(next) === JSON.stringify(now)) return result(now);
+    await chrome.storage.local.set({ [KEY]: next.list, [OPTIONS_KEY]: next.options });
+    apply(next.list, next.options); // Chrome runs onChanged before set() resolves; this holds should that change
+    return result(next);
   });
   queue = run.catch(() => {});
   return run;
 }
 
-export function allowSite(pattern) {
+// Allow a site. `switches` ({scripts, trusted_input}, booleans), when given, sets them exactly
+// (a switch left out is off); without it a site already allowed keeps its own.
+export function allowSite(pattern, switches) {
   const p = normalise(pattern);
-  return change((list) => (list.includes(p) ? null : [...list, p]), p);
+  const on = switches === undefined ? undefined : checkSwitches(switches);
+  return change(({ list, options: opts }) => {
+    const next = { list: list.includes(p) ? list : [...list, p], options: { ...opts } };
+    if (on !== undefined) {
+      if (Object.keys(on).length > 0) next.options[p] = on;
+      else delete next.options[p];
+    }
+    return next;
+  }, p);
+}
+
+// Turn one switch of an allowed site on or off (the popup).
+export function setSwitch(pattern, name, value) {
+  const p = normalise(pattern);
+  if (!SWITCHES.includes(name)) fail('bad_request', `there is no switch ${JSON.stringify(name)}; the switches are ${SWITCHES.join(', ')}`);
+  return change(({ list, options: opts }) => {
+    if (!list.includes(p)) fail('bad_request', `${p} is not an allowed site; allow it first`);
+    const on = { ...opts[p] };
+    if (value === true) on[name] = true;
+    else delete on[name];
+    const next = { list, options: { ...opts } };
+    if (Object.keys(on).length > 0) next.options[p] = on;
+    else delete next.options[p];
+    return next;
+  }, p);
+}
+
+function checkSwitches(value) {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) fail('bad_request', `\`switches\` must be an object such as {"scripts": true, "trusted_input": false}`);
+  const on = {};
+  for (const [name, v] of Object.entries(value)) {
+    if (!SWITCHES.includes(name)) fail('bad_request', `there is no switch ${JSON.stringify(name)}; the switches are ${SWITCHES.join(', ')}`);
+    if (typeof v !== 'boolean') fail('bad_request', `the switch ${name} must be true or false`);
+    if (v) on[name] = true;
+  }
+  return on;
 }
 
 export function revokeSite(pattern) {
   const p = normalise(pattern);
-  return change((list) => (list.includes(p) ? list.filter((x) => x !== p) : null), p);
+  return change(({ list, options: opts }) => (list.includes(p) ? { list: list.filter((x) => x !== p), options: opts } : null), p);
 }
 
 // The methods bridges call for `tabwire sites` (specs/protocol.md).
 export const siteMethods = {
   'sites.list': async () => {
     await sitesReady;
-    return { sites: currentSites(), defaults: [...DEFAULT_SITES] };
+    return { sites: currentSites(), options: currentOptions(), defaults: [...DEFAULT_SITES] };
   },
-  'sites.allow': (params) => allowSite(params?.pattern),
+  'sites.allow': (params) => allowSite(params?.pattern, params?.switches ?? undefined),
   'sites.revoke': (params) => revokeSite(params?.pattern),
 };
 
@@ -353,6 +440,9 @@ const SCRIPTS = [
   // Any page (dom.js): the agent in every frame, and the dialogs that must not freeze it.
   { id: 'tabwire-dom', js: ['dom/refs.js', 'dom/snapshot.js', 'dom/act.js', 'dom/pointer.js', 'dom/agent.js'], world: 'ISOLATED', allFrames: true },
   { id: 'tabwire-dom-dialogs', js: ['dom/dialogs.js'], world: 'MAIN', allFrames: true },
+  // The console capture (dom/logs.js): the buffer first, so it hears the hook's first message.
+  { id: 'tabwire-console-buffer', js: ['content/console-buffer.js'], world: 'ISOLATED' },
+  { id: 'tabwire-console-hook', js: ['content/console-hook.js'], world: 'MAIN' },
 ];
 const IDS = SCRIPTS.map((s) => s.id);
 

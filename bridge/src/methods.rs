@@ -1,6 +1,7 @@
 //! The extension's methods (`specs/protocol.md`, "Methods the extension answers"), typed.
 //! MCP tools and CLI commands call these; none of them builds a request by hand.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use schemars::JsonSchema;
@@ -108,6 +109,10 @@ impl Core {
 pub struct SiteList {
     /// Origin patterns, e.g. `https://app.example.com`, `http://localhost:*`.
     pub sites: Vec<String>,
+    /// The switches that are on, by pattern: `{"https://app.example.com": {"scripts": true}}`
+    /// (`scripts`: evaluate may run there; `trusted_input`: debugger input may be used).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub options: BTreeMap<String, BTreeMap<String, bool>>,
     /// What a new profile starts with.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub defaults: Vec<String>,
@@ -123,8 +128,18 @@ pub struct SiteList {
 /// so an assistant cannot widen where tabwire reaches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SiteChange {
-    Allow,
+    /// Allow the site, with its switches set exactly so.
+    Allow(Switches),
     Revoke,
+}
+
+/// A site's switches (`tabwire sites allow --scripts --trusted-input`); off unless given.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Switches {
+    /// evaluate may run the assistant's JavaScript in the site's pages.
+    pub scripts: bool,
+    /// Clicks and keys may go through Chrome's debugger (real input, with its bar).
+    pub trusted_input: bool,
 }
 
 impl Core {
@@ -138,10 +153,12 @@ impl Core {
         change: SiteChange,
         pattern: &str,
     ) -> Result<SiteList, CallError> {
-        let method = match change {
-            SiteChange::Allow => "sites.allow",
-            SiteChange::Revoke => "sites.revoke",
+        let (method, params) = match change {
+            SiteChange::Allow(switches) => {
+                ("sites.allow", json!({ "pattern": pattern, "switches": switches }))
+            }
+            SiteChange::Revoke => ("sites.revoke", json!({ "pattern": pattern })),
         };
-        self.call_as(browser, method, json!({ "pattern": pattern }), QUICK).await
+        self.call_as(browser, method, params, QUICK).await
     }
 }

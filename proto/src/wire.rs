@@ -69,12 +69,16 @@ pub mod code {
     /// The element cannot take the action: covered by another, disabled, hidden, or of the
     /// wrong kind; the message names which.
     pub const NOT_ACTIONABLE: &str = "not_actionable";
+    /// `evaluate` on a site where the user has not turned on running scripts.
+    pub const SCRIPTS_NOT_ALLOWED: &str = "scripts_not_allowed";
+    /// Trusted (debugger) input on a site where the user has not turned it on.
+    pub const TRUSTED_INPUT_NOT_ENABLED: &str = "trusted_input_not_enabled";
     /// Anything else that went wrong inside a peer.
     pub const INTERNAL: &str = "internal";
 
     /// Every code, in the order of the table in `specs/protocol.md` ("Error codes"); a test
     /// keeps the two, and the codes the extension throws, in step.
-    pub const ALL: [&str; 26] = [
+    pub const ALL: [&str; 28] = [
         TIMEOUT,
         BROWSER_DISCONNECTED,
         UNKNOWN_METHOD,
@@ -100,6 +104,8 @@ pub mod code {
         STALE_REF,
         NO_SUCH_ELEMENT,
         NOT_ACTIONABLE,
+        SCRIPTS_NOT_ALLOWED,
+        TRUSTED_INPUT_NOT_ENABLED,
         INTERNAL,
     ];
 }

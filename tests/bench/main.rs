@@ -4,6 +4,7 @@
 
 mod http;
 mod dom;
+mod extra;
 mod operations;
 mod sites;
 mod state;
@@ -39,5 +40,8 @@ async fn main() {
     }
     if wanted("dom") {
         dom::run().await;
+    }
+    if wanted("extra") {
+        extra::run().await;
     }
 }

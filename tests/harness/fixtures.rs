@@ -100,10 +100,12 @@ fn respond(dir: &Path, prefix: &str, path: &str) -> (&'static str, Vec<u8>, &'st
         return ("404 Not Found", b"not found".to_vec(), "text/plain");
     };
     let file = rest.split(['?', '#']).next().unwrap_or("");
-    // One folder deep at most (`dom/form.html`), never up.
-    let nested =
-        file.split_once('/').is_some_and(|(dir, rest)| dir.is_empty() || rest.contains('/'));
-    if file.contains("..") || nested || file.is_empty() {
+    // A file of tests/fixtures/ or of one folder in it (`extra/…`), nothing else.
+    if file.contains("..")
+        || file.matches('/').count() > 1
+        || file.starts_with('/')
+        || file.is_empty()
+    {
         return ("404 Not Found", b"not found".to_vec(), "text/plain");
     }
     match std::fs::read(dir.join(file)) {
@@ -112,6 +114,8 @@ fn respond(dir: &Path, prefix: &str, path: &str) -> (&'static str, Vec<u8>, &'st
                 "text/html; charset=utf-8"
             } else if file.ends_with(".js") {
                 "text/javascript"
+            } else if file.ends_with(".json") {
+                "application/json"
             } else {
                 "application/octet-stream"
             };

@@ -9,7 +9,7 @@ use tabwire_proto::sites::Pattern;
 use crate::browser::BrowserInfo;
 use crate::core::Core;
 use crate::error::NO_BROWSER;
-use crate::methods::{SiteChange, SiteList};
+use crate::methods::{SiteChange, SiteList, Switches};
 
 #[derive(Debug, clap::Args)]
 pub struct SitesArgs {
@@ -28,8 +28,18 @@ pub enum Action {
         json: bool,
     },
     /// Let tabwire work on a site: https://app.example.com, https://*.example.com,
-    /// http://localhost:*. Its open tabs get the page SDK when they next load.
-    Allow { pattern: String },
+    /// http://localhost:*. Its open tabs get the page SDK when they next load. The switches
+    /// are set to exactly the flags given: without them, they are off.
+    Allow {
+        pattern: String,
+        /// Also let the assistant run its own JavaScript in the site's pages (evaluate).
+        #[arg(long)]
+        scripts: bool,
+        /// Also let the assistant click and type through Chrome's debugger (real input events;
+        /// Chrome shows its "is being debugged" bar while it acts).
+        #[arg(long)]
+        trusted_input: bool,
+    },
     /// Stop tabwire on a site, at once: every call to its pages fails from now on.
     Revoke { pattern: String },
 }
@@ -50,7 +60,10 @@ pub async fn run(core: Core, args: SitesArgs) -> anyhow::Result<()> {
     }
     match args.action.unwrap_or(Action::List { json: false }) {
         Action::List { json } => list(&core, browsers, json).await,
-        Action::Allow { pattern } => change(&core, &browsers, SiteChange::Allow, &pattern).await,
+        Action::Allow { pattern, scripts, trusted_input } => {
+            let switches = Switches { scripts, trusted_input };
+            change(&core, &browsers, SiteChange::Allow(switches), &pattern).await
+        }
         Action::Revoke { pattern } => change(&core, &browsers, SiteChange::Revoke, &pattern).await,
     }
 }
@@ -75,7 +88,19 @@ async fn list(core: &Core, browsers: Vec<BrowserInfo>, json: bool) -> anyhow::Re
             println!("  no site is allowed");
         }
         for site in &list.sites {
-            println!("  {site}");
+            let on: Vec<&str> = list
+                .options
+                .get(site)
+                .into_iter()
+                .flatten()
+                .filter(|(_, on)| **on)
+                .map(|(name, _)| name.as_str())
+                .collect();
+            if on.is_empty() {
+                println!("  {site}");
+            } else {
+                println!("  {site} ({})", on.join(", ").replace('_', " "));
+            }
         }
     }
     Ok(())
@@ -101,13 +126,30 @@ async fn change(
     let list = core.change_sites(Some(&pid), change, &pattern).await?;
     let shown = list.pattern.as_deref().unwrap_or(&pattern);
     let changed = list.changed.unwrap_or(true);
+    let switches = match change {
+        SiteChange::Allow(s) => {
+            let mut on = Vec::new();
+            if s.scripts {
+                on.push("scripts may run (evaluate)");
+            }
+            if s.trusted_input {
+                on.push("trusted input through the debugger");
+            }
+            if on.is_empty() {
+                " (no scripts, no trusted input)".to_owned()
+            } else {
+                format!(" ({})", on.join(", "))
+            }
+        }
+        SiteChange::Revoke => String::new(),
+    };
     match (change, changed) {
-        (SiteChange::Allow, true) => println!(
-            "allowed {shown} in {}; its open tabs get tabwire when they next load",
+        (SiteChange::Allow(_), true) => println!(
+            "allowed {shown}{switches} in {}; its open tabs get tabwire when they next load",
             browser.label()
         ),
-        (SiteChange::Allow, false) => {
-            println!("{shown} was already allowed in {}", browser.label())
+        (SiteChange::Allow(_), false) => {
+            println!("{shown} was already allowed{switches} in {}", browser.label())
         }
         (SiteChange::Revoke, true) => {
             println!("revoked {shown} in {}; tabwire no longer reaches its pages", browser.label())

@@ -41,7 +41,9 @@ tool `<app>__<command>`, whose description is the page's. \
 Any page of an allowed site: read_page gives its controls as lines with refs (e12; f3e7 inside a \
 frame) and find searches them; click, fill, type, press_key, pointer and upload_file act on a ref \
 and report how the page settled (check `effect`: none means nothing changed, `dialog`, \
-`new_tab`); wait_for waits for text, a selector or a url. \
+`new_tab`); wait_for waits for text, a selector or a url; screenshot shows a page as an image, \
+console_messages and network_requests what it logged and requested, and evaluate runs your \
+function there only where the user turned on scripts for the site. \
 Waiting: wait_for_state_change returns what the user did in pages since you last looked; \
 wait_for_event returns this session's next event (by default a worker's worker_complete). \
 Sessions: get_session, notify_completion, post_message, ask_question and answer_question talk \
@@ -93,6 +95,9 @@ impl TabwireServer {
             + Self::worker_tools()
             + Self::workflow_tools()
             + Self::dom_tools()
+            + Self::screenshot_tools()
+            + Self::log_tools()
+            + Self::evaluate_tools()
             + Self::command_tools();
         super::schema::clean_router(router)
     }
