@@ -2,6 +2,7 @@
 //! build): latencies through a real headless Chromium, printed as numbers. Not a test: nothing
 //! here passes or fails on time. Each section prints its own baseline measured in the same run.
 
+mod floors;
 mod operations;
 mod sites;
 mod state;
@@ -16,6 +17,9 @@ async fn main() {
     // `cargo bench -p tabwire-tests --bench browser -- operations` runs only that section.
     let only = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     let wanted = |name: &str| only.as_deref().is_none_or(|o| name.contains(o));
+    if wanted("floors") {
+        floors::run().await;
+    }
     if wanted("state") {
         state::run().await;
     }

@@ -9,6 +9,8 @@
 //! - [`mcp`]: `tabwire mcp` as a child, driven by rmcp's own client over stdio.
 //! - [`http`]: a bare HTTP GET, every header under the test's control.
 //! - [`claude`]: the real Claude Code CLI from npm, installed once.
+//! - [`peers`]: other browser MCP servers from npm (Playwright MCP, chrome-devtools-mcp), for
+//!   the side-by-side benchmark.
 //! - [`git`]: throwaway git repositories.
 
 pub mod bins;
@@ -19,6 +21,7 @@ pub mod fixtures;
 pub mod git;
 pub mod http;
 pub mod mcp;
+pub mod peers;
 pub mod progress;
 
 pub use cdp::Cdp;

@@ -1,5 +1,6 @@
 //! `tabwire mcp`: the MCP server on stdio. stdout is the MCP channel; logs go to stderr.
 
+mod bench;
 mod browsers;
 mod diagnose;
 mod events;
@@ -30,7 +31,7 @@ pub async fn serve(core: Core) -> anyhow::Result<()> {
     let operations = server.operations.clone();
     let workers = server.workers.clone();
     let service = tokio::select! {
-        service = server.serve(rmcp::transport::stdio()) => service?,
+        service = server.serve(tabwire_proto::pipes::stdio()?) => service?,
         () = session.terminated() => return Ok(()), // before the handshake: nothing to flush
     };
     tokio::select! {

@@ -51,7 +51,7 @@ pub struct TabwireServer {
 impl TabwireServer {
     pub fn new(core: Core) -> Self {
         // Built once and kept: rmcp's default rebuilds the router on every call.
-        let tool_router = Self::browser_tools()
+        let mut tool_router = Self::browser_tools()
             + Self::tab_tools()
             + Self::diagnose_tools()
             + Self::page_tools()
@@ -60,6 +60,9 @@ impl TabwireServer {
             + Self::operation_tools()
             + Self::worker_tools()
             + Self::workflow_tools();
+        if super::bench::enabled() {
+            tool_router += Self::bench_tools();
+        }
         let operations = Operations::start(core.clone());
         let workers = Workers::start(core.clone(), dirs::state_dir(), dirs::config_dir());
         let workflows = Workflows::start(&core);
