@@ -42,42 +42,65 @@ pub async fn run() {
     let cold = started.elapsed();
     assert_eq!(first["state"]["items"][0], "first", "{first}");
 
-    let lines: [(&str, &str, Value); 6] = [
-        ("F0 bench_echo: the bridge answers", "bench_echo", json!({ "floor": "bridge" })),
-        ("F1 bench_echo: the extension's worker", "bench_echo", json!({ "floor": "worker" })),
+    // The same server, but reading and writing MCP through tokio's blocking stdio (what rmcp's
+    // `transport::stdio()` does): what the reactor pipes save.
+    let blocking = Mcp::start_with(
+        &browser.runtime_dir,
+        &[("TABWIRE_BENCH", "1"), ("TABWIRE_BENCH_STDIO", "blocking")],
+    )
+    .await;
+
+    let lines: [(&str, &Mcp, &str, Value); 8] = [
+        ("F0 bench_echo: the bridge answers", &mcp, "bench_echo", json!({ "floor": "bridge" })),
+        ("F1 bench_echo: the extension's worker", &mcp, "bench_echo", json!({ "floor": "worker" })),
         (
             "F2 bench_echo: the tab's content script",
+            &mcp,
             "bench_echo",
             json!({ "floor": "content", "tab_id": tab }),
         ),
         (
             "F3 bench_echo: window.tabwire in the page",
+            &mcp,
             "bench_echo",
             json!({ "floor": "page", "tab_id": tab }),
         ),
-        ("tabwire get_state from the cache", "get_state", json!({ "tab_id": tab })),
+        ("tabwire get_state from the cache", &mcp, "get_state", json!({ "tab_id": tab })),
         (
             "tabwire get_state forced (provideState)",
+            &mcp,
             "get_state",
             json!({ "tab_id": tab, "force_refresh": true }),
         ),
+        (
+            "  F0 through tokio's blocking stdio instead",
+            &blocking,
+            "bench_echo",
+            json!({ "floor": "bridge" }),
+        ),
+        (
+            "  cached get_state through tokio's blocking stdio",
+            &blocking,
+            "get_state",
+            json!({ "tab_id": tab }),
+        ),
     ];
-    for (label, tool, args) in &lines {
-        let got = mcp.ok(tool, args.clone()).await;
+    for (label, client, tool, args) in &lines {
+        let got = client.ok(tool, args.clone()).await;
         assert!(!got.is_null(), "{label}: {got}");
     }
     let mut samples: Vec<Sample> = lines.iter().map(|_| Sample::new()).collect();
     for _ in 0..ROUNDS {
-        for ((_, tool, args), sample) in lines.iter().zip(&mut samples) {
+        for ((_, client, tool, args), sample) in lines.iter().zip(&mut samples) {
             for _ in 0..PER_ROUND {
                 let t = Instant::now();
-                mcp.ok(tool, args.clone()).await;
+                client.ok(tool, args.clone()).await;
                 sample.push(t.elapsed());
             }
         }
     }
     let (mut p50, mut p99s) = (Vec::new(), Vec::new());
-    for ((label, _, _), sample) in lines.iter().zip(&mut samples) {
+    for ((label, _, _, _), sample) in lines.iter().zip(&mut samples) {
         let (median, p99) = sample.print(label);
         println!("  {:<58} p99 = {:.1} × p50", "", p99 / median);
         p50.push(median);
@@ -95,6 +118,7 @@ pub async fn run() {
         "  cold start tabwire (Chromium + host + extension, tabwire mcp, open_tab, first forced read): {:.0} ms",
         ms(cold)
     );
+    drop(blocking);
     drop(mcp);
     drop(browser);
 

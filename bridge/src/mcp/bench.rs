@@ -23,6 +23,16 @@ pub fn enabled() -> bool {
     std::env::var_os(BENCH_ENV).is_some_and(|v| v == "1")
 }
 
+/// With `TABWIRE_BENCH=1`, `TABWIRE_BENCH_STDIO=blocking` serves MCP through tokio's own
+/// stdin/stdout (a blocking thread for every read and write) instead of reactor pipes, so the
+/// benchmark can show what that costs in the same run.
+pub fn stdio() -> std::io::Result<(tabwire_proto::pipes::Input, tabwire_proto::pipes::Output)> {
+    if enabled() && std::env::var_os("TABWIRE_BENCH_STDIO").is_some_and(|v| v == "blocking") {
+        return Ok((Box::new(tokio::io::stdin()), Box::new(tokio::io::stdout())));
+    }
+    tabwire_proto::pipes::stdio()
+}
+
 const TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Where the echo is answered.

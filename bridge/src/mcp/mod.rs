@@ -31,7 +31,7 @@ pub async fn serve(core: Core) -> anyhow::Result<()> {
     let operations = server.operations.clone();
     let workers = server.workers.clone();
     let service = tokio::select! {
-        service = server.serve(tabwire_proto::pipes::stdio()?) => service?,
+        service = server.serve(bench::stdio()?) => service?,
         () = session.terminated() => return Ok(()), // before the handshake: nothing to flush
     };
     tokio::select! {
