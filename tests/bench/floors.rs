@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 use tabwire_tests::peers::Peer;
-use tabwire_tests::{Chromium, Fixtures, Mcp};
+use tabwire_tests::{Cdp, Chromium, Fixtures, Mcp};
 
 use crate::stats::{Sample, ms};
 
@@ -35,7 +35,8 @@ pub async fn run() {
     let url = pages.url("app.html");
 
     let started = Instant::now();
-    let browser = Chromium::start();
+    // With a CDP pipe, unused until the end, where it times the page hops inside the worker.
+    let mut browser = Chromium::start_with_cdp();
     let mcp = Mcp::start_with(&browser.runtime_dir, &[("TABWIRE_BENCH", "1")]).await;
     let tab = mcp.ok("open_tab", json!({ "url": url })).await["tab"]["id"].clone();
     let first = mcp.ok("get_state", json!({ "tab_id": tab, "force_refresh": true })).await;
@@ -118,6 +119,7 @@ pub async fn run() {
         "  cold start tabwire (Chromium + host + extension, tabwire mcp, open_tab, first forced read): {:.0} ms",
         ms(cold)
     );
+    in_the_worker(&mut browser, &tab).await;
     drop(blocking);
     drop(mcp);
     drop(browser);
@@ -144,6 +146,45 @@ pub async fn run() {
         }
     }
     println!();
+}
+
+/// The page hops without MCP, the host or Native Messaging: the worker's own methods called in
+/// a loop through the debugger, the three kinds taking turns, timed with the worker's clock
+/// (coarse, so means over many calls).
+async fn in_the_worker(browser: &mut Chromium, tab: &Value) {
+    const CALLS: usize = 3_000;
+    let (to_browser, from_browser) = browser.take_cdp_pipe().expect("started with a CDP pipe");
+    let cdp = Cdp::new(to_browser, from_browser);
+    let worker = crate::sites::service_worker(&cdp).await;
+    let script = format!(
+        r#"(async () => {{
+            const m = globalThis.tabwireMethods, tab_id = {tab}, n = {CALLS};
+            const ctx = {{ signal: new AbortController().signal }};
+            const kinds = [
+              () => m['page.echo']({{ tab_id, world: 'content' }}, ctx),
+              () => m['page.echo']({{ tab_id, world: 'page' }}, ctx),
+              () => m['page.get_state']({{ tab_id }}, ctx),
+            ];
+            const total = [0, 0, 0];
+            for (let i = 0; i < n; i++)
+              for (let k = 0; k < kinds.length; k++) {{
+                const t = performance.now();
+                await kinds[k]();
+                total[k] += performance.now() - t;
+              }}
+            return total.map((ms) => ms / n * 1000);
+        }})()"#
+    );
+    let got = cdp.eval(&worker, &script).await.expect("time the page hops in the worker");
+    let us: Vec<f64> = got.as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    println!(
+        "  inside the worker (mean of {CALLS}): content script echo {:.1} µs, page world echo \
+         {:.1} µs (the hop between the worlds: {:+.1} µs), page.get_state {:.1} µs",
+        us[0],
+        us[1],
+        us[1] - us[0],
+        us[2]
+    );
 }
 
 /// Start `peer`, open `url`, read once (cold start), then time its reads.
