@@ -48,6 +48,16 @@ export const pageMethods = {
     return { pages: [...pages.values()].filter((p) => p.declared && allows(p.from.origin)).map(listed) };
   },
 
+  // The floors of the page path, for the benchmark (tests/bench/floors.rs): the same checks and
+  // port as page.get_state, answered by the tab's relay (`world: "content"`) or by the SDK in
+  // the page's world (`"page"`) without running any page code. Answers null.
+  'page.echo': async (params, { signal }) => {
+    const { world } = params;
+    if (world !== 'content' && world !== 'page') fail('bad_request', '`world` must be "content" (the relay answers) or "page" (the SDK answers)');
+    const page = await attach(tabId(params), signal, expectedOrigin(params));
+    return { ...page.from, echo: await call(page, { type: 'echo', world }, signal) };
+  },
+
   'page.drained': async (params, { signal }) => {
     const id = tabId(params);
     const { count } = params;

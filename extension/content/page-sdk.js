@@ -1,17 +1,54 @@
 // MAIN world, top frame, document_start, only on the sites the user allows (sites.js registers
 // it): defines window.tabwire for the page (specs/page-sdk.md). It talks only to
-// content/relay.js, by window.postMessage on the "tabwire" channel; values cross as JSON text,
-// checked here so a bad value fails in the page's own call with a clear error. The extension's
-// worker checks them all again: these checks are for the page's developer, not a defence.
+// content/relay.js, by synchronous events on a private link node (below); values cross as JSON
+// text, checked here so a bad value fails in the page's own call with a clear error. The
+// extension's worker checks them all again: these checks are for the page's developer, not a
+// defence.
 (() => {
   if ('tabwire' in window) return;
-  const CHANNEL = 'tabwire';
   const VERSION = '0.1.0';
   const MAX_JSON = 64 * 1024 * 1024; // Chrome's limit for one message to the host
   const MAX_EVENT = 1024 * 1024; // one pushEvent: events are meant to be small and many
   const MAX_DEPTH = 64; // arrays/objects inside one another; the top value is level 1
-  const post = window.postMessage.bind(window);
-  const toExt = (msg) => post({ ...msg, channel: CHANNEL, dir: 'page>ext' }, '*');
+
+  // The link to the relay: a node this script creates and never puts in the document, handed
+  // to the relay's isolated world at document_start, before any page script runs — so no page
+  // script can listen on it or forge the relay's messages. An event dispatched on it runs the
+  // relay's listener at once, in the same task. What the link needs from the page's world is
+  // taken now, before a page script could replace it.
+  const Custom = CustomEvent;
+  const call = Function.prototype.call;
+  const dispatch = call.bind(EventTarget.prototype.dispatchEvent);
+  const detailOf = call.bind(Object.getOwnPropertyDescriptor(CustomEvent.prototype, 'detail').get);
+  const stringify = JSON.stringify;
+  const parse = JSON.parse;
+  const link = document.createComment('tabwire');
+  let linked = false;
+  const early = []; // messages sent before the relay took the link (none in practice)
+  const offer = () => window.dispatchEvent(new MouseEvent('tabwire:sdk', { relatedTarget: link }));
+  window.addEventListener('tabwire:relay', offer);
+  link.addEventListener('tabwire:linked', () => {
+    linked = true;
+    window.removeEventListener('tabwire:relay', offer);
+    for (const s of early.splice(0)) dispatch(link, new Custom('tabwire:ext', { detail: s }));
+  }, { once: true });
+  link.addEventListener('tabwire:page', (e) => fromExt(unpack(detailOf(e))));
+  offer();
+
+  // One string per message: its fields but `json` as JSON, then a newline and `json` as it is
+  // (JSON text holds no raw newline), so a value is never encoded twice.
+  function toExt({ json, ...head }) {
+    const s = json === undefined ? stringify(head) : `${stringify(head)}\n${json}`;
+    if (linked) dispatch(link, new Custom('tabwire:ext', { detail: s }));
+    else early.push(s);
+  }
+
+  function unpack(s) {
+    const cut = s.indexOf('\n');
+    const msg = parse(cut < 0 ? s : s.slice(0, cut));
+    if (cut >= 0) msg.json = s.slice(cut + 1);
+    return msg;
+  }
 
   let provider = null;
   const commands = new Map(); // type → fn(payload)
@@ -41,7 +78,7 @@
 
   // Whether `value` nests arrays and objects more than `max` levels deep (the top value is
   // level 1), walking the value itself: the page hears at once, in its own call. (The worker
-  // checks the JSON text again: a page can post to the relay without this SDK.)
+  // checks the JSON text again: a value's toJSON can return more than this walk sees.)
   function deeperThan(value, max, level = 1) {
     if (value === null || typeof value !== 'object') return false;
     if (level > max) return true;
@@ -151,15 +188,14 @@
     toExt(reply);
   }
 
-  window.addEventListener('message', (e) => {
-    if (e.source !== window) return;
-    const d = e.data;
-    if (d === null || typeof d !== 'object' || d.channel !== CHANNEL || d.dir !== 'ext>page') return;
+  // What the relay sends: acks, calls, workflow states.
+  function fromExt(d) {
     if (d.type === 'ack') settle(d.upto, d.failed);
     else if (d.type === 'lost') failAll(d.reason);
     else if (d.type === 'workflow') workflowChanged(d);
+    else if (d.type === 'echo') toExt({ type: 'reply', id: d.id, json: 'null' }); // the benchmark's floor
     else if (Number.isSafeInteger(d.id)) answer(d); // a call: get_state, command, drained
-  });
+  }
 
   // Workflows followed with onWorkflow: JSON [project, session] → { fns, json (the last state) }.
   const followed = new Map();

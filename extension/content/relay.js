@@ -1,25 +1,65 @@
 // ISOLATED world, top frame, document_start, only on the sites the user allows (sites.js
 // registers it): carries messages between the page's
 // window.tabwire (content/page-sdk.js, MAIN world) and the extension's service worker
-// (page.js). Page ⇄ relay: window.postMessage on the "tabwire" channel (specs/page-sdk.md).
-// Relay ⇄ worker: one long-lived runtime port, opened the first time the page uses the SDK.
+// (page.js). Page ⇄ relay: synchronous events on a private link node (below;
+// specs/page-sdk.md). Relay ⇄ worker: one long-lived runtime port, opened the first time the
+// page uses the SDK.
 //
-// Everything from the page is data: a message is accepted only from this window, on the
-// channel, in one of four shapes, and only its known fields go on.
+// Everything from the page is data: a message is accepted only on the link, in one of five
+// shapes, and only its known fields go on.
 (() => {
-  const CHANNEL = 'tabwire';
   let port = null;
   let used = false; // the page has called window.tabwire
   let provider = false;
   let stateJson = null; // the last setState, to re-seed a worker that restarted
   let commandsJson = null; // the last declared commands, likewise
 
-  const toPage = (msg) => window.postMessage({ ...msg, channel: CHANNEL, dir: 'ext>page' }, '*');
+  // The link: a DOM node the SDK created and handed over at document_start, before any page
+  // script ran, and that neither side ever puts in the document — so no page script can
+  // listen on it or dispatch on it. Both worlds see the same node; an event dispatched on it
+  // runs the other world's listener at once, in the same task (a postMessage costs a task hop
+  // each way). Whichever of the two scripts runs second completes the handshake.
+  let link = null;
+  const take = (e) => {
+    if (link || !(e.relatedTarget instanceof Node)) return;
+    link = e.relatedTarget;
+    window.removeEventListener('tabwire:sdk', take);
+    link.addEventListener('tabwire:ext', (ev) => fromPage(unpack(ev.detail)));
+    link.dispatchEvent(new CustomEvent('tabwire:linked'));
+  };
+  window.addEventListener('tabwire:sdk', take);
+  window.dispatchEvent(new Event('tabwire:relay'));
+
+  // One string per message: its fields but `json` as JSON, then a newline and `json` as it is
+  // (JSON text holds no raw newline), so a value is never encoded twice; a string crosses
+  // between the worlds as it is, where an object would be cloned.
+  const pack = ({ json, ...head }) => (json === undefined ? JSON.stringify(head) : `${JSON.stringify(head)}\n${json}`);
+  function unpack(s) {
+    if (typeof s !== 'string') return null;
+    const cut = s.indexOf('\n');
+    try {
+      const msg = JSON.parse(cut < 0 ? s : s.slice(0, cut));
+      if (msg === null || typeof msg !== 'object' || Array.isArray(msg)) return null;
+      if (cut >= 0) msg.json = s.slice(cut + 1);
+      return msg;
+    } catch {
+      return null;
+    }
+  }
+
+  const toPage = (msg) => link?.dispatchEvent(new CustomEvent('tabwire:page', { detail: pack(msg) }));
+
+  // From the worker: calls and acks go to the page; an `echo` to this world (the benchmark's
+  // floor, specs/protocol.md `page.echo`) is answered here.
+  function fromWorker(msg) {
+    if (msg?.type === 'echo' && msg.world === 'content') port?.postMessage({ type: 'reply', id: msg.id, json: 'null' });
+    else toPage(msg);
+  }
 
   function connect() {
     if (port) return port;
     const p = chrome.runtime.connect({ name: 'tabwire-page' }); // throws once the extension is reloaded
-    p.onMessage.addListener(toPage); // calls and acks
+    p.onMessage.addListener(fromWorker); // calls and acks
     p.onDisconnect.addListener(() => port === p && drop());
     p.postMessage({ type: 'sync', provider, json: stateJson, commands: commandsJson });
     return (port = p);
@@ -58,14 +98,15 @@
     }
   }
 
-  window.addEventListener('message', (e) => {
-    if (e.source !== window) return;
-    const d = e.data;
-    if (d === null || typeof d !== 'object' || d.channel !== CHANNEL || d.dir !== 'page>ext') return;
+  function fromPage(d) {
+    if (d === null) {
+      console.warn('tabwire: ignored a malformed message from window.tabwire');
+      return;
+    }
     if (d.type === 'watch') return follow(d);
     const msg = accept(d);
     if (!msg) {
-      console.warn('tabwire: ignored a malformed message on the "tabwire" channel', d);
+      console.warn('tabwire: ignored a malformed message from window.tabwire', d);
       return;
     }
     used = true;
@@ -74,7 +115,7 @@
     if (msg.type === 'sync') provider = msg.provider;
     if (document.prerendering) held.push(msg); // a prerendered page is not the tab's page yet
     else forward(msg);
-  });
+  }
 
   const held = [];
   document.addEventListener('prerenderingchange', () => held.splice(0).forEach(forward));
@@ -115,7 +156,7 @@
   function follow(d) {
     const named = (s) => typeof s === 'string' && s.length > 0 && s.length <= 4096;
     if (!named(d.project) || !named(d.session) || typeof d.on !== 'boolean') {
-      console.warn('tabwire: ignored a malformed message on the "tabwire" channel', d);
+      console.warn('tabwire: ignored a malformed message from window.tabwire', d);
       return;
     }
     const msg = { type: 'watch', project: d.project, session: d.session, on: d.on };

@@ -4,8 +4,6 @@
 //! the relay and splits any over 1 MiB into `chunk` messages (Chrome disconnects a host that
 //! writes a bigger frame). Neither decides anything about routing.
 
-use std::io;
-
 use futures::StreamExt;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
@@ -92,34 +90,5 @@ pub async fn write_loop<W: AsyncWrite + Unpin>(
     if let Err(e) = result {
         let reason = format!("writing to the browser failed: {e}");
         let _ = relay.send(Input::BrowserEnded { reason, bad_input: false }).await;
-    }
-}
-
-/// The host's stdin and stdout as async streams.
-///
-/// Chrome connects a native host through pipes. On Unix these are registered with the reactor
-/// directly, so a message costs no thread hop; anything else (a terminal, a file) goes through
-/// tokio's blocking stdio.
-pub fn stdio() -> io::Result<(Box<dyn AsyncRead + Unpin + Send>, Box<dyn AsyncWrite + Unpin + Send>)>
-{
-    #[cfg(unix)]
-    {
-        use std::os::fd::AsFd;
-        use tokio::net::unix::pipe;
-        let input: Box<dyn AsyncRead + Unpin + Send> =
-            match pipe::Receiver::from_owned_fd(io::stdin().as_fd().try_clone_to_owned()?) {
-                Ok(rx) => Box::new(rx),
-                Err(_) => Box::new(tokio::io::stdin()),
-            };
-        let output: Box<dyn AsyncWrite + Unpin + Send> =
-            match pipe::Sender::from_owned_fd(io::stdout().as_fd().try_clone_to_owned()?) {
-                Ok(tx) => Box::new(tx),
-                Err(_) => Box::new(tokio::io::stdout()),
-            };
-        Ok((input, output))
-    }
-    #[cfg(not(unix))]
-    {
-        Ok((Box::new(tokio::io::stdin()), Box::new(tokio::io::stdout())))
     }
 }

@@ -51,7 +51,7 @@ pub async fn run(config: Config) -> i32 {
             return 1;
         }
     };
-    let (stdin, stdout) = match browser_io::stdio() {
+    let (stdin, stdout) = match tabwire_proto::pipes::stdio() {
         Ok(io) => io,
         Err(e) => {
             tracing::error!("cannot open the browser's stdin/stdout: {e}");

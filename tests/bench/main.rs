@@ -5,6 +5,7 @@
 mod http;
 mod dom;
 mod extra;
+mod floors;
 mod operations;
 mod sites;
 mod state;
@@ -20,6 +21,9 @@ async fn main() {
     // `cargo bench -p tabwire-tests --bench browser -- operations` runs only that section.
     let only = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     let wanted = |name: &str| only.as_deref().is_none_or(|o| name.contains(o));
+    if wanted("floors") {
+        floors::run().await;
+    }
     if wanted("state") {
         state::run().await;
     }

@@ -66,7 +66,7 @@ pub async fn run() {
 }
 
 /// A debugger session on the extension's service worker.
-async fn service_worker(cdp: &Cdp) -> String {
+pub async fn service_worker(cdp: &Cdp) -> String {
     let targets = cdp.call("Target.getTargets", json!({}), None).await.expect("list targets");
     let worker = targets["targetInfos"]
         .as_array()

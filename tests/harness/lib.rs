@@ -14,6 +14,8 @@
 //!   `TABWIRE_TEST_MCP=http` runs every [`Mcp::start`] through it.
 //! - [`http`]: a bare HTTP GET, every header under the test's control.
 //! - [`claude`]: the real Claude Code CLI from npm, installed once.
+//! - [`peers`]: other browser MCP servers from npm (Playwright MCP, chrome-devtools-mcp), for
+//!   the side-by-side benchmark.
 //! - [`git`]: throwaway git repositories.
 //! - [`js`]: the official MCP TypeScript SDK client and Ajv from npm, for schema checks.
 
@@ -28,6 +30,7 @@ pub mod host;
 pub mod http;
 pub mod js;
 pub mod mcp;
+pub mod peers;
 pub mod progress;
 pub mod serve;
 

@@ -1,5 +1,6 @@
 //! `tabwire mcp`: the MCP server on stdio. stdout is the MCP channel; logs go to stderr.
 
+mod bench;
 mod browsers;
 mod commands;
 mod diagnose;
@@ -36,7 +37,7 @@ pub async fn serve(core: Core, page_tools: bool) -> anyhow::Result<()> {
     let server = TabwireServer::new(core).with_page_tools(page_tools);
     let ending = server.clone();
     let service = tokio::select! {
-        service = server.serve(rmcp::transport::stdio()) => service?,
+        service = server.serve(bench::stdio()?) => service?,
         () = session.terminated() => return Ok(()), // before the handshake: nothing to flush
     };
     tokio::select! {

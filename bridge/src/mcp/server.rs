@@ -85,7 +85,7 @@ impl TabwireServer {
     /// Every tool, with its schemas. `tabwire serve` keeps one copy to describe the tools
     /// before a client's session exists.
     pub fn tools() -> ToolRouter<Self> {
-        let router = Self::browser_tools()
+        let mut router = Self::browser_tools()
             + Self::tab_tools()
             + Self::diagnose_tools()
             + Self::page_tools()
@@ -99,6 +99,9 @@ impl TabwireServer {
             + Self::log_tools()
             + Self::evaluate_tools()
             + Self::command_tools();
+        if super::bench::enabled() {
+            router += Self::bench_tools(); // TABWIRE_BENCH=1 only: the floors of the path
+        }
         super::schema::clean_router(router)
     }
 

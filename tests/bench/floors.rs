@@ -1,0 +1,225 @@
+//! The side-by-side benchmark (issue 14): a page read through tabwire against the floors of its
+//! own path and against the other browser MCP servers, every line over MCP stdio with the same
+//! rmcp client, in one run.
+//!
+//! Floors (`bench_echo`, served only with `TABWIRE_BENCH=1`): F0 answered by the bridge, F1 by
+//! the extension's service worker, F2 by the tab's content script, F3 by window.tabwire in the
+//! page's world. The tabwire lines are measured in interleaved rounds, so a burst of load from
+//! elsewhere on the machine lands on all of them alike. Then the peers (`harness::peers`), each
+//! reading the same fixture page's state with its own evaluate tool; and cold start, from
+//! launching the program to the first read, for each.
+
+use std::time::Instant;
+
+use serde_json::{Value, json};
+use tabwire_tests::peers::Peer;
+use tabwire_tests::{Cdp, Chromium, Fixtures, Mcp};
+
+use crate::stats::{Sample, ms};
+
+/// Calls per line: `ROUNDS` rounds of `PER_ROUND`, the lines taking turns.
+const ROUNDS: usize = 10;
+const PER_ROUND: usize = 200;
+/// Calls per peer line (a slow one gets fewer: Playwright's default settles 500 ms a call).
+const PEER_CALLS: usize = 500;
+const SLOW_PEER_CALLS: usize = 60;
+/// What the peers evaluate: the fixture's state, the value its provideState returns.
+const READ_STATE: &str = "() => state";
+
+pub async fn run() {
+    println!(
+        "side by side: a page's state over MCP stdio, the same rmcp client throughout \
+         (issue 14)"
+    );
+    let pages = Fixtures::serve();
+    let url = pages.url("app.html");
+
+    let started = Instant::now();
+    // With a CDP pipe, unused until the end, where it times the page hops inside the worker.
+    let mut browser = Chromium::start_with_cdp();
+    let mcp = Mcp::start_with(&browser.runtime_dir, &[("TABWIRE_BENCH", "1")]).await;
+    let tab = mcp.ok("open_tab", json!({ "url": url })).await["tab"]["id"].clone();
+    let first = mcp.ok("get_state", json!({ "tab_id": tab, "force_refresh": true })).await;
+    let cold = started.elapsed();
+    assert_eq!(first["state"]["items"][0], "first", "{first}");
+
+    // The same server, but reading and writing MCP through tokio's blocking stdio (what rmcp's
+    // `transport::stdio()` does): what the reactor pipes save.
+    let blocking = Mcp::start_with(
+        &browser.runtime_dir,
+        &[("TABWIRE_BENCH", "1"), ("TABWIRE_BENCH_STDIO", "blocking")],
+    )
+    .await;
+
+    let lines: [(&str, &Mcp, &str, Value); 8] = [
+        ("F0 bench_echo: the bridge answers", &mcp, "bench_echo", json!({ "floor": "bridge" })),
+        ("F1 bench_echo: the extension's worker", &mcp, "bench_echo", json!({ "floor": "worker" })),
+        (
+            "F2 bench_echo: the tab's content script",
+            &mcp,
+            "bench_echo",
+            json!({ "floor": "content", "tab_id": tab }),
+        ),
+        (
+            "F3 bench_echo: window.tabwire in the page",
+            &mcp,
+            "bench_echo",
+            json!({ "floor": "page", "tab_id": tab }),
+        ),
+        ("tabwire get_state from the cache", &mcp, "get_state", json!({ "tab_id": tab })),
+        (
+            "tabwire get_state forced (provideState)",
+            &mcp,
+            "get_state",
+            json!({ "tab_id": tab, "force_refresh": true }),
+        ),
+        (
+            "  F0 through tokio's blocking stdio instead",
+            &blocking,
+            "bench_echo",
+            json!({ "floor": "bridge" }),
+        ),
+        (
+            "  cached get_state through tokio's blocking stdio",
+            &blocking,
+            "get_state",
+            json!({ "tab_id": tab }),
+        ),
+    ];
+    for (label, client, tool, args) in &lines {
+        let got = client.ok(tool, args.clone()).await;
+        assert!(!got.is_null(), "{label}: {got}");
+    }
+    let mut samples: Vec<Sample> = lines.iter().map(|_| Sample::new()).collect();
+    for _ in 0..ROUNDS {
+        for ((_, client, tool, args), sample) in lines.iter().zip(&mut samples) {
+            for _ in 0..PER_ROUND {
+                let t = Instant::now();
+                client.ok(tool, args.clone()).await;
+                sample.push(t.elapsed());
+            }
+        }
+    }
+    let (mut p50, mut p99s) = (Vec::new(), Vec::new());
+    for ((label, _, _, _), sample) in lines.iter().zip(&mut samples) {
+        let (median, p99) = sample.print(label);
+        println!("  {:<58} p99 = {:.1} × p50", "", p99 / median);
+        p50.push(median);
+        p99s.push(p99);
+    }
+    let (f0, f2, f3, cached, forced) = (p50[0], p50[2], p50[3], p50[4], p50[5]);
+    let forced_p99 = p99s[5];
+    println!(
+        "  goals: forced ≤ 1.10 × F3: {:.2}×   F3 − F2 ≤ 0.10 ms: {:+.3} ms   cache ≤ 1.3 × F0: {:.2}×",
+        forced / f3,
+        f3 - f2,
+        cached / f0
+    );
+    println!(
+        "  cold start tabwire (Chromium + host + extension, tabwire mcp, open_tab, first forced read): {:.0} ms",
+        ms(cold)
+    );
+    in_the_worker(&mut browser, &tab).await;
+    drop(blocking);
+    drop(mcp);
+    drop(browser);
+
+    let peers = [
+        Peer::Playwright { settle_ms: Some(0) },
+        Peer::Playwright { settle_ms: None },
+        Peer::DevTools,
+    ];
+    for peer in peers {
+        match measure_peer(peer, &url).await {
+            Ok((mut sample, cold)) => {
+                let (median, p99) = sample.print(&peer.name());
+                println!(
+                    "  {:<58} cold start {:.0} ms; tabwire forced is {:.1}× faster at p50, {:.1}× at p99, cached {:.0}× at p50",
+                    "",
+                    ms(cold),
+                    median / forced,
+                    p99 / forced_p99,
+                    median / cached
+                );
+            }
+            Err(why) => println!("  {:<58} not measured: {why}", peer.name()),
+        }
+    }
+    println!();
+}
+
+/// The page hops without MCP, the host or Native Messaging: the worker's own methods called in
+/// a loop through the debugger, the three kinds taking turns, timed with the worker's clock
+/// (coarse, so means over many calls).
+async fn in_the_worker(browser: &mut Chromium, tab: &Value) {
+    // Batches short enough for the debugger's 10 s answer time.
+    const BATCHES: usize = 10;
+    const CALLS: usize = 200;
+    let (to_browser, from_browser) = browser.take_cdp_pipe().expect("started with a CDP pipe");
+    let cdp = Cdp::new(to_browser, from_browser);
+    let worker = crate::sites::service_worker(&cdp).await;
+    let script = format!(
+        r#"(async () => {{
+            const m = globalThis.tabwireMethods, tab_id = {tab}, n = {CALLS};
+            const ctx = {{ signal: new AbortController().signal }};
+            const kinds = [
+              () => m['page.echo']({{ tab_id, world: 'content' }}, ctx),
+              () => m['page.echo']({{ tab_id, world: 'page' }}, ctx),
+              () => m['page.get_state']({{ tab_id }}, ctx),
+            ];
+            const total = [0, 0, 0];
+            for (let i = 0; i < n; i++)
+              for (let k = 0; k < kinds.length; k++) {{
+                const t = performance.now();
+                await kinds[k]();
+                total[k] += performance.now() - t;
+              }}
+            return total.map((ms) => ms / n * 1000);
+        }})()"#
+    );
+    let mut us = [0.0; 3];
+    for _ in 0..BATCHES {
+        let got = cdp.eval(&worker, &script).await.expect("time the page hops in the worker");
+        for (sum, v) in us.iter_mut().zip(got.as_array().unwrap()) {
+            *sum += v.as_f64().unwrap() / BATCHES as f64;
+        }
+    }
+    println!(
+        "  inside the worker (mean of {}): content script echo {:.1} µs, page world echo \
+         {:.1} µs (the hop between the worlds: {:+.1} µs), page.get_state {:.1} µs",
+        BATCHES * CALLS,
+        us[0],
+        us[1],
+        us[1] - us[0],
+        us[2]
+    );
+}
+
+/// Start `peer`, open `url`, read once (cold start), then time its reads.
+async fn measure_peer(peer: Peer, url: &str) -> Result<(Sample, std::time::Duration), String> {
+    let started = Instant::now();
+    let running = peer.start().await?;
+    let result = async {
+        running.open(url).await?;
+        let first = running.evaluate(READ_STATE).await?;
+        let cold = started.elapsed();
+        if !first.contains("first") {
+            return Err(format!("the first read did not return the page's state: {first}"));
+        }
+        let calls = if matches!(peer, Peer::Playwright { settle_ms: None }) {
+            SLOW_PEER_CALLS
+        } else {
+            PEER_CALLS
+        };
+        let mut sample = Sample::new();
+        for _ in 0..calls {
+            let t = Instant::now();
+            running.evaluate(READ_STATE).await?;
+            sample.push(t.elapsed());
+        }
+        Ok((sample, cold))
+    }
+    .await;
+    running.stop().await;
+    result
+}
