@@ -29,10 +29,10 @@
 
 import { withActivity } from './activity.js';
 import { chatMethods, listenForChats } from './chat.js';
-import { domMethods } from './dom.js';
+import { domMethods, refRect } from './dom.js';
 import { evaluateMethods } from './dom/evaluate.js';
 import { logMethods, watchNetwork } from './dom/logs.js';
-import { screenshotMethods } from './dom/screenshot.js';
+import { screenshotMethods, useRefRects } from './dom/screenshot.js';
 import { trustedMethods } from './dom/trusted.js';
 import { connect, isConnected, sendEvent, startNative } from './native.js';
 import { listenForPages, pageMethods } from './page.js';
@@ -71,6 +71,7 @@ globalThis.tabwireMethods = methods;
 
 watchTabs();
 watchSettling();
+useRefRects(refRect);
 watchNetwork();
 listenForPages();
 listenForChats();

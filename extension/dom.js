@@ -8,9 +8,10 @@
 // answer (sites.js), and sends to that document only (its documentId), so a tab that
 // navigated meanwhile answers nothing it was not checked for.
 
+import { trustedInput } from './dom/trusted.js';
 import { TabwireError, fail } from './errors.js';
 import { Activity } from './settle.js';
-import { allows, checkSite, expectedOrigin, notAllowed, originOf, sitesReady, withoutFragment } from './sites.js';
+import { allows, checkSite, expectedOrigin, notAllowed, originOf, requireSwitch, sitesReady, withoutFragment } from './sites.js';
 import { getTab, tabId } from './tabs.js';
 
 // Budget: tokens are counted as characters / 4 (README, "How read_page counts tokens").
@@ -25,6 +26,7 @@ const KEPT_SNAPSHOTS = 4; // per tab, for `since`
 const QUIET_MS = 40;
 const DEFAULT_CAP_MS = 5000;
 const NAV_CAP_MS = 10_000;
+const TRUSTED_ACTIONS = new Set(['click', 'type', 'press']); // what `trusted: true` may do
 const MAX_UPLOAD = 10 * 1024 * 1024; // bytes of all files of one upload_file
 const tokens = (text) => Math.ceil(text.length / 4);
 
@@ -273,9 +275,16 @@ async function act(params, action, args, { signal, timeoutMs }) {
   const refs = [args.ref, args.to?.ref, ...(args.fields ?? []).map((f) => f.ref)].filter(Boolean).map(parseRef);
   const frameId = refs[0]?.frameId ?? 0;
   if (refs.some((r) => r.frameId !== frameId)) fail('bad_request', 'all refs of one call must be in the same frame');
+  const trusted = params.trusted === true;
+  if (trusted) {
+    if (!TRUSTED_ACTIONS.has(action)) fail('bad_request', '`trusted` is for click, type and press_key only');
+    // Before anything is touched: the user's switch for this site (dom/trusted.js checks again).
+    requireSwitch(id, originOf(top.url), 'trusted_input');
+    if (frameId !== 0) fail('bad_request', 'trusted input reaches elements of the top frame only; act on this one without `trusted`');
+  }
   const frame = frameFor(id, frames, frameId);
   const local = (t) => (t?.ref ? { ...t, ref: parseRef(t.ref).ref } : t);
-  const message = { ...args, ...local(args), op: 'act', action, base: tabState(id).next.get(frameId) ?? 1 };
+  const message = { ...args, ...local(args), op: 'act', action: trusted ? `trusted_${action}` : action, base: tabState(id).next.get(frameId) ?? 1 };
   if (args.to) message.to = local(args.to);
   if (args.fields) message.fields = args.fields.map(local);
   const cap = Math.min(params.settle_ms ?? DEFAULT_CAP_MS, Math.max(100, timeoutMs - 500));
@@ -283,12 +292,27 @@ async function act(params, action, args, { signal, timeoutMs }) {
   const activity = new Activity(id);
   try {
     const done = await ask(id, frame, message);
+    if (trusted) await trustedAct(id, action, args, done);
     const report = await settle(id, frame, activity, cap, signal);
     const origin = originOf(top.url);
     return { origin, url: withoutFragment(top.url), ...report, ms: Math.round(performance.now() - started), result: { ...done, notes: undefined }, notes: done.notes };
   } finally {
     activity.stop();
   }
+}
+
+// The real input of a `trusted: true` action, once the agent made its element ready.
+async function trustedAct(id, action, args, done) {
+  if (action === 'click') {
+    const { x, y } = done.point;
+    return trustedInput(id, { action: 'click', x, y, button: args.button, count: args.count, modifiers: args.modifiers });
+  }
+  if (action === 'type') {
+    await trustedInput(id, { action: 'type', text: args.text });
+    if (args.submit) await trustedInput(id, { action: 'keys', keys: 'Enter' });
+    return;
+  }
+  return trustedInput(id, { action: 'keys', keys: args.keys });
 }
 
 async function settle(id, frame, activity, cap, signal) {
@@ -311,8 +335,11 @@ async function settle(id, frame, activity, cap, signal) {
     try {
       const q = await ask(id, frame, { op: 'quiet' });
       page = { ...page, mutations: q.mutations, dialogs: q.dialogs };
-      if (q.idle < QUIET_MS && left() > 0) {
-        await activity.changed(Math.min(QUIET_MS - q.idle, left()));
+      // Quiet since the last DOM change and since the last request ended (the page handles
+      // the answer after the network layer is done with it).
+      const quiet = Math.min(q.idle, performance.now() - activity.lastEnd);
+      if (quiet < QUIET_MS && left() > 0) {
+        await activity.changed(Math.min(QUIET_MS - quiet, left()));
         continue;
       }
     } catch (e) {
@@ -389,6 +416,15 @@ function uploadFiles(files) {
   const bytes = files.reduce((n, f) => n + Math.floor((f?.base64?.length ?? 0) * 3 / 4), 0);
   if (bytes > MAX_UPLOAD) fail('too_large', `the files are ${(bytes / 1048576).toFixed(1)} MiB together, over the ${MAX_UPLOAD / 1048576} MiB upload_file takes`);
   return files.map((f) => ({ name: String(f.name), type: String(f.type ?? ''), base64: String(f.base64) }));
+}
+
+// The viewport rect of a ref of the top frame, scrolled into view (screenshot's `ref`;
+// background.js hands this to dom/screenshot.js).
+export async function refRect(doc, ref) {
+  const { frameId, ref: local } = parseRef(ref);
+  if (frameId !== 0) fail('bad_request', 'screenshot takes refs of the top frame only; take the whole visible area (no ref) to see a frame');
+  const { frames } = await topFrame(doc.tab.id, {});
+  return ask(doc.tab.id, frameFor(doc.tab.id, frames, 0), { op: 'locate', ref: local });
 }
 
 export const domMethods = {

@@ -12,6 +12,7 @@ export class Activity {
     this.t0 = Date.now();
     this.inflight = new Map(); // request id → url, for requests that started after t0
     this.requests = 0;
+    this.lastEnd = -Infinity; // performance.now() when a request of this action last ended
     this.navigation = null; // { url, committed, loaded }
     this.newTabs = [];
     this.wake = null;
@@ -49,7 +50,9 @@ export function watchSettling() {
       a.requests += 1;
     });
   }, filter);
-  const end = (d) => each(d.tabId, (a) => a.inflight.delete(d.requestId));
+  // When the last one ended: the page's own handler of the answer runs after it, so the quiet
+  // window counts from here too.
+  const end = (d) => each(d.tabId, (a) => a.inflight.delete(d.requestId) && (a.lastEnd = performance.now()));
   chrome.webRequest.onCompleted.addListener(end, filter);
   chrome.webRequest.onErrorOccurred.addListener(end, filter);
 

@@ -61,6 +61,21 @@ pub mod kind {
     pub const DROPPED: &str = "dropped";
     /// Not queued: what a wait returns when nothing came in time.
     pub const TIMEOUT: &str = "timeout";
+
+    /// Every kind a queue holds (and wait_for_event can wait for): all of the above but
+    /// [`TIMEOUT`].
+    pub const ALL: [&str; 10] = [
+        WORKER_COMPLETE,
+        MESSAGE,
+        QUESTION,
+        ANSWER,
+        PAGE_EVENT,
+        STATE_UPDATE,
+        TAB,
+        BROWSER,
+        OPERATION,
+        DROPPED,
+    ];
 }
 
 /// One event in a session's queue.

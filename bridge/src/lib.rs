@@ -11,6 +11,7 @@ pub mod doctor;
 pub mod error;
 pub mod events;
 mod inbox;
+pub mod limits;
 pub mod mcp;
 pub mod methods;
 pub mod operations;

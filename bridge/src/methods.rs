@@ -11,10 +11,7 @@ use serde_json::{Value, json};
 use crate::core::Core;
 use crate::error::CallError;
 
-/// Quick questions: list, close, activate, state.
-const QUICK: Duration = Duration::from_secs(5);
-/// Waiting for a page to load, or for a page's own command handler.
-const SLOW: Duration = Duration::from_secs(30);
+use crate::limits::{PAGE_CALL as SLOW, QUICK_CALL as QUICK};
 
 /// A browser tab, as the extension reports it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -151,6 +151,16 @@
           case 'upload':
             result.files = ns.upload(got(args), args.files);
             break;
+          // Trusted input (`trusted: true`): here only the element is made ready — scrolled into
+          // view and hit-tested for a click, focused for keys — and the worker dispatches the
+          // real input through the debugger (dom/trusted.js), while this watch sees its effect.
+          case 'trusted_click':
+            result.point = ns.target(got(args));
+            break;
+          case 'trusted_type':
+          case 'trusted_press':
+            if (args.ref || args.selector) got(args).focus();
+            break;
           default:
             fail('bad_request', `unknown action ${action}`);
         }
@@ -164,6 +174,14 @@
 
     // How long the DOM has been quiet, and what the action saw so far. The worker does the
     // waiting (its timers run at full speed; a background tab's are throttled to 1 a second).
+    // Where an element is in the viewport, scrolled into view: for screenshot's `ref`.
+    locate({ ref }) {
+      const { el } = element({ ref });
+      el.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+      const r = el.getBoundingClientRect();
+      return { x: r.left, y: r.top, width: r.width, height: r.height, vw: innerWidth, vh: innerHeight };
+    },
+
     quiet() {
       const w = watch;
       if (!w) return { idle: Infinity, mutations: 0, dialogs: [] };

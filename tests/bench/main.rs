@@ -2,10 +2,10 @@
 //! build): latencies through a real headless Chromium, printed as numbers. Not a test: nothing
 //! here passes or fails on time. Each section prints its own baseline measured in the same run.
 
-mod http;
 mod dom;
 mod extra;
 mod floors;
+mod http;
 mod operations;
 mod sites;
 mod state;

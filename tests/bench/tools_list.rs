@@ -13,7 +13,7 @@ pub async fn run() {
     println!("\ntools/list with the official TypeScript SDK client (node, stdio)");
     let dir = bins::scratch_dir("tl");
     let tabwire = bins::bin("tabwire");
-    let env = [("TABWIRE_RUNTIME_DIR", dir.as_path())];
+    let env = [("TABWIRE_RUNTIME_DIR", &*dir)];
     for (label, server) in [
         ("floor: one-tool TypeScript SDK server", vec!["node", "floor-server.mjs"]),
         ("tabwire mcp", vec![tabwire.to_str().unwrap(), "mcp"]),

@@ -29,7 +29,7 @@ pub enum Peer {
 pub struct Running {
     pub peer: Peer,
     pub mcp: Mcp,
-    profile: PathBuf,
+    profile: bins::Scratch,
 }
 
 impl Peer {
@@ -77,7 +77,7 @@ impl Peer {
         let transport = TokioChildProcess::new(cmd).map_err(|e| format!("spawn node: {e}"))?;
         let client =
             ().serve(transport).await.map_err(|e| format!("MCP handshake with {self:?}: {e}"))?;
-        Ok(Running { peer: self, mcp: Mcp { client }, profile })
+        Ok(Running { peer: self, mcp: Mcp { client, serve: None }, profile })
     }
 }
 
@@ -112,8 +112,7 @@ impl Running {
     /// process of this peer's profile still running.
     pub async fn stop(self) {
         let _ = self.mcp.client.cancel().await;
-        end_browsers_of(&self.profile);
-        let _ = std::fs::remove_dir_all(&self.profile);
+        end_browsers_of(&self.profile); // then the profile goes with the scratch dir
     }
 }
 

@@ -131,6 +131,15 @@ async fn screenshot_returns_an_image_of_what_the_tab_shows() {
     assert_ne!(result.is_error, Some(true), "{}", text(&result));
     assert_eq!(png_size(&image_of(&result).0), (200, 100));
 
+    // One element, by a ref from read_page: the 120×30 button.
+    let page = mcp.ok("read_page", json!({ "tab_id": tab })).await;
+    let listing = page.to_string();
+    let at = listing.find("button \\\"Shot\\\" [ref=").unwrap_or_else(|| panic!("{listing}"));
+    let shot = listing[at..].split("[ref=").nth(1).unwrap().split(']').next().unwrap().to_owned();
+    let result = mcp.call("screenshot", json!({ "tab_id": tab, "ref": shot })).await;
+    assert_ne!(result.is_error, Some(true), "{}", text(&result));
+    assert_eq!(png_size(&image_of(&result).0), (120, 30));
+
     // The whole page, stitched (3000 px tall), scaled so its longer side is max_dim.
     let result =
         mcp.call("screenshot", json!({ "tab_id": tab, "full_page": true, "max_dim": 1000 })).await;
@@ -419,6 +428,15 @@ async fn trusted_input_is_real_input_and_only_where_the_user_turned_it_on() {
         "{message}"
     );
     assert_eq!(cdp.eval(&page, "seen").await.unwrap(), json!([]));
+    // The same through the tools: click/type/press_key with `trusted: true`, refused before
+    // anything in the page is touched.
+    let err = mcp.err("click", json!({ "tab_id": tab, "selector": "#go", "trusted": true })).await;
+    assert!(err.starts_with("trusted_input_not_enabled:"), "{err}");
+    let err = mcp
+        .err("type", json!({ "tab_id": tab, "selector": "#text", "text": "x", "trusted": true }))
+        .await;
+    assert!(err.starts_with("trusted_input_not_enabled:"), "{err}");
+    assert_eq!(cdp.eval(&page, "seen").await.unwrap(), json!([]));
 
     sites(&browser, &["allow", "--trusted-input", "http://127.0.0.1:*"]);
     let got = trusted(&cdp, &ext, tab, click.clone()).await;
@@ -444,6 +462,24 @@ async fn trusted_input_is_real_input_and_only_where_the_user_turned_it_on() {
         seen.iter().any(|e| e["on"] == "key" && e["key"] == "a" && e["ctrl"] == true),
         "{seen:?}"
     );
+
+    // click and type with `trusted: true`: the element is found, scrolled to and hit-tested as
+    // for any click, the input is real, and the settle report sees its effect.
+    cdp.eval(&page, "seen.length = 0; document.getElementById('text').value = ''; true")
+        .await
+        .unwrap();
+    let report =
+        mcp.ok("click", json!({ "tab_id": tab, "selector": "#go", "trusted": true })).await;
+    assert_eq!(report["origin"], pages.origin(), "{report}");
+    assert_eq!(
+        cdp.eval(&page, "seen").await.unwrap(),
+        json!([{ "on": "go", "trusted": true, "detail": 1 }])
+    );
+    mcp.ok("type", json!({ "tab_id": tab, "selector": "#text", "text": "ok", "trusted": true }))
+        .await;
+    assert_eq!(cdp.eval(&page, "document.getElementById('text').value").await.unwrap(), "ok");
+    let seen = cdp.eval(&page, "seen").await.unwrap();
+    assert!(seen.as_array().unwrap().iter().all(|e| e["trusted"] == true), "{seen}");
 
     // Bad input is refused before the debugger is attached.
     let got = trusted(&cdp, &ext, tab, json!({ "action": "keys", "keys": "Hyper+Q" })).await;

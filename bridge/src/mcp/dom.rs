@@ -29,7 +29,7 @@ const ACT_TIMEOUT: Duration = Duration::from_secs(20);
 /// What upload_file reads from disk for one call, all files together.
 const MAX_UPLOAD: u64 = 10 * 1024 * 1024;
 /// The longest wait_for.
-const MAX_WAIT_MS: u64 = 120_000;
+const MAX_WAIT_MS: u64 = crate::limits::MAX_WAIT_SECS * 1000;
 
 /// Which page: the tab, and optionally the origin it must show.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -120,6 +120,13 @@ pub struct ClickParams {
     /// Keys held during the click: Control, Shift, Alt, Meta.
     #[serde(default)]
     pub modifiers: Vec<String>,
+    /// Dispatch it as real input through Chrome's debugger, which the page sees as trusted
+    /// (`event.isTrusted`): only where the user turned on "Trusted input" for the site
+    /// (`trusted_input_not_enabled` otherwise), top frame only, and Chrome shows its "is being
+    /// debugged" bar meanwhile. Use it only after an ordinary action did nothing on a page that
+    /// wants trusted input. Default false.
+    #[serde(default)]
+    pub trusted: bool,
 }
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
@@ -151,6 +158,13 @@ pub struct TypeParams {
     /// Press Enter after the text (submits a form). Default false.
     #[serde(default)]
     pub submit: bool,
+    /// Dispatch it as real input through Chrome's debugger, which the page sees as trusted
+    /// (`event.isTrusted`): only where the user turned on "Trusted input" for the site
+    /// (`trusted_input_not_enabled` otherwise), top frame only, and Chrome shows its "is being
+    /// debugged" bar meanwhile. Use it only after an ordinary action did nothing on a page that
+    /// wants trusted input. Default false.
+    #[serde(default)]
+    pub trusted: bool,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -163,6 +177,13 @@ pub struct PressKeyParams {
     /// Focus this element first (a ref or selector). Default: the focused element.
     #[serde(flatten)]
     pub element: Element,
+    /// Dispatch it as real input through Chrome's debugger, which the page sees as trusted
+    /// (`event.isTrusted`): only where the user turned on "Trusted input" for the site
+    /// (`trusted_input_not_enabled` otherwise), top frame only, and Chrome shows its "is being
+    /// debugged" bar meanwhile. Use it only after an ordinary action did nothing on a page that
+    /// wants trusted input. Default false.
+    #[serde(default)]
+    pub trusted: bool,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -661,6 +682,9 @@ impl TabwireServer {
         }
         args.insert("count".into(), json!(p.count.unwrap_or(1).clamp(1, 3)));
         args.insert("modifiers".into(), json!(p.modifiers));
+        if p.trusted {
+            args.insert("trusted".into(), json!(true));
+        }
         let what = format!(
             "clicked {}",
             p.element.r#ref.as_deref().or(p.element.selector.as_deref()).unwrap_or("")
@@ -718,6 +742,9 @@ impl TabwireServer {
         element_args(&mut args, &p.element);
         args.insert("text".into(), json!(p.text));
         args.insert("submit".into(), json!(p.submit));
+        if p.trusted {
+            args.insert("trusted".into(), json!(true));
+        }
         let what = format!("typed {} characters", p.text.chars().count());
         self.act(&p.page, "dom.type", args, what, cancel).await
     }
@@ -742,6 +769,9 @@ impl TabwireServer {
         let mut args = page_args(&p.page);
         element_args(&mut args, &p.element);
         args.insert("keys".into(), json!(p.keys));
+        if p.trusted {
+            args.insert("trusted".into(), json!(true));
+        }
         let what = format!("pressed {}", p.keys);
         self.act(&p.page, "dom.press_key", args, what, cancel).await
     }
@@ -802,7 +832,8 @@ impl TabwireServer {
 
     /// Wait until a page shows a text, stops showing one, has an element matching a selector,
     /// or its URL contains something (through navigations); fails with timeout saying what it
-    /// still shows. Actions already wait for the page to settle: use this for what comes later.
+    /// still shows. Actions (click, fill, type) already wait for the page to settle: use this
+    /// for what comes later.
     #[tool(
         output_schema = schema_for_output::<Waited>(),
         annotations(
@@ -846,7 +877,8 @@ impl TabwireServer {
 
     /// Say how to answer the next alert/confirm/prompt of a tab. Dialogs never block tabwire:
     /// one opened by an action is answered at once (alert OK, confirm and prompt Cancel) and
-    /// reported; to answer otherwise, call this first, then repeat the action.
+    /// reported; to answer otherwise, call this first, then repeat the action (click, type or
+    /// press_key).
     #[tool(
         output_schema = schema_for_output::<DialogArmed>(),
         annotations(

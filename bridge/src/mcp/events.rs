@@ -18,23 +18,10 @@ use super::server::TabwireServer;
 use crate::error::CallError;
 use crate::events::{Filter, SessionEvent, kind};
 
-/// The kinds wait_for_event can wait for.
-const KINDS: [&str; 10] = [
-    kind::WORKER_COMPLETE,
-    kind::MESSAGE,
-    kind::QUESTION,
-    kind::ANSWER,
-    kind::PAGE_EVENT,
-    kind::STATE_UPDATE,
-    kind::TAB,
-    kind::BROWSER,
-    kind::OPERATION,
-    kind::DROPPED,
-];
 /// The names of the envelope's fields in a [`Waited`].
 const ENVELOPE: [&str; 8] = ["type", "id", "tab_id", "origin", "url", "host_pid", "seq", "at_ms"];
 pub(super) const MAX_EVENT_WAIT_SECS: u64 = 3600;
-const MAX_STATE_WAIT_SECS: u64 = 120;
+const MAX_STATE_WAIT_SECS: u64 = crate::limits::MAX_WAIT_SECS;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct WaitForEventParams {
@@ -181,10 +168,10 @@ impl TabwireServer {
     ) -> Result<Reply<Waited>, CallError> {
         let timeout = seconds(p.timeout_secs, MAX_EVENT_WAIT_SECS)?;
         let kinds = p.types.unwrap_or_else(|| vec![kind::WORKER_COMPLETE.to_owned()]);
-        if let Some(bad) = kinds.iter().find(|k| !KINDS.contains(&k.as_str())) {
+        if let Some(bad) = kinds.iter().find(|k| !kind::ALL.contains(&k.as_str())) {
             return Err(CallError::new(
                 code::BAD_REQUEST,
-                format!("unknown event type {bad:?}; the types are: {}", KINDS.join(", ")),
+                format!("unknown event type {bad:?}; the types are: {}", kind::ALL.join(", ")),
             ));
         }
         let filter = Filter { kinds, ..Filter::default() };

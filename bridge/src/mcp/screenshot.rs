@@ -41,7 +41,7 @@ pub struct ScreenshotParams {
     /// first match; scrolled into view if needed).
     #[serde(default)]
     pub selector: Option<String>,
-    /// Only this element: a ref from read_page (`e12`), when this version supports it.
+    /// Only this element: a ref from read_page or find (`e12`; top frame only).
     #[serde(default, rename = "ref")]
     pub element_ref: Option<String>,
     /// The whole page, scrolled through and stitched (at most 8 screens tall; the answer says

@@ -36,8 +36,7 @@ use store::{Store, Writer};
 
 /// How long `chat.send` may wait for the text box and send button to appear in the page.
 const INPUT_WAIT: Duration = Duration::from_secs(10);
-/// Questions to the extension that need no waiting (status, cancel).
-const QUICK: Duration = Duration::from_secs(5);
+use crate::limits::QUICK_CALL as QUICK;
 /// Asking a page for an operation's status: answered at once, but a loaded machine may be slow.
 const STATUS: Duration = Duration::from_secs(30);
 /// Milestones kept for a waiter that falls behind (far more than an answer produces).

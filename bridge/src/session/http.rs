@@ -39,9 +39,7 @@ use crate::core::Core;
 use crate::error::CallError;
 use crate::events::SessionEvent;
 
-/// Default and longest wait, in seconds.
-pub const DEFAULT_WAIT_SECS: u64 = 30;
-pub const MAX_WAIT_SECS: u64 = 120;
+pub use crate::limits::{DEFAULT_WAIT_SECS, MAX_WAIT_SECS};
 /// Connections served at once; one more is answered 503 and closed. Scripts wait one at a
 /// time; this leaves room for many and keeps a flood from taking every file descriptor.
 pub const MAX_CONNECTIONS: usize = 64;

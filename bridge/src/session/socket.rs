@@ -30,8 +30,7 @@ use crate::events::{SessionEvent, kind};
 /// The event kinds another process may put into a session's queue.
 pub const PUSHABLE: [&str; 4] =
     [kind::WORKER_COMPLETE, kind::MESSAGE, kind::QUESTION, kind::ANSWER];
-/// The longest wait a client may ask for, in seconds.
-pub const MAX_WAIT_SECS: u64 = 120;
+pub use crate::limits::MAX_WAIT_SECS;
 
 /// Accept connections until the process ends.
 pub async fn serve(listener: UnixListener, core: Core) {
