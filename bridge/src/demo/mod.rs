@@ -146,6 +146,37 @@ pub async fn run(args: DemoArgs) -> Result<()> {
         event["tab_id"]
     );
 
+    // Declared commands: the page said what add_item takes, so a bad payload is refused before
+    // the page sees it.
+    let listed = session.call("list_commands", json!({ "tab_id": tab })).await?;
+    let names: Vec<&str> = listed["pages"][0]["commands"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["type"].as_str())
+        .collect();
+    println!("      the page's commands: {}", names.join(", "));
+    let bad = json!({ "tab_id": tab, "type": "add_item", "payload": { "item": 5 } });
+    let refused = session.call_err("send_command", bad).await?;
+    println!("      refused before the page saw it: {}", first_line(&refused));
+
+    // Any page of an allowed site, built for tabwire or not: read it as lines with refs, click
+    // a ref, and see what the click changed — no debugger.
+    let read = session.call("read_page", json!({ "tab_id": tab })).await?;
+    println!("      read_page: {} lines, {} tokens", read["lines"], read["tokens"]);
+    let found = session
+        .call("find", json!({ "tab_id": tab, "role": "button", "name": "Add by hand" }))
+        .await?;
+    let line = found["matches"][0]["line"].as_str().unwrap_or_default().to_owned();
+    let r#ref = line.split("[ref=").nth(1).and_then(|s| s.split(']').next());
+    let report =
+        session.call("click", json!({ "tab_id": tab, "ref": r#ref.context("a ref")? })).await?;
+    println!(
+        "      clicked {line}: effect {}, added {}",
+        report["effect"].as_str().unwrap_or("?"),
+        report["added"]
+    );
+
     // Sites: tabwire works only where the user allowed it. 127.0.0.2 is not among the
     // defaults: the page there gets nothing, and every call to it is refused until the user
     // (here, the demo running `tabwire sites` as the user would) allows it.
