@@ -218,22 +218,12 @@ async fn a_wait_client_that_hangs_up_takes_nothing() {
     tokio::time::sleep(Duration::from_millis(200)).await;
 
     burst(&mcp, &tab, 3).await;
-    // Events already queued: a client that asks and resets at once is answered at once, into
-    // a socket that is gone; the events of that answer go back to the queue.
-    for _ in 0..3 {
-        let mut s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
-        let head = format!(
-            "GET /wait?timeout=30 HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n\r\n"
-        );
-        s.write_all(head.as_bytes()).await.unwrap();
-        #[allow(deprecated)]
-        s.set_linger(Some(Duration::ZERO)).unwrap();
-        drop(s);
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    // (A client that asks while events are already queued and resets at that very moment is
+    // not tested: its answer may reach its kernel before the reset reaches ours, and no server
+    // can tell that apart from a client that read it.)
     let got = mcp.ok("wait_for_state_change", json!({ "timeout_secs": 5 })).await;
     let events = got["events"].as_array().unwrap();
-    println!("after 7 waiters hung up, the next wait got {} of 3 events", events.len());
+    println!("after 4 waiters hung up mid-wait, the next wait got {} of 3 events", events.len());
     let order: Vec<_> = events.iter().map(|e| e["data"]["i"].as_u64().unwrap()).collect();
     assert_eq!(order, [0, 1, 2], "{got}");
 }
