@@ -3,19 +3,14 @@
 //! after 150 ms, fill of 10 React fields, read_page of 5,000 elements — with the MCP stdio
 //! baseline (list_tabs) and, where it runs, Playwright MCP's own numbers, in the same run.
 //!
-//! Playwright MCP comes from npm, installed into target/peers/ (`npm install --prefix
-//! target/peers @playwright/mcp`, no browser download: it is pointed at /usr/bin/chromium).
+//! Playwright MCP comes from npm into target/peers/ (tests/harness/peers.rs installs it; no
+//! browser download: it is pointed at /usr/bin/chromium).
 
-use std::path::PathBuf;
 use std::time::Instant;
 
-use rmcp::model::CallToolRequestParams;
-use rmcp::service::RunningService;
-use rmcp::transport::TokioChildProcess;
-use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use tabwire_tests::mcp::text;
-use tabwire_tests::{Chromium, Fixtures, Mcp};
+use tabwire_tests::{Chromium, Fixtures, Mcp, peers};
 
 use crate::stats::Sample;
 
@@ -120,8 +115,9 @@ pub async fn run() {
     .await
     .print("fill of 10 React-controlled fields (target p50 ≤ 50 ms)");
 
-    if let Ok(p) = &peer {
+    if let Ok(p) = peer {
         p.latency(&pages.url("dom/widgets.html")).await;
+        p.0.stop().await; // its browser ended by PID, its profile removed
     }
 }
 
@@ -138,47 +134,19 @@ fn ref_in(lines: &str, start: &str) -> String {
     line.split("[ref=").nth(1).unwrap().split(']').next().unwrap().to_owned()
 }
 
-/// Playwright MCP over stdio, driving its own headless Chromium (/usr/bin/chromium).
-struct Peer(RunningService<RoleClient, ()>);
+/// Playwright MCP as the harness runs it (tests/harness/peers.rs: from npm, on
+/// /usr/bin/chromium), with what this bench asks of it.
+struct Peer(peers::Running);
 
 impl Peer {
     async fn start() -> Result<Peer, String> {
-        let cli = tabwire_tests::bins::repo_root()
-            .join("target/peers/node_modules/@playwright/mcp/cli.js");
-        if !cli.exists() {
-            return Err(format!(
-                "{} is missing: npm install --prefix target/peers @playwright/mcp",
-                cli.display()
-            ));
-        }
-        let profile: PathBuf = std::env::temp_dir().join(format!("pw-mcp-{}", std::process::id()));
-        let mut cmd = tokio::process::Command::new("node");
-        cmd.arg(cli)
-            .args([
-                "--headless",
-                "--isolated",
-                "--browser",
-                "chromium",
-                "--executable-path",
-                "/usr/bin/chromium",
-            ])
-            .arg("--output-dir")
-            .arg(&profile);
-        let transport = TokioChildProcess::new(cmd).map_err(|e| e.to_string())?;
-        let client = ().serve(transport).await.map_err(|e| e.to_string())?;
-        let peer = Peer(client);
-        peer.call("browser_navigate", json!({ "url": "about:blank" })).await?;
-        Ok(peer)
+        let running = peers::Peer::Playwright { settle_ms: None }.start().await?;
+        running.open("about:blank").await?;
+        Ok(Peer(running))
     }
 
     async fn call(&self, tool: &str, args: Value) -> Result<String, String> {
-        let Value::Object(map) = args else { unreachable!() };
-        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(map);
-        let result = self.0.call_tool(params).await.map_err(|e| e.to_string())?;
-        if result.is_error == Some(true) {
-            return Err(text(&result));
-        }
-        Ok(text(&result))
+        self.0.call(tool, args).await
     }
 
     async fn snapshot(&self, url: &str) -> Option<String> {

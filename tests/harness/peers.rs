@@ -100,7 +100,8 @@ impl Running {
         self.call(tool, json!({ "function": function })).await
     }
 
-    async fn call(&self, tool: &str, args: Value) -> Result<String, String> {
+    /// Call one of the peer's tools; its text answer, or its error text.
+    pub async fn call(&self, tool: &str, args: Value) -> Result<String, String> {
         let result = self.mcp.call(tool, args).await;
         if result.is_error == Some(true) {
             return Err(format!("{tool} failed: {}", text(&result)));
