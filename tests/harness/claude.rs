@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use crate::bins;
+use crate::{bins, npm};
 
 /// Install the Claude Code CLI with npm into `<target>/claude-code`; its `claude` binary. If it
 /// cannot be installed, this panics saying why.
@@ -15,20 +15,8 @@ pub fn claude_cli() -> PathBuf {
     let package = dir.join("node_modules/@anthropic-ai/claude-code");
     let claude = dir.join("node_modules/.bin/claude");
     if !package.join("package.json").exists() {
-        std::fs::create_dir_all(&dir).unwrap();
-        let out = Command::new("npm")
-            .args(["install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix"])
-            .arg(&dir)
-            .arg("@anthropic-ai/claude-code")
-            .output()
-            .unwrap_or_else(|e| {
-                panic!("cannot run npm (is Node.js installed? `apt-get install nodejs npm`): {e}")
-            });
-        assert!(
-            out.status.success(),
-            "`npm install @anthropic-ai/claude-code` failed, so the Claude Code CLI cannot be tested:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        npm::install(&dir, &["@anthropic-ai/claude-code"], &[])
+            .unwrap_or_else(|e| panic!("{e}\nso the Claude Code CLI cannot be tested"));
     }
     // npm 11 does not run the package's postinstall, which puts the native binary in place.
     let out = Command::new("node")

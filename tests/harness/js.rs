@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use crate::bins;
+use crate::{bins, npm};
 
 /// Install (once) and return the directory that holds `node_modules` and `tools-list.mjs`.
 /// Panics saying why if npm cannot install them.
@@ -19,19 +19,7 @@ pub fn tools_dir() -> PathBuf {
     let installed = std::fs::read(dir.join("package.json")).ok();
     if installed.as_ref() != Some(&manifest) || !dir.join("node_modules/ajv").exists() {
         std::fs::write(dir.join("package.json"), &manifest).unwrap();
-        let out = Command::new("npm")
-            .args(["install", "--no-audit", "--no-fund", "--loglevel=error"])
-            .current_dir(&dir)
-            .output()
-            .unwrap_or_else(|e| {
-                panic!("cannot run npm (is Node.js installed? `apt-get install nodejs npm`): {e}")
-            });
-        assert!(
-            out.status.success(),
-            "`npm install` in {} failed:\n{}",
-            dir.display(),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        npm::install(&dir, &[], &[]).unwrap_or_else(|e| panic!("{e}"));
     }
     for script in ["tools-list.mjs", "floor-server.mjs"] {
         std::fs::copy(source.join(script), dir.join(script)).unwrap();

@@ -13,6 +13,7 @@
 //! - [`serve`]: `tabwire serve --http` as a child, and rmcp's streamable-HTTP client for it;
 //!   `TABWIRE_TEST_MCP=http` runs every [`Mcp::start`] through it.
 //! - [`http`]: a bare HTTP GET, every header under the test's control.
+//! - [`npm`]: npm packages installed into the target dir, for the three below.
 //! - [`claude`]: the real Claude Code CLI from npm, installed once.
 //! - [`peers`]: other browser MCP servers from npm (Playwright MCP, chrome-devtools-mcp), for
 //!   the side-by-side benchmark.
@@ -30,6 +31,7 @@ pub mod host;
 pub mod http;
 pub mod js;
 pub mod mcp;
+pub mod npm;
 pub mod peers;
 pub mod progress;
 pub mod serve;

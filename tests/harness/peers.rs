@@ -5,14 +5,13 @@
 //! profile of its own in a scratch dir; a peer's browser is ended by PID when it is dropped.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use rmcp::ServiceExt;
 use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 
-use crate::bins;
 use crate::mcp::{Mcp, text};
+use crate::{bins, npm};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 
@@ -127,20 +126,11 @@ pub fn install() -> Result<PathBuf, String> {
     if have("@playwright/mcp") && have("chrome-devtools-mcp") {
         return Ok(modules);
     }
-    std::fs::create_dir_all(&dir).map_err(|e| format!("create {}: {e}", dir.display()))?;
-    let out = Command::new("npm")
-        .args(["install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix"])
-        .arg(&dir)
-        .args(["@playwright/mcp", "chrome-devtools-mcp"])
-        .env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
-        .output()
-        .map_err(|e| format!("cannot run npm (`apt-get install nodejs npm`): {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "`npm install @playwright/mcp chrome-devtools-mcp` failed (offline?): {}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
+    npm::install(
+        &dir,
+        &["@playwright/mcp", "chrome-devtools-mcp"],
+        &[("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")],
+    )?;
     Ok(modules)
 }
 

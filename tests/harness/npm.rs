@@ -1,0 +1,33 @@
+//! npm packages that tests and benches drive (the Claude Code CLI, the TypeScript SDK client and
+//! Ajv, the peer MCP servers), installed into the target dir — from the npm registry only, never
+//! a browser download.
+
+use std::path::Path;
+use std::process::Command;
+
+/// `npm install --prefix DIR PACKAGES…` with `env` (no packages: what `DIR/package.json` lists).
+/// The error says what failed and how to fix it.
+pub fn install(dir: &Path, packages: &[&str], env: &[(&str, &str)]) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("create {}: {e}", dir.display()))?;
+    let out = Command::new("npm")
+        .args(["install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix"])
+        .arg(dir)
+        .args(packages)
+        .envs(env.iter().copied())
+        .output()
+        .map_err(|e| {
+            format!("cannot run npm (is Node.js installed? `apt-get install nodejs npm`): {e}")
+        })?;
+    if !out.status.success() {
+        let what = if packages.is_empty() {
+            "in ".to_owned() + &dir.display().to_string()
+        } else {
+            packages.join(" ")
+        };
+        return Err(format!(
+            "`npm install {what}` failed (offline?):\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(())
+}
