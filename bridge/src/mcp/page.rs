@@ -1,6 +1,7 @@
 //! Page tools: get_state, send_command — for pages that use `window.tabwire`
 //! (`specs/page-sdk.md`).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::handler::server::tool::schema_for_output;
@@ -9,6 +10,7 @@ use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tabwire_proto::wire::code;
 use tokio_util::sync::CancellationToken;
 
@@ -83,8 +85,10 @@ pub struct PageState {
     pub url: Option<String>,
     /// The browser it came from, e.g. `chrome (host pid 4242)`.
     pub browser: String,
-    /// The state the page published (or the part of it at `path`).
-    pub state: Value,
+    /// The state the page published (or the part of it at `path`). Kept as JSON text so that a
+    /// read does not parse, re-encode and copy it: it is parsed once, into the structured result.
+    #[schemars(with = "Value")]
+    pub state: Arc<RawValue>,
     /// The JSON Pointer asked for, when one was.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
@@ -148,12 +152,19 @@ impl TabwireServer {
         let expected = p.expected_origin.as_deref();
         let read = self.core.read_state(browser, p.tab_id, p.force_refresh, expected, timeout);
         let read = unless_cancelled(cancel, read).await?;
-        let whole: Value = serde_json::from_str(read.state.get()).map_err(|e| {
-            CallError::new(code::INTERNAL, format!("the cached state is not JSON: {e}"))
-        })?;
-        let state = match &p.path {
-            None => whole,
-            Some(path) => at_path(whole, path, read.tab_id)?,
+        // Without a path the state goes out as the page sent it: its JSON text once for the
+        // text block, parsed once for the structured result (see `PageState::state`).
+        let state: Arc<RawValue> = match &p.path {
+            None => read.state,
+            Some(path) => {
+                let whole: Value = serde_json::from_str(read.state.get()).map_err(|e| {
+                    CallError::new(code::INTERNAL, format!("the cached state is not JSON: {e}"))
+                })?;
+                let part = at_path(whole, path, read.tab_id)?;
+                Arc::from(serde_json::value::to_raw_value(&part).map_err(|e| {
+                    CallError::new(code::INTERNAL, format!("cannot encode the state: {e}"))
+                })?)
+            }
         };
         let source = match read.source {
             Source::Cache => "from tabwire's copy",
@@ -170,10 +181,10 @@ impl TabwireServer {
         if let Some(warning) = &read.warning {
             text.push_str(&format!("\nwarning: {warning}"));
         }
-        let json = state.to_string();
+        let json = state.get();
         if json.len() <= TEXT_LIMIT {
             text.push_str(":\n");
-            text.push_str(&json);
+            text.push_str(json);
         } else {
             // MCP clients read at most 16 MiB per message: the state is not sent twice.
             let mib = json.len() as f64 / (1024.0 * 1024.0);

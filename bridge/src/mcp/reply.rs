@@ -28,8 +28,10 @@ impl<T: Serialize> IntoCallToolResult for Reply<T> {
         let value = serde_json::to_value(&self.data).map_err(|e| {
             ErrorData::internal_error(format!("cannot encode the result: {e}"), None)
         })?;
-        let mut result = CallToolResult::structured(value);
-        result.content = vec![ContentBlock::text(self.text)];
+        // Not `CallToolResult::structured`: it would encode the whole value as text only for us
+        // to replace that text with ours.
+        let mut result = CallToolResult::success(vec![ContentBlock::text(self.text)]);
+        result.structured_content = Some(value);
         Ok(result.into())
     }
 }

@@ -138,11 +138,11 @@ impl IntoCallToolResult for ImageReply {
         if let Some(cut) = &s.cut {
             text.push_str(&format!("; {cut}"));
         }
-        let mut result = CallToolResult::structured(value);
-        result.content = match self.data {
+        let mut result = CallToolResult::success(match self.data {
             Some(data) => vec![ContentBlock::image(data, s.mime.clone()), ContentBlock::text(text)],
             None => vec![ContentBlock::text(text)],
-        };
+        });
+        result.structured_content = Some(value);
         Ok(result.into())
     }
 }
