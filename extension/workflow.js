@@ -74,12 +74,19 @@ function follow(port, f, msg) {
   }
   const { project, session, on } = msg ?? {};
   const named = (s) => typeof s === 'string' && s.length > 0 && s.length <= MAX_NAME;
-  if (msg?.type !== 'watch' || !named(project) || !named(session) || typeof on !== 'boolean')
-    return console.warn('tabwire: ignored a malformed message on a workflow port');
+  if (msg?.type !== 'watch' || !named(project) || !named(session) || typeof on !== 'boolean') {
+    console.warn('tabwire: ignored a malformed message on a workflow port');
+    return;
+  }
   const key = keyOf(project, session);
-  if (!on) return void f.keys.delete(key);
-  if (!f.keys.has(key) && f.keys.size >= MAX_FOLLOWED)
-    return console.warn(`tabwire: a page follows ${MAX_FOLLOWED} workflows already; ignored one more`);
+  if (!on) {
+    f.keys.delete(key);
+    return;
+  }
+  if (!f.keys.has(key) && f.keys.size >= MAX_FOLLOWED) {
+    console.warn(`tabwire: a page follows ${MAX_FOLLOWED} workflows already; ignored one more`);
+    return;
+  }
   f.keys.add(key);
   const w = live.get(key);
   if (w) tell(port, f, w);
