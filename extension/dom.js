@@ -292,10 +292,13 @@ async function act(params, action, args, { signal, timeoutMs }) {
   const activity = new Activity(id);
   try {
     const done = await ask(id, frame, message);
-    if (trusted) await trustedAct(id, action, args, done);
-    const report = await settle(id, frame, activity, cap, signal);
+    if (trusted) {
+      await trustedAct(id, action, args, done);
+      done.idle = 0; // the real input came after the agent's answer: quiet counts from it
+    }
+    const report = await settle(id, frame, activity, cap, signal, done.idle ?? 0);
     const origin = originOf(top.url);
-    return { origin, url: withoutFragment(top.url), ...report, ms: Math.round(performance.now() - started), result: { ...done, notes: undefined }, notes: done.notes };
+    return { origin, url: withoutFragment(top.url), ...report, ms: Math.round(performance.now() - started), result: { ...done, notes: undefined, idle: undefined }, notes: done.notes };
   } finally {
     activity.stop();
   }
@@ -315,11 +318,14 @@ async function trustedAct(id, action, args, done) {
   return trustedInput(id, { action: 'keys', keys: args.keys });
 }
 
-async function settle(id, frame, activity, cap, signal) {
+// Wait until the action's requests ended, the DOM has been quiet for QUIET_MS (`idle`: how long
+// it had been when the agent answered) and a navigation loaded, then end the action's watch.
+async function settle(id, frame, activity, cap, signal, idle) {
   const deadline = performance.now() + cap;
   const left = () => deadline - performance.now();
   let page = { mutations: 0, dialogs: [], added: [], removed: [], more: 0 };
   let navigated = false;
+  let measured = performance.now(); // when `idle` was last learned
   for (;;) {
     if (signal.aborted) throw signal.reason;
     if (activity.navigation) {
@@ -332,30 +338,26 @@ async function settle(id, frame, activity, cap, signal) {
       await activity.changed(left());
       continue;
     }
+    // Quiet since the last DOM change and since the last request ended (the page handles the
+    // answer after the network layer is done with it).
+    const now = performance.now();
+    const quiet = Math.min(idle + (now - measured), now - activity.lastEnd);
+    if (quiet < QUIET_MS && left() > 0) {
+      await activity.changed(Math.min(QUIET_MS - quiet, left()));
+      continue;
+    }
     try {
-      const q = await ask(id, frame, { op: 'quiet' });
-      page = { ...page, mutations: q.mutations, dialogs: q.dialogs };
-      // Quiet since the last DOM change and since the last request ended (the page handles
-      // the answer after the network layer is done with it).
-      const quiet = Math.min(q.idle, performance.now() - activity.lastEnd);
-      if (quiet < QUIET_MS && left() > 0) {
-        await activity.changed(Math.min(QUIET_MS - quiet, left()));
-        continue;
+      // At the cap, end whatever the page is doing.
+      const q = await ask(id, frame, { op: 'finish', quiet: left() > 0 ? QUIET_MS : 0 });
+      if (q.added) {
+        page = q;
+        break;
       }
+      idle = q.idle; // the DOM changed meanwhile: wait again
+      measured = performance.now();
     } catch (e) {
       if (activity.navigation) continue; // the page went away under us: a navigation
       throw e;
-    }
-    // A request or a navigation may have started while the DOM was settling.
-    if (activity.navigation || (activity.inflight.size > 0 && left() > 0)) continue;
-    break;
-  }
-  if (!navigated) {
-    try {
-      page = await ask(id, frame, { op: 'finish' });
-    } catch (e) {
-      if (!activity.navigation) throw e;
-      navigated = true;
     }
   }
   // A tab opened by the action shows up a moment after it.

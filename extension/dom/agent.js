@@ -169,11 +169,10 @@
         watch = null;
         throw e;
       }
-      return { ...result, notes };
+      // How long the DOM has been quiet already: the worker's first wait needs no question.
+      return { ...result, notes, idle: performance.now() - Math.max(w.last, w.since) };
     },
 
-    // How long the DOM has been quiet, and what the action saw so far. The worker does the
-    // waiting (its timers run at full speed; a background tab's are throttled to 1 a second).
     // Where an element is in the viewport, scrolled into view: for screenshot's `ref`.
     locate({ ref }) {
       const { el } = element({ ref });
@@ -182,16 +181,15 @@
       return { x: r.left, y: r.top, width: r.width, height: r.height, vw: innerWidth, vh: innerHeight };
     },
 
-    quiet() {
-      const w = watch;
-      if (!w) return { idle: Infinity, mutations: 0, dialogs: [] };
-      return { idle: performance.now() - Math.max(w.last, w.since), mutations: w.mutations, dialogs: w.dialogs };
-    },
-
-    // End the action: its changed lines and what it saw.
-    finish() {
+    // End the action once the DOM has been quiet for `quiet` ms: its changed lines and what it
+    // saw; before that, how long it has been quiet (`idle`), and the action goes on — one
+    // question per wait, not one to ask and one to end. The worker does the waiting (its timers
+    // run at full speed; a background tab's are throttled to 1 a second).
+    finish({ quiet = 0 } = {}) {
       const w = watch;
       if (!w) return { mutations: 0, dialogs: [], added: [], removed: [], more: 0 };
+      const idle = performance.now() - Math.max(w.last, w.since);
+      if (idle < quiet) return { idle, mutations: w.mutations, dialogs: w.dialogs };
       stopWatch();
       watch = null;
       return { mutations: w.mutations, dialogs: w.dialogs, ...diff(w.before, lines()) };
