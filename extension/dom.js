@@ -21,9 +21,13 @@ const MAX_LINES = 20_000; // lines one frame may return before the budget applie
 const MAX_FRAME_DEPTH = 5; // iframes inside iframes read this deep
 const MAX_TOTAL_LINES = 50_000; // no more frames are read once the snapshot has this many lines
 const KEPT_SNAPSHOTS = 4; // per tab, for `since`
-// Settle: the DOM must be quiet this long after the action, and the action's fetch/XHR done;
-// never longer than the cap (then `pending` lists what still runs).
-const QUIET_MS = 40;
+// Settle: the DOM must be quiet this long after the action (and after the page saw the answers
+// of the action's fetch/XHR), never longer than the cap (then `pending` lists what still runs).
+// The action's own handlers, and what React 18 and Vue render for an input or click, change
+// the DOM before the agent answers; the window is for what comes a moment later (a short
+// timer, the next animation frame at 60 Hz): 25 ms, the floor of every action. It was 40 ms,
+// which cost every click and fill 15 ms more and caught nothing the fixtures do.
+const QUIET_MS = 25;
 const DEFAULT_CAP_MS = 5000;
 const NAV_CAP_MS = 10_000;
 const TRUSTED_ACTIONS = new Set(['click', 'type', 'press']); // what `trusted: true` may do
@@ -292,10 +296,13 @@ async function act(params, action, args, { signal, timeoutMs }) {
   const activity = new Activity(id);
   try {
     const done = await ask(id, frame, message);
-    if (trusted) await trustedAct(id, action, args, done);
-    const report = await settle(id, frame, activity, cap, signal);
+    if (trusted) {
+      await trustedAct(id, action, args, done);
+      done.idle = 0; // the real input came after the agent's answer: quiet counts from it
+    }
+    const report = await settle(id, frame, activity, cap, signal, done.idle ?? 0);
     const origin = originOf(top.url);
-    return { origin, url: withoutFragment(top.url), ...report, ms: Math.round(performance.now() - started), result: { ...done, notes: undefined }, notes: done.notes };
+    return { origin, url: withoutFragment(top.url), ...report, ms: Math.round(performance.now() - started), result: { ...done, notes: undefined, idle: undefined }, notes: done.notes };
   } finally {
     activity.stop();
   }
@@ -315,11 +322,16 @@ async function trustedAct(id, action, args, done) {
   return trustedInput(id, { action: 'keys', keys: args.keys });
 }
 
-async function settle(id, frame, activity, cap, signal) {
+// Wait until the action's requests ended and the page itself saw their answers (the browser's
+// network layer is done before the page runs its handler, later still on a loaded machine),
+// the DOM has been quiet for QUIET_MS (`idle`: how long it had been when the agent answered)
+// and a navigation loaded, then end the action's watch.
+async function settle(id, frame, activity, cap, signal, idle) {
   const deadline = performance.now() + cap;
   const left = () => deadline - performance.now();
   let page = { mutations: 0, dialogs: [], added: [], removed: [], more: 0 };
   let navigated = false;
+  let measured = performance.now(); // when `idle` was last learned
   for (;;) {
     if (signal.aborted) throw signal.reason;
     if (activity.navigation) {
@@ -332,32 +344,34 @@ async function settle(id, frame, activity, cap, signal) {
       await activity.changed(left());
       continue;
     }
+    // Quiet since the last DOM change and since the last request ended (the page handles the
+    // answer after the network layer is done with it).
+    const now = performance.now();
+    const quiet = Math.min(idle + (now - measured), now - activity.lastEnd);
+    if (quiet < QUIET_MS && left() > 0) {
+      await activity.changed(Math.min(QUIET_MS - quiet, left()));
+      continue;
+    }
     try {
-      const q = await ask(id, frame, { op: 'quiet' });
-      page = { ...page, mutations: q.mutations, dialogs: q.dialogs };
-      // Quiet since the last DOM change and since the last request ended (the page handles
-      // the answer after the network layer is done with it).
-      const quiet = Math.min(q.idle, performance.now() - activity.lastEnd);
-      if (quiet < QUIET_MS && left() > 0) {
-        await activity.changed(Math.min(QUIET_MS - quiet, left()));
-        continue;
+      // At the cap, end whatever the page is doing.
+      const answered = activity.answered.get(frame.frameId) ?? 0;
+      const q = await ask(id, frame, { op: 'finish', quiet: left() > 0 ? QUIET_MS : 0, answers: left() > 0 ? answered : 0 });
+      if (q.added) {
+        page = q;
+        // A request the action started that the worker learnt of only now: wait for it too.
+        if (activity.inflight.size > 0 && left() > 0) continue;
+        break;
       }
+      // The document started a navigation: wait for the browser to report it (or the cap).
+      if (q.leaving) await activity.changed(Math.min(QUIET_MS, left()));
+      idle = q.idle; // the DOM changed meanwhile: wait again
+      measured = performance.now();
     } catch (e) {
       if (activity.navigation) continue; // the page went away under us: a navigation
       throw e;
     }
-    // A request or a navigation may have started while the DOM was settling.
-    if (activity.navigation || (activity.inflight.size > 0 && left() > 0)) continue;
-    break;
   }
-  if (!navigated) {
-    try {
-      page = await ask(id, frame, { op: 'finish' });
-    } catch (e) {
-      if (!activity.navigation) throw e;
-      navigated = true;
-    }
-  }
+  if (!navigated) ask(id, frame, { op: 'end' }).catch(() => {}); // not waited for
   // A tab opened by the action shows up a moment after it.
   if (activity.newTabs.length === 0 && activity.requests === 0) await new Promise((r) => setTimeout(r, 0));
   const dialog = page.dialogs.at(-1) ?? null;

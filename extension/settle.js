@@ -13,6 +13,7 @@ export class Activity {
     this.inflight = new Map(); // request id → url, for requests that started after t0
     this.requests = 0;
     this.lastEnd = -Infinity; // performance.now() when a request of this action last ended
+    this.answered = new Map(); // frame id → requests of this action answered there (settle waits until that frame saw them)
     this.navigation = null; // { url, committed, loaded }
     this.newTabs = [];
     this.wake = null;
@@ -53,7 +54,12 @@ export function watchSettling() {
   // When the last one ended: the page's own handler of the answer runs after it, so the quiet
   // window counts from here too.
   const end = (d) => each(d.tabId, (a) => a.inflight.delete(d.requestId) && (a.lastEnd = performance.now()));
-  chrome.webRequest.onCompleted.addListener(end, filter);
+  chrome.webRequest.onCompleted.addListener((d) => {
+    each(d.tabId, (a) => {
+      if (a.inflight.has(d.requestId) && d.method !== 'OPTIONS') a.answered.set(d.frameId, (a.answered.get(d.frameId) ?? 0) + 1);
+    });
+    end(d);
+  }, filter);
   chrome.webRequest.onErrorOccurred.addListener(end, filter);
 
   chrome.webNavigation.onBeforeNavigate.addListener((d) => {

@@ -45,7 +45,7 @@
         hit = deeper;
       }
       const ok = hit && (within(hit, el) || (hit.localName === 'label' && hit.control === el) || within(el, hit) && hit.localName === 'label');
-      if (!ok) fail('not_actionable', `${ns.describe(el)} is covered by ${hit ? ns.describe(hit) : 'nothing clickable (outside the page)'} at its centre, so a click would land there; nothing was done. Close or dismiss that element first (read_page shows it), or wait_for it to go`);
+      if (!ok) fail('not_actionable', `${ns.describe(el)} is covered by ${hit ? ns.describe(hit) : 'nothing clickable (outside the page)'} at its centre, so a user's click would land there; nothing was done. Close or dismiss that element first (read_page shows it), or wait_for it to go`);
     }
     return { x, y };
   };
@@ -110,7 +110,7 @@
     const kind = tag === 'input' ? (el.type || 'text') : tag;
     if (el.readOnly) fail('not_actionable', `${ns.describe(el)} is read-only`);
     if (tag === 'select') {
-      ns.target(el, { hitTest: false });
+      ns.target(el);
       const wanted = Array.isArray(value) ? value.map(String) : [String(value)];
       const options = [...el.options];
       const pick = wanted.map((w) => options.find((o) => o.value === w) ?? options.find((o) => o.label.trim() === w) ?? options.find((o) => o.label.trim().toLowerCase() === w.toLowerCase()));
@@ -132,7 +132,7 @@
     if (kind === 'file') fail('bad_request', `${ns.describe(el)} is a file input; use upload_file`);
     if (typeof value !== 'string' && typeof value !== 'number') fail('bad_request', `the value for ${ns.describe(el)} must be text (or true/false for a checkbox)`);
     const text = String(value);
-    ns.target(el, { hitTest: false });
+    ns.target(el); // a field under an overlay is one a user could not click into either
     if (tag === 'input' || tag === 'textarea') {
       el.focus({ preventScroll: true });
       nativeSet(el, 'value', text);
@@ -213,7 +213,7 @@
   // `submit` presses Enter after it.
   ns.type = (el, text, submit) => {
     if (el) {
-      ns.target(el, { hitTest: false });
+      ns.target(el);
       el.focus({ preventScroll: true });
       if (el.isContentEditable) {
         getSelection().selectAllChildren(el);

@@ -13,11 +13,27 @@
 
   function startWatch() {
     stopWatch();
-    const w = { since: performance.now(), last: 0, mutations: 0, dialogs: [], observer: null };
+    const w = { since: performance.now(), last: 0, mutations: 0, dialogs: [], observer: null, answers: 0 };
     w.observer = new MutationObserver((records) => {
       w.mutations += records.length;
       w.last = performance.now();
     });
+    // The answers of the page's fetch/XHR as the page sees them (a resource timing entry once
+    // the body is in): its handlers run about then, so the quiet window counts from here too.
+    w.responses = new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) {
+        if (e.initiatorType !== 'fetch' && e.initiatorType !== 'xmlhttprequest') continue;
+        w.answers += 1;
+        w.last = performance.now();
+      }
+    });
+    w.responses.observe({ type: 'resource' });
+    // A navigation this document starts (a link, a form's submit) is known here at once; the
+    // browser's webNavigation event reaches the worker later, later still on a loaded machine.
+    w.navigate = (e) => {
+      if (!e.destination.sameDocument && !e.downloadRequest) w.leaving = e.destination.url;
+    };
+    globalThis.navigation?.addEventListener('navigate', w.navigate);
     const what = { subtree: true, childList: true, attributes: true, characterData: true };
     w.observer.observe(document, what);
     // A document's observer does not see into shadow roots: observe those the snapshot met.
@@ -33,6 +49,8 @@
   function stopWatch() {
     if (!watch) return;
     watch.observer.disconnect();
+    watch.responses.disconnect();
+    globalThis.navigation?.removeEventListener('navigate', watch.navigate);
     answerDialogsUntil = performance.now() + GRACE_MS;
   }
 
@@ -169,11 +187,10 @@
         watch = null;
         throw e;
       }
-      return { ...result, notes };
+      // How long the DOM has been quiet already: the worker's first wait needs no question.
+      return { ...result, notes, idle: performance.now() - Math.max(w.last, w.since) };
     },
 
-    // How long the DOM has been quiet, and what the action saw so far. The worker does the
-    // waiting (its timers run at full speed; a background tab's are throttled to 1 a second).
     // Where an element is in the viewport, scrolled into view: for screenshot's `ref`.
     locate({ ref }) {
       const { el } = element({ ref });
@@ -182,19 +199,23 @@
       return { x: r.left, y: r.top, width: r.width, height: r.height, vw: innerWidth, vh: innerHeight };
     },
 
-    quiet() {
-      const w = watch;
-      if (!w) return { idle: Infinity, mutations: 0, dialogs: [] };
-      return { idle: performance.now() - Math.max(w.last, w.since), mutations: w.mutations, dialogs: w.dialogs };
-    },
-
-    // End the action: its changed lines and what it saw.
-    finish() {
+    // Once the DOM has been quiet for `quiet` ms: the action's changed lines and what it saw;
+    // before that, how long it has been quiet (`idle`) — one question per wait, not one to ask
+    // and one to end. The worker does the waiting (its timers run at full speed; a background
+    // tab's are throttled to 1 a second). `answers`: how many of the action's requests the
+    // browser saw answered in this frame; the action goes on until the page saw as many. The
+    // watch goes on until `end`, in case a request the worker learns of late keeps it waiting.
+    finish({ quiet = 0, answers = 0 } = {}) {
       const w = watch;
       if (!w) return { mutations: 0, dialogs: [], added: [], removed: [], more: 0 };
+      const idle = w.answers < answers ? 0 : performance.now() - Math.max(w.last, w.since);
+      if (idle < quiet || (w.leaving && quiet > 0)) return { idle, leaving: w.leaving, mutations: w.mutations, dialogs: w.dialogs };
+      return { mutations: w.mutations, dialogs: w.dialogs, ...diff(w.before, lines()) };
+    },
+
+    end() {
       stopWatch();
       watch = null;
-      return { mutations: w.mutations, dialogs: w.dialogs, ...diff(w.before, lines()) };
     },
 
     arm({ accept, text }) {

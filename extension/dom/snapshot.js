@@ -1,6 +1,6 @@
 // ISOLATED world, every frame of an allowed site: the page as lines for the assistant.
 //
-//   heading "Sign up" [ref=e3] [level=1]
+//   heading "Sign up" [level=1]
 //   form "Sign up"
 //     textbox "Email" [ref=e4] [value="a@b.c"] [required]
 //     button "Create account" [ref=e5] [disabled]
@@ -35,6 +35,9 @@
     'slider', 'spinbutton', 'switch', 'tab', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'treeitem', 'gridcell']);
   // Shown in interactive mode too, for context: where the controls are.
   const LANDMARK = new Set(['heading', 'form', 'dialog', 'alertdialog', 'navigation', 'main', 'iframe', 'alert', 'status', 'tablist', 'menu', 'toolbar']);
+  // Context lines that are read, never acted on or used as a `root`: in interactive mode they
+  // carry no ref (a ref there cost tokens and said nothing; `find` and full mode give one).
+  const READ_ONLY = new Set(['heading', 'alert', 'status']);
   // Named from their content when nothing else names them.
   const NAMED_BY_CONTENT = new Set(['button', 'link', 'heading', 'option', 'tab', 'menuitem', 'cell', 'columnheader', 'listitem',
     'treeitem', 'label', 'gridcell', 'switch', 'checkbox', 'radio', 'status', 'alert', 'tooltip']);
@@ -220,12 +223,14 @@
       }
       const show = role && (full ? role !== 'label' || !el.control : interactive || LANDMARK.has(role));
       let d = depth;
+      let context = -1; // the index of an interactive-mode context line, dropped if it says nothing
       if (show) {
         const name = ns.nameOf(el, role === 'clickable' ? 'button' : role); // named as a button would be
-        const ref = ns.refFor(el, role, name);
         const parts = [role];
         if (name) parts.push(JSON.stringify(name));
-        parts.push(`[ref=\u0001${ref}]`, ...states(el, role));
+        if (full || !READ_ONLY.has(role)) parts.push(`[ref=\u0001${ns.refFor(el, role, name)}]`);
+        parts.push(...states(el, role));
+        if (!full && !interactive && !name) context = lines.length;
         if (role === 'iframe') {
           // The worker matches it to its frame by address, else by order (dom.js nestFrames).
           emit(depth, parts.join(' '), el, { n: frames++, src: el.src || 'about:blank' });
@@ -246,6 +251,9 @@
         walk(el.shadowRoot, d, hidden);
       }
       else for (const c of el.childNodes) walk(c, d, hidden);
+      // An unnamed landmark with no control inside (an empty status line, a form of text):
+      // context for nothing.
+      if (context >= 0 && lines.length === context + 1) lines.pop();
     };
     indexLabels();
     try {

@@ -46,6 +46,7 @@ pub async fn run() {
             Err(_) => None,
         };
         let (t, r) = theirs.as_deref().map(|s| (tokens(s), refs(s))).unwrap_or((0, 0));
+        dump(file, &ours, theirs.as_deref());
         println!(
             "  {file:<28} {:>16} {:>8} {:>22} {:>8}{}",
             tokens(&ours),
@@ -77,15 +78,23 @@ pub async fn run() {
     let lines = page["text"].as_str().unwrap().to_owned();
     let counter = ref_in(&lines, "button \"Clicked 0 times\"");
     let fetch204 = ref_in(&lines, "button \"Fetch 204\"");
+    // Each action's report says how long it took in the extension (`ms`: from the agent's
+    // act to settled), printed below the whole call's time to show where the rest went.
+    let inside = std::cell::RefCell::new(Sample::new());
     let click = |r: String| {
         let args = json!({ "tab_id": widgets, "ref": r });
-        let mcp = &mcp;
-        async move || drop(mcp.ok("click", args.clone()).await)
+        let (mcp, inside) = (&mcp, &inside);
+        async move || {
+            let report = mcp.ok("click", args.clone()).await;
+            inside.borrow_mut().push_ms(report["ms"].as_f64().unwrap_or(0.0));
+        }
     };
     Sample::time(N, click(counter)).await.print("click → settled, no network (target p50 ≤ 60 ms)");
+    inside.take().print("  of which in the extension (report.ms)");
     Sample::time(N, click(fetch204))
         .await
         .print("click → fetch answered 204 after 150 ms → settled (target ≤ 210)");
+    inside.take().print("  of which in the extension (report.ms)");
 
     let form = open("dom/form.html").await;
     mcp.ok("wait_for", json!({ "tab_id": form, "text": "Create account" })).await;
@@ -110,14 +119,29 @@ pub async fn run() {
                 json!({ "ref": r, "value": value })
             })
             .collect();
-        drop(mcp.ok("fill", json!({ "tab_id": form, "fields": fields })).await)
+        let report = mcp.ok("fill", json!({ "tab_id": form, "fields": fields })).await;
+        inside.borrow_mut().push_ms(report["ms"].as_f64().unwrap_or(0.0));
     })
     .await
     .print("fill of 10 React-controlled fields (target p50 ≤ 50 ms)");
+    inside.take().print("  of which in the extension (report.ms)");
 
     if let Ok(p) = peer {
         p.latency(&pages.url("dom/widgets.html")).await;
         p.0.stop().await; // its browser ended by PID, its profile removed
+    }
+}
+
+/// With TABWIRE_BENCH_DUMP=DIR, both outputs of each page go to DIR (`<page>.tabwire.txt`,
+/// `<page>.playwright.txt`), to see what each line spends its tokens on.
+fn dump(file: &str, ours: &str, theirs: Option<&str>) {
+    let Some(dir) = std::env::var_os("TABWIRE_BENCH_DUMP") else { return };
+    let dir = std::path::PathBuf::from(dir);
+    let base = file.replace('/', "_");
+    let _ = std::fs::create_dir_all(&dir);
+    let _ = std::fs::write(dir.join(format!("{base}.tabwire.txt")), ours);
+    if let Some(t) = theirs {
+        let _ = std::fs::write(dir.join(format!("{base}.playwright.txt")), t);
     }
 }
 

@@ -3,6 +3,7 @@
 //! here passes or fails on time. Each section prints its own baseline measured in the same run.
 
 mod dom;
+mod dom_tasks;
 mod extra;
 mod floors;
 mod http;
@@ -44,6 +45,9 @@ async fn main() {
     }
     if wanted("dom") {
         dom::run().await;
+    }
+    if wanted("dom_tasks") {
+        dom_tasks::run().await;
     }
     if wanted("extra") {
         extra::run().await;

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+#[derive(Default)]
 pub struct Sample(Vec<Duration>);
 
 impl Sample {
@@ -11,6 +12,11 @@ impl Sample {
 
     pub fn push(&mut self, d: Duration) {
         self.0.push(d);
+    }
+
+    /// A duration the system measured itself (a report's `ms`).
+    pub fn push_ms(&mut self, ms: f64) {
+        self.0.push(Duration::from_secs_f64(ms.max(0.0) / 1000.0));
     }
 
     /// `n` runs of `call`, one after another, each timed.

@@ -81,6 +81,12 @@ impl Peer {
 }
 
 impl Running {
+    /// The peer's own directory (its working directory): the one place Playwright MCP reads
+    /// files from for an upload.
+    pub fn dir(&self) -> &Path {
+        &self.profile
+    }
+
     /// Open `url` in the peer's browser (starting it if needed) and wait for it to load.
     pub async fn open(&self, url: &str) -> Result<(), String> {
         let (tool, args) = match self.peer {

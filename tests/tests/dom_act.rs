@@ -235,7 +235,10 @@ async fn fill_sets_a_react_form_that_keeps_the_values() {
     );
     let err = mcp.err("fill", json!({ "tab_id": tab, "fields": [{ "ref": name }] })).await;
     assert!(err.contains("value"), "{err}");
-    let heading = ref_of(&mcp, &tab, "heading \"Sign up\"").await;
+    // A heading has no ref in read_page's interactive lines; find gives one.
+    let found = mcp.ok("find", json!({ "tab_id": tab, "role": "heading" })).await;
+    let line = found["matches"][0]["line"].as_str().unwrap();
+    let heading = line.split("[ref=").nth(1).unwrap().split(']').next().unwrap();
     let err = mcp
         .err("fill", json!({ "tab_id": tab, "fields": [{ "ref": heading, "value": "x" }] }))
         .await;
@@ -366,4 +369,34 @@ async fn selectors_drag_and_what_cannot_be_done() {
     let err =
         mcp.err("wait_for", json!({ "tab_id": tab, "url": "elsewhere", "timeout_ms": 300 })).await;
     assert!(err.starts_with("timeout:") && err.contains("elsewhere"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fill_and_type_refuse_a_field_under_an_overlay_as_a_user_could_not_reach_it() {
+    let browser = Chromium::start();
+    let pages = Fixtures::serve();
+    let mcp = Mcp::start(&browser.runtime_dir).await;
+    let tab = open(&mcp, pages.url("dom/covered.html")).await;
+    let user = ref_of(&mcp, &tab, "textbox \"User\"").await;
+    let plan = ref_of(&mcp, &tab, "combobox \"Plan\"").await;
+
+    for (tool, args) in [
+        ("fill", json!({ "tab_id": tab, "fields": [{ "ref": user, "value": "ada" }] })),
+        ("fill", json!({ "tab_id": tab, "fields": [{ "ref": plan, "value": "Team" }] })),
+        ("type", json!({ "tab_id": tab, "ref": user, "text": "ada" })),
+    ] {
+        let err = mcp.err(tool, args).await;
+        assert!(err.starts_with("not_actionable:") && err.contains("covered by"), "{err}");
+        assert!(err.contains("div#banner"), "names what covers it: {err}");
+    }
+    let page = mcp.ok("read_page", json!({ "tab_id": tab })).await;
+    let lines = page["text"].as_str().unwrap();
+    assert!(lines.contains("combobox \"Plan\"") && lines.contains("[value=\"Free\"]"), "{lines}");
+    assert!(!lines.contains("[value=\"ada\"]"), "nothing was typed: {lines}");
+
+    // Once the banner is answered, the same calls land.
+    click(&mcp, &tab, "button \"Accept cookies\"").await;
+    mcp.ok("type", json!({ "tab_id": tab, "ref": user, "text": "ada" })).await;
+    let found = mcp.ok("find", json!({ "tab_id": tab, "text": "typed ada" })).await;
+    assert_eq!(found["total"], 1, "{found}");
 }
