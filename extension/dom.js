@@ -85,7 +85,7 @@ function frameFor(id, frames, frameId) {
 async function ask(id, frame, msg) {
   let answer;
   try {
-    answer = await chrome.tabs.sendMessage(id, { ...msg, type: 'tabwire-dom' }, { frameId: frame.frameId, documentId: frame.documentId });
+    answer = await chrome.tabs.sendMessage(id, msg, { frameId: frame.frameId, documentId: frame.documentId });
   } catch (e) {
     if (/closed before a response|back\/forward cache|moved into/i.test(e.message)) throw new TabwireError('page_error', `the page in tab ${id} went away (it navigated or reloaded) before answering; call read_page again`);
     throw new TabwireError('no_handler', `tabwire's page agent is not running in ${frame.frameId === 0 ? `tab ${id}` : `frame f${frame.frameId} of tab ${id}`} (${withoutFragment(frame.url)}): the page loaded before the extension was installed or reloaded or before its site was allowed; reload the tab (navigate to its url) and try again`);
@@ -101,7 +101,7 @@ async function ask(id, frame, msg) {
 // The lines of frame `frame` and, nested below each iframe line, of its frames.
 async function readFrame(id, frames, frame, mode, root, depth, indent, out, skipped) {
   const t = tabState(id);
-  const got = await ask(id, frame, { op: 'read', mode, ref: root, base: t.next.get(frame.frameId) ?? 1 });
+  const got = await ask(id, frame, { type: 'dom.read', mode, ref: root, base: t.next.get(frame.frameId) ?? 1 });
   t.next.set(frame.frameId, got.next);
   const prefix = frame.frameId === 0 ? '' : `f${frame.frameId}`;
   const children = childFrames(frames, frame.frameId, got.lines);
@@ -199,7 +199,7 @@ async function read(params) {
   const from = { origin: originOf(top.url), url: withoutFragment(top.url) };
   const t = tabState(id);
   if (mode === 'text') {
-    const got = await ask(id, frame, { op: 'read', mode, ref: root, base: t.next.get(frame.frameId) ?? 1 });
+    const got = await ask(id, frame, { type: 'dom.read', mode, ref: root, base: t.next.get(frame.frameId) ?? 1 });
     let text = got.text;
     const cutChars = Math.max(0, text.length - budget * 4);
     if (cutChars) text = `${text.slice(0, budget * 4)}\n… ${cutChars} more characters cut for the budget`;
@@ -288,7 +288,7 @@ async function act(params, action, args, { signal, timeoutMs }) {
   }
   const frame = frameFor(id, frames, frameId);
   const local = (t) => (t?.ref ? { ...t, ref: parseRef(t.ref).ref } : t);
-  const message = { ...args, ...local(args), op: 'act', action: trusted ? `trusted_${action}` : action, base: tabState(id).next.get(frameId) ?? 1 };
+  const message = { ...args, ...local(args), type: 'dom.act', action: trusted ? `trusted_${action}` : action, base: tabState(id).next.get(frameId) ?? 1 };
   if (args.to) message.to = local(args.to);
   if (args.fields) message.fields = args.fields.map(local);
   const cap = Math.min(params.settle_ms ?? DEFAULT_CAP_MS, Math.max(100, timeoutMs - 500));
@@ -355,7 +355,7 @@ async function settle(id, frame, activity, cap, signal, idle) {
     try {
       // At the cap, end whatever the page is doing.
       const answered = activity.answered.get(frame.frameId) ?? 0;
-      const q = await ask(id, frame, { op: 'finish', quiet: left() > 0 ? QUIET_MS : 0, answers: left() > 0 ? answered : 0 });
+      const q = await ask(id, frame, { type: 'dom.finish', quiet: left() > 0 ? QUIET_MS : 0, answers: left() > 0 ? answered : 0 });
       if (q.added) {
         page = q;
         // A request the action started that the worker learnt of only now: wait for it too.
@@ -371,7 +371,7 @@ async function settle(id, frame, activity, cap, signal, idle) {
       throw e;
     }
   }
-  if (!navigated) ask(id, frame, { op: 'end' }).catch(() => {}); // not waited for
+  if (!navigated) ask(id, frame, { type: 'dom.end' }).catch(() => {}); // not waited for
   // A tab opened by the action shows up a moment after it.
   if (activity.newTabs.length === 0 && activity.requests === 0) await new Promise((r) => setTimeout(r, 0));
   const dialog = page.dialogs.at(-1) ?? null;
@@ -410,7 +410,7 @@ async function waitFor(params, { signal, timeoutMs }) {
     if (urlOk) {
       try {
         if (text === null && text_gone === null && selector === null) pageOk = true;
-        else pageOk = (await ask(id, top, { op: 'wait', text, text_gone, selector, timeout: Math.max(0, deadline - performance.now()) })).met;
+        else pageOk = (await ask(id, top, { type: 'dom.wait', text, text_gone, selector, timeout: Math.max(0, deadline - performance.now()) })).met;
       } catch (e) {
         if (e.code !== 'page_error' && e.code !== 'no_handler') throw e; // navigated: ask the next page
       }
@@ -438,7 +438,7 @@ export async function refRect(doc, ref) {
   const { frameId, ref: local } = parseRef(ref);
   if (frameId !== 0) fail('bad_request', 'screenshot takes refs of the top frame only; take the whole visible area (no ref) to see a frame');
   const { frames } = await topFrame(doc.tab.id, {});
-  return ask(doc.tab.id, frameFor(doc.tab.id, frames, 0), { op: 'locate', ref: local });
+  return ask(doc.tab.id, frameFor(doc.tab.id, frames, 0), { type: 'dom.locate', ref: local });
 }
 
 export const domMethods = {
@@ -473,7 +473,7 @@ export const domMethods = {
     for (const f of frames.values()) {
       if (!allows(originOf(f.url))) continue;
       try {
-        late.push(...(await ask(id, f, { op: 'arm', accept: p.accept, text: p.prompt_text ?? null })).late);
+        late.push(...(await ask(id, f, { type: 'dom.arm', accept: p.accept, text: p.prompt_text ?? null })).late);
       } catch {} // a frame without the agent (about:blank) opens no dialog we could answer
     }
     return { origin: originOf(top.url), url: withoutFragment(top.url), armed: { accept: p.accept, prompt_text: p.prompt_text ?? null }, answered_since: late };

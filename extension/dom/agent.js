@@ -1,5 +1,5 @@
 // ISOLATED world, every frame of an allowed site: answers the worker's dom calls
-// (extension/dom.js) for this document. One message shape: {type: "tabwire-dom", op, …};
+// (extension/dom.js) for this document. One message shape: {type: "dom.<op>", …};
 // the answer is {ok} or {error: {code, message}}. It trusts nothing the page says: refs and
 // selectors come only from the worker, and what it reads of the page goes back as data.
 (() => {
@@ -269,9 +269,9 @@
   };
 
   chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
-    if (msg?.type !== 'tabwire-dom' || sender.id !== chrome.runtime.id || sender.tab) return;
-    const op = ops[msg.op];
-    if (!op) return void sendResponse({ error: { code: 'bad_request', message: `unknown dom op ${msg.op}` } });
+    if (typeof msg?.type !== 'string' || !msg.type.startsWith('dom.') || sender.id !== chrome.runtime.id || sender.tab) return;
+    const op = Object.hasOwn(ops, msg.type.slice(4)) ? ops[msg.type.slice(4)] : null;
+    if (!op) return void sendResponse({ error: { code: 'bad_request', message: `unknown dom call ${msg.type}` } });
     Promise.resolve()
       .then(() => op(msg))
       .then(
