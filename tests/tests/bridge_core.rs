@@ -125,8 +125,9 @@ async fn milestones_are_applied_in_arrival_order_and_a_flood_around_them_loses_n
         .chain(["response_completed".to_owned(), format!("state {n}")])
         .collect();
     assert_eq!(order.len(), expected.len());
-    let first_wrong = order.iter().zip(&expected).position(|(a, b)| a != b);
-    assert_eq!(first_wrong, None, "out of order at {first_wrong:?}");
+    if let Some(i) = order.iter().zip(&expected).position(|(a, b)| a != b) {
+        panic!("queued out of order at {i}: {:?} where {:?} arrived", order[i], expected[i]);
+    }
 
     // Nothing was asked of the page: the next request it sees is this ping.
     expect_only_ping(&core, &mut browser).await;
