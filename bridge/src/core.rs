@@ -1,5 +1,6 @@
-//! The bridge's core: what MCP tools and CLI commands call. It knows the attached browsers,
-//! picks the one a call is for, and carries the call there. Cheap to clone.
+//! The bridge's core: what MCP tools and CLI commands call. It holds the attached browsers (a
+//! `browser::Registry`) and the inbox their events go to, picks the browser a call is for, and
+//! carries the call there. Cheap to clone.
 
 use std::path::Path;
 use std::sync::{Arc, OnceLock};

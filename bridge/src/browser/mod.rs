@@ -1,7 +1,7 @@
 //! The browsers this bridge is attached to: finding their hosts, talking to each, and naming them.
 //!
-//! Nothing here knows the core: the core holds a [`Registry`], and events go to the
-//! [`crate::inbox::Inbox`] the registry was given.
+//! Nothing here knows the core: the core holds a `Registry`, and events go to the inbox the
+//! registry was given.
 
 mod connection;
 mod identity;

@@ -3,10 +3,11 @@
 //!
 //! [`Operations`] owns this session's operations. `send` types and submits the message through
 //! the extension (`chat.send`) and returns at once; the extension's content script then reports
-//! milestones as `operation` events, which every bridge receives. This one applies those of the
-//! operations it knows — its own, and the unfinished ones it adopted from the store at start-up
-//! — through the state machine ([`machine`]), then tells waiters, the session's event queue and
-//! the store, in that order: the disk never delays a notification.
+//! milestones as `operation` events, which every bridge receives and its inbox hands to its
+//! operations as the connection reads them. This session applies those of the operations it
+//! knows — its own, and the unfinished ones it adopted from the store at start-up — through the
+//! state machine ([`machine`]), then tells waiters, the session's event queue and the store, in
+//! that order: the disk never delays a notification.
 
 pub mod adapters;
 pub mod machine;
