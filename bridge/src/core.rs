@@ -1,60 +1,46 @@
-//! The bridge's core: what MCP tools and CLI commands call. It knows the attached browsers,
-//! picks the one a call is for, and carries the call there. Cheap to clone.
+//! The bridge's core: what MCP tools and CLI commands call. It holds the attached browsers (a
+//! `browser::Registry`) and the inbox their events go to, picks the browser a call is for, and
+//! carries the call there. Cheap to clone.
 
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use serde_json::Value;
 use serde_json::value::RawValue;
 use tabwire_proto::runtime_dir::{self, RuntimeDirError, SessionRecord};
 use tabwire_proto::wire::code;
-use tokio::sync::{broadcast, watch};
-use tokio_util::sync::CancellationToken;
 
-use crate::browser::{self, BrowserEvent, BrowserInfo, Connection};
+use crate::browser::{BrowserInfo, Connection, Registry};
 use crate::error::CallError;
 use crate::events::{EventQueue, SessionEvent, kind};
 use crate::inbox::Inbox;
 use crate::state_cache::StateCache;
 use crate::workers::SelfReports;
 
-/// Events kept for a subscriber that falls behind before it starts losing the oldest.
-const EVENT_BACKLOG: usize = 4096;
-
 #[derive(Clone)]
 pub struct Core {
     inner: Arc<Inner>,
 }
 
-pub(crate) struct Inner {
-    runtime_dir: PathBuf,
-    /// `--browser`: attach to this browser only.
-    only: Option<String>,
-    /// Attached browsers, oldest first: the last one is the default.
-    attached: Mutex<Vec<Arc<Connection>>>,
-    /// Where the connections' readers put events: the session's queue, the state cache, and
-    /// the broadcast behind [`Core::events`].
+struct Inner {
+    /// The attached browsers.
+    browsers: Registry,
+    /// Where the connections' readers put events: the session's queue, the state cache, the
+    /// declared commands, the allowed sites, this session's operations.
     inbox: Inbox,
-    /// True once the hosts present at start-up have been attached (or given up on).
-    ready: watch::Receiver<bool>,
     /// Who this process is as a session (`tabwire mcp` only).
     session: OnceLock<SessionRecord>,
     /// This session's running workers that reported by themselves.
     self_reports: SelfReports,
-    /// Ask the hosts for events. Off for one-shot commands (`status`, `doctor`), so that they
-    /// do not take the events a host keeps for the next session.
-    subscribe: bool,
-    /// Fired by [`Core::close`] or when the last handle goes: the watcher stops and the
-    /// connections to the hosts close. A process with one core ends with it anyway; one that
-    /// holds a core per session (`tabwire serve --http`) must not keep a closed session's
-    /// connections open.
-    closing: CancellationToken,
 }
 
 impl Drop for Inner {
+    /// The last handle went: let go of the browsers. A process with one core ends with it
+    /// anyway; one that holds a core per session (`tabwire serve --http`) must not keep a
+    /// closed session's connections open.
     fn drop(&mut self) {
-        self.closing.cancel();
+        self.browsers.close();
     }
 }
 
@@ -82,49 +68,30 @@ impl Core {
         subscribe: bool,
     ) -> Result<Core, RuntimeDirError> {
         let runtime_dir = runtime_dir::prepare(runtime_dir)?;
-        let (ready_tx, ready) = watch::channel(false);
-        let core = Core {
-            inner: Arc::new(Inner {
-                runtime_dir,
-                only: only.filter(|s| !s.trim().is_empty()),
-                attached: Mutex::new(Vec::new()),
-                inbox: Inbox {
-                    broadcast: broadcast::channel(EVENT_BACKLOG).0,
-                    queue: EventQueue::new(),
-                    cache: StateCache::default(),
-                    sites: Arc::default(),
-                    commands: Default::default(),
-                },
-                ready,
-                session: OnceLock::new(),
-                self_reports: SelfReports::default(),
-                subscribe,
-                closing: CancellationToken::new(),
-            }),
+        let inbox = Inbox::default();
+        let browsers = Registry::start(runtime_dir, only, subscribe, inbox.clone());
+        let inner = Inner {
+            browsers,
+            inbox,
+            session: OnceLock::new(),
+            self_reports: SelfReports::default(),
         };
-        tokio::spawn(browser::watch(core.downgrade(), ready_tx));
-        Ok(core)
+        Ok(Core { inner: Arc::new(inner) })
     }
 
     /// Wait until the browsers running at start-up are attached, so that "no browser" means none
     /// is running rather than "not attached yet".
     pub async fn ready(&self) {
-        let _ = self.inner.ready.clone().wait_for(|ready| *ready).await;
+        self.inner.browsers.ready().await
     }
 
     pub fn runtime_dir(&self) -> &Path {
-        &self.inner.runtime_dir
+        self.inner.browsers.runtime_dir()
     }
 
     /// The attached browsers, oldest first (the last one is the default).
     pub fn browsers(&self) -> Vec<BrowserInfo> {
-        self.attached().iter().map(|c| c.info().clone()).collect()
-    }
-
-    /// Every event from every attached browser, from now on. A subscriber that falls more than
-    /// a few thousand events behind loses the oldest (`RecvError::Lagged` says how many).
-    pub fn events(&self) -> broadcast::Receiver<BrowserEvent> {
-        self.inner.inbox.broadcast.subscribe()
+        self.inner.browsers.browsers()
     }
 
     /// This session's event queue: every event from the browsers (and from other sessions) in
@@ -214,93 +181,25 @@ impl Core {
 
     /// The browser a call goes to: the one `selector` names, else the most recently attached.
     pub async fn pick(&self, selector: Option<&str>) -> Result<Arc<Connection>, CallError> {
-        self.ready().await;
-        let attached = self.attached();
-        let Some(default) = attached.last() else { return Err(CallError::NoBrowser) };
-        let Some(selector) = selector.map(str::trim).filter(|s| !s.is_empty()) else {
-            return Ok(default.clone());
-        };
-        let hits: Vec<_> = attached.iter().filter(|c| c.info().matches(selector)).collect();
-        let list = || attached.iter().map(|c| describe(c.info())).collect::<Vec<_>>().join(", ");
-        match hits.as_slice() {
-            [one] => Ok((*one).clone()),
-            [] => Err(CallError::new(
-                code::BAD_REQUEST,
-                format!(
-                    "no attached browser is {selector:?}; attached: {}. Name one by its host pid, \
-                     brand or profile id, as list_browsers shows",
-                    list()
-                ),
-            )),
-            many => Err(CallError::new(
-                code::BAD_REQUEST,
-                format!(
-                    "{} attached browsers match {selector:?}: {}. Name one by its host pid or \
-                     profile id",
-                    many.len(),
-                    list()
-                ),
-            )),
-        }
-    }
-
-    fn attached(&self) -> Vec<Arc<Connection>> {
-        self.inner.attached.lock().expect("attached list poisoned").clone()
+        self.inner.browsers.pick(selector).await
     }
 
     /// Let go of the browsers: stop watching for hosts and close every connection (the hosts
     /// cancel what this core still had in flight). Calls made afterwards fail with
     /// `browser_disconnected`.
     pub fn close(&self) {
-        self.inner.closing.cancel();
-        self.inner.attached.lock().expect("attached list poisoned").clear();
+        self.inner.browsers.close();
     }
 
-    /// Resolves once [`Core::close`] was called or the last handle dropped.
-    pub(crate) fn closing(&self) -> CancellationToken {
-        self.inner.closing.clone()
+    /// The attached browsers, for the parts of the bridge that follow them on their own
+    /// (workflows/push.rs) and must not keep the core alive.
+    pub(crate) fn registry(&self) -> &Registry {
+        &self.inner.browsers
     }
 
-    pub(crate) fn only(&self) -> Option<&str> {
-        self.inner.only.as_deref()
+    pub(crate) fn inbox(&self) -> &Inbox {
+        &self.inner.inbox
     }
-
-    /// Whether this core asks its hosts for events.
-    pub(crate) fn subscribes(&self) -> bool {
-        self.inner.subscribe
-    }
-
-    pub(crate) fn inbox(&self) -> Inbox {
-        self.inner.inbox.clone()
-    }
-
-    pub(crate) fn attach(&self, conn: Arc<Connection>) {
-        let mut attached = self.inner.attached.lock().expect("attached list poisoned");
-        if self.inner.closing.is_cancelled() {
-            return; // closed while this host was being attached
-        }
-        attached.retain(|c| c.info().host_pid != conn.info().host_pid);
-        attached.push(conn);
-    }
-
-    pub(crate) fn detach(&self, conn: &Arc<Connection>) {
-        let mut attached = self.inner.attached.lock().expect("attached list poisoned");
-        attached.retain(|c| !Arc::ptr_eq(c, conn));
-    }
-
-    pub(crate) fn downgrade(&self) -> Weak<Inner> {
-        Arc::downgrade(&self.inner)
-    }
-
-    pub(crate) fn from_inner(inner: Arc<Inner>) -> Core {
-        Core { inner }
-    }
-}
-
-/// `chrome (host pid 4242, profile 3f1c…)`, for lists in messages.
-fn describe(info: &BrowserInfo) -> String {
-    let profile: String = info.profile.chars().take(8).collect();
-    format!("{} (host pid {}, profile {profile})", info.browser, info.host_pid)
 }
 
 fn bad_answer(method: &str, e: serde_json::Error) -> CallError {

@@ -1,35 +1,49 @@
 //! Where events from the browsers go. A connection's reader hands each event here the moment it
-//! is read; this decides what it means for the bridge: a page's state goes into the state cache,
-//! a closed or reloaded tab leaves it, and every event joins the session's queue in arrival
-//! order — straight from the reader, so a burst cannot overrun anything on the way.
-//! Subscribers of [`crate::core::Core::events`] get a copy too.
+//! is read, and this hands it to the one part of the bridge that owns it: a page's state goes
+//! into the state cache, a closed or reloaded tab leaves it, a milestone goes to this session's
+//! operations, declared commands to their registry, and the rest joins the session's queue in
+//! arrival order. One path, called straight from the reader (as the host's relay has one
+//! `Input` path): no channel on the way, so a burst cannot overrun or reorder anything.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use serde::Deserialize;
 use serde_json::json;
 use serde_json::value::RawValue;
 use tabwire_proto::sites::{self, Sites};
 use tabwire_proto::wire::{self, Event};
-use tokio::sync::broadcast;
 
-use crate::browser::{BrowserEvent, BrowserInfo};
+use crate::browser::BrowserInfo;
 use crate::commands::registry::CommandRegistry;
 use crate::commands::{DeclaredCommand, PageCommands};
 use crate::events::{EventQueue, SessionEvent, kind};
 use crate::state_cache::{Provenance, StateCache};
 
-/// Shared by the core and every connection's reader.
-#[derive(Clone)]
+/// Shared by the core and every connection's reader. Cheap to clone.
+#[derive(Clone, Default)]
 pub(crate) struct Inbox {
-    pub broadcast: broadcast::Sender<BrowserEvent>,
     pub queue: EventQueue,
     pub cache: StateCache,
     /// Each browser's allowed sites, as its extension last announced them (by profile key).
     pub sites: Arc<Mutex<HashMap<String, Vec<String>>>>,
     /// The pages' declared commands (`commands` events).
     pub commands: CommandRegistry,
+    /// This session's operations, once started: they take the `operation` events.
+    operations: Arc<OnceLock<Weak<dyn OperationSink>>>,
+    /// The number of the last frame the connections read (see [`Inbox::arrival`]).
+    arrivals: Arc<AtomicU64>,
+}
+
+/// What takes `operation` events: this session's operations (`crate::operations`). A trait, so
+/// that the inbox (held by the browsers' readers) need not know the operations (which hold the
+/// core); held weakly, as the operations hold the core that holds this inbox.
+pub(crate) trait OperationSink: Send + Sync {
+    /// An `operation` event's data: a milestone, maybe of an operation this session follows.
+    fn milestone(self: Arc<Self>, data: &RawValue);
+    /// `from` said it is going away: its unfinished operations cannot finish.
+    fn browser_gone(self: Arc<Self>, from: &BrowserInfo);
 }
 
 /// What a `commands` event's data says.
@@ -58,13 +72,28 @@ struct Disconnected {
 }
 
 impl Inbox {
-    /// One event from the browser `from`; `arrival` numbers it among every frame this process
-    /// has read. Returns why the browser went away, when the event says it did.
-    pub fn event(&self, from: &BrowserInfo, arrival: u64, event: Event) -> Option<String> {
-        if self.broadcast.receiver_count() > 0 {
-            let event = Arc::new(event.clone());
-            let _ = self.broadcast.send(BrowserEvent { host_pid: from.host_pid, event });
+    /// Hand `operation` events to `sink` from now on. The first sink stays: a core has one
+    /// session, and the session one set of operations.
+    pub fn follow_operations(&self, sink: Weak<dyn OperationSink>) {
+        if self.operations.set(sink).is_err() {
+            tracing::warn!("this core's operations are already followed; ignoring a second set");
         }
+    }
+
+    fn operations(&self) -> Option<Arc<dyn OperationSink>> {
+        self.operations.get().and_then(Weak::upgrade)
+    }
+
+    /// The next arrival number: every frame the connections of this inbox read gets one, and
+    /// what arrived later has the larger. The state cache uses it to keep an older answer from
+    /// replacing a newer update that the reader stored while the answer was on its way.
+    pub fn arrival(&self) -> u64 {
+        self.arrivals.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// One event from the browser `from`; `arrival` numbers it among every frame this inbox's
+    /// connections have read. Returns why the browser went away, when the event says it did.
+    pub fn event(&self, from: &BrowserInfo, arrival: u64, event: Event) -> Option<String> {
         let Event { event: name, tab_id, origin, url, data, seq } = event;
         let mut data: Arc<RawValue> = Arc::from(data);
         let key = from.key();
@@ -82,13 +111,19 @@ impl Inbox {
         }
         match (name.as_str(), tab_id) {
             ("browser_disconnected", _) => {
-                // The connection is about to close; the watcher queues the `browser` event then.
+                // The connection is about to close; the registry queues the `browser` event then.
+                if let Some(operations) = self.operations() {
+                    operations.browser_gone(from);
+                }
                 let said: Option<Disconnected> = serde_json::from_str(data.get()).ok();
                 return Some(said.and_then(|d| d.reason).unwrap_or_else(|| name.clone()));
             }
             (kind::OPERATION, _) => {
-                // Raw milestones go to every bridge; the operations that own them
-                // (crate::operations) queue them once applied, so only this session's appear.
+                // Raw milestones go to every bridge; the operations that own them queue them
+                // once applied, so only this session's appear.
+                if let Some(operations) = self.operations() {
+                    operations.milestone(&data);
+                }
                 return None;
             }
             (sites::EVENT, _) => {

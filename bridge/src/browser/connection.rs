@@ -6,8 +6,7 @@
 //! `browser_disconnected` — a caller never waits for its timeout to learn the browser is gone.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -17,7 +16,7 @@ use tabwire_proto::codec::FrameCodec;
 use tabwire_proto::limits::CONNECT_TIMEOUT;
 use tabwire_proto::runtime_dir::{HostRecord, now_ms};
 use tabwire_proto::socket::{PeerError, check_peer};
-use tabwire_proto::wire::{Cancel, Event, Hello, Message, PROTOCOL_VERSION, Request, code};
+use tabwire_proto::wire::{Cancel, Hello, Message, PROTOCOL_VERSION, Request, code};
 use tokio::net::UnixStream;
 use tokio::net::unix::OwnedReadHalf;
 use tokio::sync::{mpsc, oneshot};
@@ -32,40 +31,57 @@ use crate::inbox::Inbox;
 /// locally, so the caller sees the host's `timeout` error rather than ours.
 const GRACE: Duration = Duration::from_millis(500);
 
-/// An event from one browser, as every subscriber receives it.
-#[derive(Debug, Clone)]
-pub struct BrowserEvent {
-    /// Host pid of the browser that sent it.
-    pub host_pid: u32,
-    pub event: Arc<Event>,
-}
-
 type Reply = Result<Box<RawValue>, CallError>;
 
-/// Calls in flight, by request id. `None` once the connection has ended: a call that arrives
-/// after that fails at once instead of waiting for a response that cannot come. A reply carries
-/// its arrival number (see [`next_arrival`]).
-type Pending = Arc<Mutex<Option<HashMap<String, oneshot::Sender<(Reply, u64)>>>>>;
-
-/// Every frame any connection of this process reads gets the next number: what arrived later
-/// has the larger one. The state cache uses it to keep an older answer from replacing a newer
-/// update that the reader stored while the answer was on its way to its caller.
-static ARRIVALS: AtomicU64 = AtomicU64::new(1);
-
-fn next_arrival() -> u64 {
-    ARRIVALS.fetch_add(1, Ordering::Relaxed)
-}
+/// Who waits for the answer to a request, and gets it with its arrival number
+/// ([`Inbox::arrival`]).
+type Waiter = oneshot::Sender<(Reply, u64)>;
 
 /// An attached browser. Dropping the last handle closes the socket, which tells the host to
 /// cancel whatever this bridge still had in flight.
 pub struct Connection {
-    info: BrowserInfo,
     outgoing: mpsc::UnboundedSender<Message>,
-    pending: Pending,
-    /// Fired when the socket ends (or this handle is dropped, which ends the reader).
+    link: Arc<Link>,
+}
+
+/// What the callers and the reader of one connection share.
+struct Link {
+    info: BrowserInfo,
+    state: Mutex<State>,
+    /// Fired when the socket ends (or the [`Connection`] is dropped, which ends the reader).
     closed: CancellationToken,
-    /// Why the connection ended, once it has.
-    close_reason: Arc<OnceLock<String>>,
+}
+
+/// Calls in flight by request id while the connection is open; why it ended once it has, so
+/// that a call arriving after that fails at once instead of waiting for a response that
+/// cannot come.
+enum State {
+    Open(HashMap<String, Waiter>),
+    Closed(String),
+}
+
+impl Link {
+    /// Take the waiter of request `id`, if it still waits.
+    fn take(&self, id: &str) -> Option<Waiter> {
+        match &mut *self.state.lock().expect("connection state poisoned") {
+            State::Open(pending) => pending.remove(id),
+            State::Closed(_) => None,
+        }
+    }
+
+    /// The connection ended: remember why and fail every call still waiting.
+    fn close(&self, reason: String) {
+        let state = std::mem::replace(
+            &mut *self.state.lock().expect("connection state poisoned"),
+            State::Closed(reason),
+        );
+        if let State::Open(pending) = state {
+            for (_, tx) in pending {
+                let _ = tx.send((Err(CallError::disconnected(&self.info.label())), 0));
+            }
+        }
+        self.closed.cancel();
+    }
 }
 
 /// Why a host could not be attached.
@@ -145,37 +161,31 @@ impl Connection {
                 Hello { protocol: PROTOCOL_VERSION, subscribe: Some(true), ..Hello::default() };
             let _ = outgoing.send(Message::Hello(hello));
         }
-        let conn = Arc::new(Connection {
+        let link = Arc::new(Link {
             info,
-            outgoing,
-            pending: Arc::new(Mutex::new(Some(HashMap::new()))),
+            state: Mutex::new(State::Open(HashMap::new())),
             closed: CancellationToken::new(),
-            close_reason: Arc::new(OnceLock::new()),
         });
         tokio::spawn(write_loop(FramedWrite::new(write, FrameCodec::socket()), to_write));
-        tokio::spawn(read_loop(
-            frames,
-            conn.pending.clone(),
-            inbox,
-            conn.info.clone(),
-            conn.closed.clone(),
-            conn.close_reason.clone(),
-        ));
-        Ok(conn)
+        tokio::spawn(read_loop(frames, link.clone(), inbox));
+        Ok(Arc::new(Connection { outgoing, link }))
     }
 
     pub fn info(&self) -> &BrowserInfo {
-        &self.info
+        &self.link.info
     }
 
     /// Resolves once the connection has ended.
     pub async fn closed(&self) {
-        self.closed.cancelled().await
+        self.link.closed.cancelled().await
     }
 
     /// Why the connection ended (empty while it is open).
-    pub fn close_reason(&self) -> &str {
-        self.close_reason.get().map_or("", String::as_str)
+    pub fn close_reason(&self) -> String {
+        match &*self.link.state.lock().expect("connection state poisoned") {
+            State::Open(_) => String::new(),
+            State::Closed(reason) => reason.clone(),
+        }
     }
 
     /// Send one request and wait for its answer. `timeout` goes to the host, which answers
@@ -196,9 +206,9 @@ impl Connection {
     ) -> (Reply, u64) {
         let id = uuid::Uuid::new_v4().to_string();
         let (tx, rx) = oneshot::channel();
-        match self.pending.lock().expect("pending map poisoned").as_mut() {
-            Some(map) => map.insert(id.clone(), tx),
-            None => return (Err(CallError::disconnected(&self.info.label())), 0),
+        match &mut *self.link.state.lock().expect("connection state poisoned") {
+            State::Open(pending) => pending.insert(id.clone(), tx),
+            State::Closed(_) => return (Err(CallError::disconnected(&self.info().label())), 0),
         };
         let in_flight = InFlight { conn: self, id: id.clone() };
         let request = Request {
@@ -208,18 +218,18 @@ impl Connection {
             timeout_ms: Some(timeout.as_millis() as u64),
         };
         if self.outgoing.send(Message::Request(request)).is_err() {
-            return (Err(CallError::disconnected(&self.info.label())), 0);
+            return (Err(CallError::disconnected(&self.info().label())), 0);
         }
         let reply = match tokio::time::timeout(timeout + GRACE, rx).await {
             Ok(Ok(reply)) => reply,
-            Ok(Err(_)) => (Err(CallError::disconnected(&self.info.label())), 0),
+            Ok(Err(_)) => (Err(CallError::disconnected(&self.info().label())), 0),
             Err(_) => (
                 Err(CallError::new(
                     code::TIMEOUT,
                     format!(
                         "{} did not answer {method} within {} ms; the browser may be busy or \
                      stuck, try again",
-                        self.info.label(),
+                        self.info().label(),
                         timeout.as_millis()
                     ),
                 )),
@@ -234,7 +244,7 @@ impl Connection {
 impl Drop for Connection {
     fn drop(&mut self) {
         // Stops the reader; the writer stops with `outgoing`. Both halves dropped = socket closed.
-        self.closed.cancel();
+        self.link.closed.cancel();
     }
 }
 
@@ -247,10 +257,7 @@ struct InFlight<'a> {
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
-        let mut pending = self.conn.pending.lock().expect("pending map poisoned");
-        let still_pending = pending.as_mut().is_some_and(|map| map.remove(&self.id).is_some());
-        drop(pending);
-        if still_pending {
+        if self.conn.link.take(&self.id).is_some() {
             let cancel = Message::Cancel(Cancel { id: std::mem::take(&mut self.id) });
             let _ = self.conn.outgoing.send(cancel);
         }
@@ -269,46 +276,37 @@ async fn write_loop(
     }
 }
 
+/// Read frames until the socket ends: answers go to their callers, events to `inbox`.
 async fn read_loop(
     mut frames: FramedRead<OwnedReadHalf, FrameCodec>,
-    pending: Pending,
+    link: Arc<Link>,
     inbox: Inbox,
-    info: BrowserInfo,
-    closed: CancellationToken,
-    close_reason: Arc<OnceLock<String>>,
 ) {
-    let host_pid = info.host_pid;
+    let host_pid = link.info.host_pid;
     let mut said_reason = None;
     let reason = loop {
         let frame = tokio::select! {
             frame = frames.next() => frame,
-            () = closed.cancelled() => break "this bridge let go of it".to_owned(),
+            () = link.closed.cancelled() => break "this bridge let go of it".to_owned(),
         };
         let frame = match frame {
             None => break "the host closed the connection".to_owned(),
             Some(Err(e)) => break e.to_string(),
             Some(Ok(frame)) => frame,
         };
-        let arrival = next_arrival();
+        let arrival = inbox.arrival();
         match Message::parse(&frame) {
-            Ok(Message::Response(response)) => {
-                let waiter = pending
-                    .lock()
-                    .expect("pending map poisoned")
-                    .as_mut()
-                    .and_then(|map| map.remove(&response.id));
-                match waiter {
-                    Some(tx) => {
-                        let _ = tx.send((response.result.map_err(CallError::from), arrival));
-                    }
-                    // A caller that gave up (cancelled, timed out) removed its entry.
-                    None => {
-                        tracing::info!(id = %response.id, "dropping a response to no pending request")
-                    }
+            Ok(Message::Response(response)) => match link.take(&response.id) {
+                Some(tx) => {
+                    let _ = tx.send((response.result.map_err(CallError::from), arrival));
                 }
-            }
+                // A caller that gave up (cancelled, timed out) removed its entry.
+                None => {
+                    tracing::info!(id = %response.id, "dropping a response to no pending request")
+                }
+            },
             Ok(Message::Event(event)) => {
-                if let Some(reason) = inbox.event(&info, arrival, event) {
+                if let Some(reason) = inbox.event(&link.info, arrival, event) {
                     said_reason = Some(reason);
                 }
             }
@@ -318,10 +316,5 @@ async fn read_loop(
     };
     let reason = said_reason.unwrap_or(reason);
     tracing::info!(host_pid, %reason, "browser detached");
-    let _ = close_reason.set(reason);
-    let waiters = pending.lock().expect("pending map poisoned").take();
-    for (_, tx) in waiters.into_iter().flatten() {
-        let _ = tx.send((Err(CallError::disconnected(&info.label())), 0));
-    }
-    closed.cancel();
+    link.close(reason);
 }

@@ -7,14 +7,13 @@
 //! nothing, works the same on every Unix, and cannot miss an event the way a watch can.
 
 use std::collections::HashSet;
-use std::sync::Weak;
 use std::time::Duration;
 
 use tabwire_proto::runtime_dir::{HostRecord, live_hosts};
 use tokio::sync::{mpsc, oneshot, watch};
 
+use super::registry::Registry;
 use super::{Connection, matches};
-use crate::core::{Core, Inner};
 
 /// How often the runtime directory is listed.
 const POLL: Duration = Duration::from_millis(100);
@@ -24,23 +23,20 @@ const FIRST_PASS: Duration = Duration::from_secs(1);
 /// After a failed attach, wait this long before trying that host again.
 const RETRY: Duration = Duration::from_secs(1);
 
-/// Run until the core is dropped. `ready` fires once the hosts present at start-up are attached.
-pub(crate) async fn watch(core: Weak<Inner>, ready: watch::Sender<bool>) {
+/// Run until the registry is closed. `ready` fires once the hosts present at start-up are
+/// attached.
+pub(super) async fn watch(registry: Registry, ready: watch::Sender<bool>) {
     // Hosts being attached, attached, or not ours (`--browser`), by pid.
     let mut known: HashSet<u32> = HashSet::new();
     // Attach tasks report here when they are done with a host, so it may be tried again.
     let (forget_tx, mut forget) = mpsc::unbounded_channel::<u32>();
     let mut ready = Some(ready);
-    loop {
-        let Some(inner) = core.upgrade() else { return };
-        let core = Core::from_inner(inner);
-        if core.closing().is_cancelled() {
-            return;
-        }
+    let closing = registry.closing().clone();
+    while !closing.is_cancelled() {
         while let Ok(pid) = forget.try_recv() {
             known.remove(&pid);
         }
-        let live = live_hosts(core.runtime_dir());
+        let live = live_hosts(registry.runtime_dir());
         known.retain(|pid| live.iter().any(|r| r.pid == *pid));
 
         let mut settled = Vec::new();
@@ -48,7 +44,7 @@ pub(crate) async fn watch(core: Weak<Inner>, ready: watch::Sender<bool>) {
             if !known.insert(record.pid) {
                 continue;
             }
-            if let Some(only) = core.only()
+            if let Some(only) = registry.only()
                 && !may_be(only, &record)
             {
                 tracing::debug!(pid = record.pid, only, "not attaching: not the chosen browser");
@@ -56,14 +52,16 @@ pub(crate) async fn watch(core: Weak<Inner>, ready: watch::Sender<bool>) {
             }
             let (done, settle) = oneshot::channel();
             settled.push(settle);
-            tokio::spawn(attach(core.clone(), record, forget_tx.clone(), done));
+            tokio::spawn(attach(registry.clone(), record, forget_tx.clone(), done));
         }
         if let Some(ready) = ready.take() {
             let _ = tokio::time::timeout(FIRST_PASS, futures::future::join_all(settled)).await;
             let _ = ready.send(true);
         }
-        drop(core);
-        tokio::time::sleep(POLL).await;
+        tokio::select! {
+            () = tokio::time::sleep(POLL) => {}
+            () = closing.cancelled() => {}
+        }
     }
 }
 
@@ -74,15 +72,16 @@ fn may_be(only: &str, record: &HostRecord) -> bool {
         || matches(only, record.pid, &record.browser, &record.profile)
 }
 
-/// Attach to one host and hold it until its connection ends.
+/// Attach to one host and hold it until its connection ends or the registry is closed.
 async fn attach(
-    core: Core,
+    registry: Registry,
     record: HostRecord,
     forget: mpsc::UnboundedSender<u32>,
     settled: oneshot::Sender<()>,
 ) {
     let pid = record.pid;
-    let conn = match Connection::open(&record, core.inbox(), core.subscribes()).await {
+    let inbox = registry.inbox().clone();
+    let conn = match Connection::open(&record, inbox, registry.subscribes()).await {
         Ok(conn) => conn,
         Err(e) => {
             tracing::warn!(pid, error = %e, "cannot attach to a browser's host");
@@ -92,27 +91,19 @@ async fn attach(
             return;
         }
     };
-    if let Some(only) = core.only()
+    if let Some(only) = registry.only()
         && !conn.info().matches(only)
     {
         tracing::debug!(pid, only, "not attaching: not the chosen browser");
         return;
     }
     tracing::info!(browser = %conn.info().label(), "browser attached");
-    core.attach(conn.clone());
-    core.inbox().connected(conn.info());
+    registry.attach(conn.clone());
     drop(settled);
-    let weak = core.downgrade();
-    let closing = core.closing();
-    drop(core);
     tokio::select! {
         () = conn.closed() => {}
-        () = closing.cancelled() => return, // the core let go: dropping `conn` closes it
+        () = registry.closing().cancelled() => return, // let go: dropping `conn` closes it
     }
-    if let Some(inner) = weak.upgrade() {
-        let core = Core::from_inner(inner);
-        core.detach(&conn);
-        core.inbox().disconnected(conn.info(), conn.close_reason());
-    }
+    registry.detach(&conn);
     let _ = forget.send(pid);
 }

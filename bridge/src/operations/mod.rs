@@ -3,10 +3,11 @@
 //!
 //! [`Operations`] owns this session's operations. `send` types and submits the message through
 //! the extension (`chat.send`) and returns at once; the extension's content script then reports
-//! milestones as `operation` events, which every bridge receives. This one applies those of the
-//! operations it knows — its own, and the unfinished ones it adopted from the store at start-up
-//! — through the state machine ([`machine`]), then tells waiters, the session's event queue and
-//! the store, in that order: the disk never delays a notification.
+//! milestones as `operation` events, which every bridge receives and its inbox hands to its
+//! operations as the connection reads them. This session applies those of the operations it
+//! knows — its own, and the unfinished ones it adopted from the store at start-up — through the
+//! state machine ([`machine`]), then tells waiters, the session's event queue and the store, in
+//! that order: the disk never delays a notification.
 
 pub mod adapters;
 pub mod machine;
@@ -19,15 +20,17 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tabwire_proto::runtime_dir::now_ms;
 use tabwire_proto::wire::code;
 use tokio::sync::broadcast;
 
-use crate::browser::BrowserEvent;
+use crate::browser::BrowserInfo;
 use crate::core::Core;
 use crate::error::CallError;
 use crate::events::{SessionEvent, kind};
+use crate::inbox::OperationSink;
 use crate::methods::Tab;
 use adapters::{Adapter, Catalog};
 use machine::{MilestoneKind, OperationStatus};
@@ -109,8 +112,9 @@ struct WireMilestone {
 
 impl Operations {
     /// Load the stored operations (state dir from `$TABWIRE_STATE_DIR`, adapters from
-    /// `$TABWIRE_CONFIG_DIR`) and start following. Call it before the runtime first yields
-    /// after [`Core::start`], so that no event of an adopted operation is missed.
+    /// `$TABWIRE_CONFIG_DIR`) and take the core's `operation` events from now on. Call it
+    /// before the runtime first yields after [`Core::start`], so that no event of an adopted
+    /// operation is missed; what happened while no bridge followed is asked of the pages.
     pub fn start(core: Core) -> Operations {
         Self::start_with(core, store::default_dir(), adapters::config_dir())
     }
@@ -147,7 +151,8 @@ impl Operations {
                 table: Mutex::new(table),
             }),
         };
-        tokio::spawn(follow(Arc::downgrade(&ops.inner), core.events()));
+        let sink: Weak<Inner> = Arc::downgrade(&ops.inner);
+        core.inbox().follow_operations(sink);
         for id in &adopted {
             ops.arm_deadline(id);
         }
@@ -382,8 +387,8 @@ impl Operations {
         browsers.iter().find(|b| b.profile == op.browser).map(|b| b.host_pid.to_string())
     }
 
-    /// An adopted operation: ask the page where it is, apply what this bridge missed, or fail
-    /// it when its tab is gone.
+    /// Ask the page where an operation is and apply what this bridge missed (an adopted one, or
+    /// one whose milestones came with a gap), or fail it when its tab is gone.
     async fn catch_up(&self, id: &str) {
         self.ask_page(id).await;
         if let Some(entry) = self.lock().get_mut(id) {
@@ -435,9 +440,7 @@ impl Operations {
     /// The browser with this host went away (closed, its extension reloaded): its unfinished
     /// operations cannot finish. (A host killed outright says nothing; those operations end at
     /// their deadline, or are picked up if the browser is still there when a bridge restarts.)
-    fn browser_gone(&self, host_pid: u32) {
-        let browsers = self.inner.core.browsers();
-        let Some(gone) = browsers.iter().find(|b| b.host_pid == host_pid) else { return };
+    fn browser_gone(&self, gone: &BrowserInfo) {
         for op in self.list(None) {
             if op.status.is_final() || op.browser != gone.profile {
                 continue;
@@ -482,37 +485,19 @@ impl Operations {
     }
 }
 
-/// Apply the `operation` events of the operations this session knows; the rest are other
+/// The inbox hands this session's operations every `operation` event, straight from the
+/// connection's reader: they apply those of the operations they know; the rest are other
 /// sessions' business.
-async fn follow(inner: Weak<Inner>, mut events: broadcast::Receiver<BrowserEvent>) {
-    loop {
-        let event = match events.recv().await {
-            Ok(event) => event,
-            Err(broadcast::error::RecvError::Lagged(n)) => {
-                let Some(inner) = inner.upgrade() else { return };
-                tracing::warn!(lost = n, "fell behind the browsers' events; asking the pages");
-                let ops = Operations { inner };
-                tokio::spawn(async move {
-                    for op in ops.list(None).into_iter().filter(|op| !op.status.is_final()) {
-                        ops.catch_up(&op.operation_id).await;
-                    }
-                });
-                continue;
-            }
-            Err(broadcast::error::RecvError::Closed) => return,
-        };
-        let Some(inner) = inner.upgrade() else { return };
-        if event.event.event == "browser_disconnected" {
-            Operations { inner }.browser_gone(event.host_pid);
-            continue;
-        }
-        if event.event.event != kind::OPERATION {
-            continue;
-        }
-        match serde_json::from_str::<WireMilestone>(event.event.data.get()) {
-            Ok(m) => Operations { inner }.take(m),
+impl OperationSink for Inner {
+    fn milestone(self: Arc<Self>, data: &RawValue) {
+        match serde_json::from_str::<WireMilestone>(data.get()) {
+            Ok(m) => Operations { inner: self }.take(m),
             Err(e) => tracing::warn!("an operation event this bridge cannot read: {e}"),
         }
+    }
+
+    fn browser_gone(self: Arc<Self>, from: &BrowserInfo) {
+        Operations { inner: self }.browser_gone(from);
     }
 }
 

@@ -12,7 +12,7 @@
 //! A browser that refuses (an older extension: `unknown_method`) is only logged.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::value::RawValue;
@@ -22,7 +22,8 @@ use tokio::sync::mpsc;
 use super::graph::Graph;
 use super::limits::MAX_LIVE;
 use super::state::SessionState;
-use crate::core::{Core, Inner};
+use crate::browser::Registry;
+use crate::core::Core;
 
 /// How long one browser may take to take an update.
 const SEND_TIMEOUT: Duration = Duration::from_secs(2);
@@ -47,7 +48,7 @@ pub struct Pusher {
 impl Pusher {
     pub fn start(core: &Core) -> Pusher {
         let (tx, rx) = mpsc::unbounded_channel();
-        tokio::spawn(run(core.downgrade(), rx));
+        tokio::spawn(run(core.registry().clone(), rx));
         Pusher { tx }
     }
 
@@ -113,7 +114,8 @@ fn params(push: &Push, graphs: &mut GraphTexts) -> Params {
     .into()
 }
 
-async fn run(core: Weak<Inner>, mut rx: mpsc::UnboundedReceiver<Push>) {
+/// Send until the pushers or the browsers are let go of.
+async fn run(browsers: Registry, mut rx: mpsc::UnboundedReceiver<Push>) {
     let mut latest = Latest::default();
     let mut graphs = GraphTexts::default();
     // Host pids of the browsers that have every update in `latest`.
@@ -122,6 +124,7 @@ async fn run(core: Weak<Inner>, mut rx: mpsc::UnboundedReceiver<Push>) {
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     loop {
         tokio::select! {
+            () = browsers.closing().cancelled() => return,
             push = rx.recv() => {
                 let Some(push) = push else { return };
                 // Fold everything waiting: per workflow, only the last state is sent.
@@ -133,35 +136,37 @@ async fn run(core: Weak<Inner>, mut rx: mpsc::UnboundedReceiver<Push>) {
                     batch.push((key.clone(), params.clone()));
                     latest.put(key, params);
                 }
-                let Some(core) = core.upgrade().map(Core::from_inner) else { return };
-                let browsers = core.browsers();
-                for browser in &browsers {
+                let attached = browsers.browsers();
+                for browser in &attached {
                     for (_, params) in &batch {
-                        send(&core, browser.host_pid, params).await;
+                        send(&browsers, browser.host_pid, params).await;
                     }
                 }
                 // A browser that attached since the last look has this batch, not the rest:
                 // the next tick sends it everything.
-                told.retain(|pid| browsers.iter().any(|b| b.host_pid == *pid));
+                told.retain(|pid| attached.iter().any(|b| b.host_pid == *pid));
             }
             _ = tick.tick(), if !latest.order.is_empty() => {
-                let Some(core) = core.upgrade().map(Core::from_inner) else { return };
-                let browsers = core.browsers();
-                for browser in browsers.iter().filter(|b| !told.contains(&b.host_pid)) {
+                let attached = browsers.browsers();
+                for browser in attached.iter().filter(|b| !told.contains(&b.host_pid)) {
                     for params in latest.all() {
-                        send(&core, browser.host_pid, &params).await;
+                        send(&browsers, browser.host_pid, &params).await;
                     }
                 }
-                told = browsers.iter().map(|b| b.host_pid).collect();
+                told = attached.iter().map(|b| b.host_pid).collect();
             }
         }
     }
 }
 
-async fn send(core: &Core, host_pid: u32, params: &Params) {
+async fn send(browsers: &Registry, host_pid: u32, params: &Params) {
     let pid = host_pid.to_string();
     let Ok(raw) = RawValue::from_string(params.to_string()) else { return };
-    match core.call_raw(Some(&pid), "workflow.update", raw, SEND_TIMEOUT).await {
+    let sent = match browsers.pick(Some(&pid)).await {
+        Ok(conn) => conn.call("workflow.update", raw, SEND_TIMEOUT).await,
+        Err(e) => Err(e),
+    };
+    match sent {
         Ok(_) => {}
         Err(e) if e.code() == code::UNKNOWN_METHOD => {
             tracing::debug!(
