@@ -54,10 +54,6 @@ impl Outgoing {
             Outgoing::Batch(fs) => fs.iter().map(Bytes::len).sum(),
         }
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 /// The relay's end of one bridge's writer.
