@@ -10,27 +10,18 @@ use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-/// `$TABWIRE_CONFIG_DIR`, else the OS's configuration directory (`~/.config/tabwire`).
+use tabwire_install::Dirs;
+
+/// `$TABWIRE_CONFIG_DIR`, else the OS's configuration directory (`~/.config/tabwire`); resolved
+/// by `tabwire_install::Dirs`, with install and doctor.
 pub fn config_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("TABWIRE_CONFIG_DIR").filter(|v| !v.is_empty()) {
-        return PathBuf::from(dir);
-    }
-    match directories::BaseDirs::new() {
-        Some(dirs) => dirs.config_dir().join("tabwire"),
-        None => std::env::temp_dir().join("tabwire-config"),
-    }
+    Dirs::from_process().config
 }
 
 /// The state directory: `$TABWIRE_STATE_DIR`, else the OS's (`~/.local/state/tabwire` on
-/// Linux, the local data directory elsewhere).
+/// Linux, the local data directory elsewhere); resolved by `tabwire_install::Dirs`.
 pub fn state_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("TABWIRE_STATE_DIR").filter(|v| !v.is_empty()) {
-        return PathBuf::from(dir);
-    }
-    match directories::BaseDirs::new() {
-        Some(dirs) => dirs.state_dir().unwrap_or(dirs.data_local_dir()).join("tabwire"),
-        None => std::env::temp_dir().join("tabwire-state"),
-    }
+    Dirs::from_process().state
 }
 
 /// Create `dir` (and its parents) with mode 0700 if missing, then check it is the user's own

@@ -94,7 +94,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
                     code::TIMEOUT,
                     format!("{stalled}; the host closed this connection"),
                 );
-                return Input::BridgeBadInput { id, reply_id: String::new(), error };
+                return Input::BadFromBridge { id, reply_id: String::new(), error };
             }
         };
         match next {
@@ -115,12 +115,12 @@ async fn read_loop<R: AsyncRead + Unpin>(
                         code::INVALID_MESSAGE,
                         format!("{e}; the host closed this connection"),
                     );
-                    return Input::BridgeBadInput { id, reply_id: id_of(&frame), error };
+                    return Input::BadFromBridge { id, reply_id: id_of(&frame), error };
                 }
             },
             Some(Err(e @ FrameError::TooLarge { .. })) => {
                 let error = ErrorBody::new(code::TOO_LARGE, e.to_string());
-                return Input::BridgeBadInput { id, reply_id: String::new(), error };
+                return Input::BadFromBridge { id, reply_id: String::new(), error };
             }
             Some(Err(e)) => {
                 tracing::debug!(bridge = id, "bridge connection ended: {e}");

@@ -75,10 +75,12 @@ impl EventBuffer {
         before - self.events.len()
     }
 
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.events.len()
     }
 
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.events.is_empty()
     }

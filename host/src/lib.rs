@@ -1,21 +1,29 @@
-//! The native-messaging host: `program` is what the `tabwire-host` binary runs (built by the
-//! `tabwire` package beside `tabwire`). It speaks the protocol of `tabwire-proto`; the relay
-//! itself (`relay`, run by `lifecycle`) routes between the browser and the bridges, and the
-//! remaining modules are its parts: who may start it (`origin`), its two kinds of peers
-//! (`browser_io`, `bridge_conn` behind `listener`), and its housekeeping (`event_buffer`,
-//! `frame_writer`, `logging`, `shutdown`).
+//! The native-messaging host, `tabwire-host`: the process Chrome starts for the tabwire
+//! extension, relaying between the browser (stdin/stdout) and any number of bridges (a local
+//! socket). Its binary is built by the `tabwire` package beside `tabwire` and calls [`main`];
+//! [`run`] is one run of the relay with its [`Config`] and a [`Shutdown`], for callers that
+//! set up the rest themselves.
+//!
+//! It speaks the protocol of `tabwire-proto`; the relay itself (`relay`, run by `lifecycle`)
+//! routes between the browser and the bridges, and the remaining modules are its parts: who
+//! may start it (`origin`), its two kinds of peers (`browser_io`, `bridge_conn` behind
+//! `listener`), and its housekeeping (`event_buffer`, `frame_writer`, `logging`). All private:
+//! what a caller needs is re-exported here.
 
 // The protocol modules, under the names the host's own modules use.
 use tabwire_proto::{chunk, codec, extension_id, limits, runtime_dir, sites, wire};
 
-pub mod bridge_conn;
-pub mod browser_io;
-pub mod event_buffer;
-pub mod frame_writer;
-pub mod lifecycle;
-pub mod listener;
-pub mod logging;
-pub mod origin;
-pub mod program;
-pub mod relay;
-pub mod shutdown;
+mod bridge_conn;
+mod browser_io;
+mod event_buffer;
+mod frame_writer;
+mod lifecycle;
+mod listener;
+mod logging;
+mod origin;
+mod program;
+mod relay;
+
+pub use lifecycle::{Config, run};
+pub use program::main;
+pub use tabwire_proto::Shutdown;

@@ -12,13 +12,13 @@ use std::sync::Arc;
 
 use tokio::sync::{Semaphore, mpsc, watch};
 
+use crate::Shutdown;
 use crate::bridge_conn::Shared;
 use crate::browser_io;
 use crate::limits;
 use crate::listener;
 use crate::relay::{Input, Relay};
 use crate::runtime_dir::{self, HostRecord};
-use crate::shutdown::Signals;
 use crate::wire::{self, Hello};
 
 /// How long the host waits for bridges to take their last frames before it exits anyway. Part
@@ -36,21 +36,15 @@ pub struct Config {
     pub extension_id: String,
 }
 
-/// Run the host until the browser goes or a signal arrives; returns the exit code.
-pub async fn run(config: Config) -> i32 {
+/// Run the host until the browser goes or `shutdown` fires (SIGTERM, SIGINT); returns the exit
+/// code.
+pub async fn run(config: Config, shutdown: Shutdown) -> i32 {
     let pid = std::process::id();
     let hosts = runtime_dir::hosts_dir(&config.root);
     // Listing cleans up the sockets and records of hosts that died without doing it.
     let others = runtime_dir::live_hosts(&config.root);
     tracing::debug!(other_hosts = others.len(), "runtime directory checked");
 
-    let mut signals = match Signals::install() {
-        Ok(s) => s,
-        Err(e) => {
-            tracing::error!("cannot install signal handlers: {e}");
-            return 1;
-        }
-    };
     let (stdin, stdout) = match tabwire_proto::pipes::stdio() {
         Ok(io) => io,
         Err(e) => {
@@ -100,8 +94,8 @@ pub async fn run(config: Config) -> i32 {
     let records = tokio::spawn(keep_record(record, record_path.clone(), hello_rx));
     let stop_tx = relay_tx;
     tokio::spawn(async move {
-        let name = signals.recv().await;
-        let _ = stop_tx.send(Input::Stop { reason: format!("the host received {name}") }).await;
+        let why = shutdown.requested().await;
+        let _ = stop_tx.send(Input::Stop { reason: format!("the host received {why}") }).await;
     });
 
     let exit = Relay::new(pid, relay_rx, browser_tx, hello_tx).run().await;

@@ -26,7 +26,7 @@ pub fn socket_path(hosts_dir: &Path, pid: u32) -> PathBuf {
 }
 
 #[cfg(unix)]
-pub use unix::{Listener, bind};
+pub use unix::bind;
 
 #[cfg(unix)]
 mod unix {
@@ -91,7 +91,7 @@ mod unix {
 }
 
 #[cfg(windows)]
-pub use windows::{Listener, bind};
+pub use windows::bind;
 
 #[cfg(windows)]
 mod windows {

@@ -9,9 +9,11 @@
 
 use std::process::ExitCode;
 
-use crate::{lifecycle, logging, origin, runtime_dir};
+use crate::{Shutdown, lifecycle, logging, origin, runtime_dir};
 
-/// The program: parse who started it, prepare, relay, exit with the code above.
+/// The program: parse who started it, prepare, relay until the browser goes or a signal comes
+/// ([`lifecycle::run`]), and return the code above. Errors are told once, on stderr (and in the
+/// log file once logging is set up).
 pub fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let allowed = std::env::var(origin::ALLOWED_ENV).ok();
@@ -43,8 +45,20 @@ pub fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let code = runtime.block_on(lifecycle::run(lifecycle::Config { root, extension_id }));
-    // Exit right away: a blocking read of a non-pipe stdin would otherwise hold the runtime's
-    // shutdown until the browser writes again.
-    std::process::exit(code)
+    let code = runtime.block_on(async {
+        // Caught before the socket and record exist, so a signal never leaves them behind.
+        match Shutdown::on_signals() {
+            Ok(shutdown) => {
+                lifecycle::run(lifecycle::Config { root, extension_id }, shutdown).await
+            }
+            Err(e) => {
+                tracing::error!("cannot catch SIGTERM and SIGINT: {e}");
+                1
+            }
+        }
+    });
+    // Do not wait for the runtime's threads: a blocking read of a non-pipe stdin would hold its
+    // shutdown until the browser writes again. Returning from main ends the process anyway.
+    runtime.shutdown_background();
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
 }

@@ -54,10 +54,6 @@ impl Outgoing {
             Outgoing::Batch(fs) => fs.iter().map(Bytes::len).sum(),
         }
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 /// The relay's end of one bridge's writer.
@@ -105,7 +101,7 @@ pub enum Input {
     /// browser writer has written what the message became.
     FromBridge { id: BridgeId, msg: Message, credit: Option<OwnedSemaphorePermit> },
     /// A bridge sent a frame that is not a message; it gets `error` and is closed.
-    BridgeBadInput { id: BridgeId, reply_id: String, error: wire::ErrorBody },
+    BadFromBridge { id: BridgeId, reply_id: String, error: wire::ErrorBody },
     /// A bridge's connection ended (or its writer failed).
     BridgeDetached { id: BridgeId },
     /// The browser sent a well-formed message.
@@ -237,7 +233,7 @@ impl Relay {
         match input {
             Input::BridgeAttached { id, link } => self.attach(id, link),
             Input::FromBridge { id, msg, credit } => self.on_bridge_message(id, msg, credit),
-            Input::BridgeBadInput { id, reply_id, error } => self.reject(id, reply_id, error),
+            Input::BadFromBridge { id, reply_id, error } => self.reject(id, reply_id, error),
             Input::BridgeDetached { id } => drop(self.detach(id)),
             Input::FromBrowser(msg) => self.on_browser_message(msg),
             Input::BrowserEnded { reason, bad_input } => {

@@ -2,10 +2,15 @@
 //!
 //! The functions of this crate take an [`Env`] instead of reading `$HOME` or `$PATH`
 //! themselves, so tests run them against a temporary home in parallel without touching the
-//! process environment.
+//! process environment. tabwire's own directories ([`Dirs`]: `TABWIRE_CONFIG_DIR`,
+//! `TABWIRE_DATA_DIR`, `TABWIRE_STATE_DIR`) are resolved here and nowhere else; the bridge
+//! reads them here too. (The runtime directory of the sockets is `tabwire_proto::runtime_dir`,
+//! shared with the host.)
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+
+use directories::BaseDirs;
 
 use crate::browsers::Os;
 use crate::error::Error;
@@ -41,16 +46,8 @@ pub struct Env {
 impl Env {
     /// The environment of this process.
     pub fn from_process() -> Result<Env, Error> {
-        let dirs = directories::BaseDirs::new().ok_or(Error::NoHome)?;
-        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
-        let config_dir = match var("TABWIRE_CONFIG_DIR") {
-            Some(dir) => PathBuf::from(dir),
-            None => dirs.config_dir().join("tabwire"),
-        };
-        let data_dir = match var("TABWIRE_DATA_DIR") {
-            Some(dir) => PathBuf::from(dir),
-            None => dirs.data_dir().join("tabwire"),
-        };
+        let base = directories::BaseDirs::new().ok_or(Error::NoHome)?;
+        let Dirs { config: config_dir, data: data_dir, .. } = Dirs::resolve(var, Some(&base));
         let (runtime_dir, runtime_dir_note) = tabwire_proto::runtime_dir::resolve_explained();
         let current_exe = std::env::current_exe().map_err(|source| Error::Io {
             what: "find the running executable",
@@ -59,7 +56,7 @@ impl Env {
         })?;
         Ok(Env {
             os: Os::current(),
-            home: dirs.home_dir().to_path_buf(),
+            home: base.home_dir().to_path_buf(),
             xdg_config_home: var("XDG_CONFIG_HOME").map(PathBuf::from),
             path: split_path(var("PATH")),
             config_dir,
@@ -92,6 +89,49 @@ impl Env {
             _ => shell_quote(&self.current_exe),
         }
     }
+}
+
+/// tabwire's own directories: each from its variable when set and not empty, else the OS's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dirs {
+    /// `$TABWIRE_CONFIG_DIR`, else `~/.config/tabwire` on Linux: `installed.json`, chat
+    /// adapters, worker templates.
+    pub config: PathBuf,
+    /// `$TABWIRE_DATA_DIR`, else `~/.local/share/tabwire` on Linux: the unpacked extension.
+    pub data: PathBuf,
+    /// `$TABWIRE_STATE_DIR`, else `~/.local/state/tabwire` on Linux (the local data directory
+    /// elsewhere): operations, saved session queues, worker logs.
+    pub state: PathBuf,
+}
+
+impl Dirs {
+    /// The directories for this process's environment. Never fails: with no home directory
+    /// they fall back to folders under the temporary directory.
+    pub fn from_process() -> Dirs {
+        Dirs::resolve(var, directories::BaseDirs::new().as_ref())
+    }
+
+    /// The directories, given how to read a variable and the OS's base directories.
+    pub fn resolve(var: impl Fn(&str) -> Option<OsString>, base: Option<&BaseDirs>) -> Dirs {
+        let pick = |name: &str, os: Option<&Path>, fallback: &str| match var(name) {
+            Some(dir) => PathBuf::from(dir),
+            None => match os {
+                Some(dir) => dir.join("tabwire"),
+                None => std::env::temp_dir().join(fallback),
+            },
+        };
+        let state = base.map(|b| b.state_dir().unwrap_or(b.data_local_dir()));
+        Dirs {
+            config: pick("TABWIRE_CONFIG_DIR", base.map(BaseDirs::config_dir), "tabwire-config"),
+            data: pick("TABWIRE_DATA_DIR", base.map(BaseDirs::data_dir), "tabwire-data"),
+            state: pick("TABWIRE_STATE_DIR", state, "tabwire-state"),
+        }
+    }
+}
+
+/// A variable of this process, when set and not empty.
+fn var(name: &str) -> Option<OsString> {
+    std::env::var_os(name).filter(|v| !v.is_empty())
 }
 
 /// `name` as an executable file name on `os`.
@@ -139,6 +179,19 @@ pub fn shell_quote(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_set_variable_wins_and_an_empty_one_is_unset() {
+        let vars = |name: &str| match name {
+            "TABWIRE_CONFIG_DIR" => Some(OsString::from("/c")),
+            "TABWIRE_STATE_DIR" => Some(OsString::new()).filter(|v| !v.is_empty()),
+            _ => None,
+        };
+        let dirs = Dirs::resolve(vars, None);
+        assert_eq!(dirs.config, PathBuf::from("/c"));
+        assert_eq!(dirs.state, std::env::temp_dir().join("tabwire-state"));
+        assert_eq!(dirs.data, std::env::temp_dir().join("tabwire-data"));
+    }
 
     #[test]
     fn quoting() {

@@ -1,26 +1,36 @@
 //! `tabwire install`, `tabwire uninstall` and the static part of `tabwire doctor`: register the
 //! native-messaging host with every Chromium-family browser on the machine, remove exactly
-//! that again, and check that it is all in place. The `tabwire` binary wires the `*Args`
-//! structs into its CLI and calls the `run_*` functions; see specs/install.md.
+//! that again, and check that it is all in place (specs/install.md). The `tabwire` binary wires
+//! the `*Args` structs into its CLI and calls the `run_*` functions with an [`Env`], the
+//! machine as these functions see it (tests pass a fake home); [`Dirs`] is where tabwire keeps
+//! its own files, for the bridge too.
+//!
+//! The modules are private and what others use is re-exported here, except [`extension`]: the
+//! extension this binary carries, a namespace of its own (`extension::VERSION`,
+//! `extension::unpack`).
 
-pub mod browsers;
-pub mod claude;
-pub mod doctor;
-pub mod env;
-pub mod error;
+mod browsers;
+mod claude;
+mod doctor;
+mod env;
+mod error;
 pub mod extension;
-pub mod install;
-pub mod locate;
-pub mod manifest;
-pub mod record;
+mod install;
+mod locate;
+mod manifest;
+mod record;
 mod registry;
-pub mod targets;
-pub mod uninstall;
+mod targets;
+mod uninstall;
 
-pub use browsers::{Browser, Os};
+pub use browsers::{Browser, MANIFEST_FILE, Os};
+pub use claude::DEFAULT_WORKER;
 pub use doctor::{DoctorArgs, Finding, all_ok, render, run_doctor, static_findings};
-pub use env::Env;
+pub use env::{Dirs, Env, is_executable};
 pub use error::Error;
 pub use install::{InstallArgs, InstallReport, install, run_install};
-pub use targets::Selection;
+pub use locate::{find_extension_dir, locate_host};
+pub use manifest::HostManifest;
+pub use record::Record;
+pub use targets::{Resolved, Selection, Target, resolve as resolve_targets};
 pub use uninstall::{UninstallArgs, UninstallReport, run_uninstall, uninstall};

@@ -5,7 +5,7 @@
 mod common;
 
 use common::World;
-use tabwire_install::record::Record;
+use tabwire_install::Record;
 
 #[test]
 fn uninstall_does_not_follow_a_forged_registry_key_or_extension_folder() {

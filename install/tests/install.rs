@@ -251,7 +251,7 @@ fn finds_the_checkout_extension_folder_from_a_target_dir() {
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
     let mut w = World::new();
     w.env.current_exe = repo.join("target/debug/tabwire");
-    assert_eq!(tabwire_install::locate::find_extension_dir(&w.env), Some(repo.join("extension")));
+    assert_eq!(tabwire_install::find_extension_dir(&w.env), Some(repo.join("extension")));
 }
 
 #[test]
@@ -326,7 +326,7 @@ fn windows_targets_are_the_registry_keys() {
     };
     let sel =
         install_args(&["--browser", "chrome", "--browser", "brave", "--browser", "edge"]).selection;
-    let targets = tabwire_install::targets::resolve(&sel, &env).unwrap().targets;
+    let targets = tabwire_install::resolve_targets(&sel, &env).unwrap().targets;
     let manifest = PathBuf::from(
         r"C:\Users\u\AppData\Local\tabwire\NativeMessagingHosts\dev.tabwire.host.json",
     );
@@ -350,7 +350,7 @@ fn windows_targets_are_the_registry_keys() {
         ]
     );
     let sel = install_args(&["--system", "--browser", "chrome"]).selection;
-    let err = tabwire_install::targets::resolve(&sel, &env).unwrap_err();
+    let err = tabwire_install::resolve_targets(&sel, &env).unwrap_err();
     assert!(matches!(err, Error::SystemUnsupported("Windows")), "{err}");
 }
 

@@ -355,8 +355,8 @@ fn write_host_manifest(profile: &Path, host: &Path) -> std::io::Result<()> {
     let dir = profile.join("NativeMessagingHosts");
     std::fs::create_dir_all(&dir)?;
     let ids = [tabwire_proto::extension_id::EXTENSION_ID.to_owned()];
-    let manifest = tabwire_install::manifest::HostManifest::new(host, &ids).render();
-    std::fs::write(dir.join(tabwire_install::browsers::MANIFEST_FILE), manifest)
+    let manifest = tabwire_install::HostManifest::new(host, &ids).render();
+    std::fs::write(dir.join(tabwire_install::MANIFEST_FILE), manifest)
 }
 
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {

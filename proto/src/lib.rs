@@ -4,8 +4,13 @@
 //! (`chunk`), every size and time limit with why (`limits`), which extension may start the host
 //! (`extension_id`), stdin and stdout as reactor pipes (`pipes`), the grammar of the sites the
 //! user allows (`sites`), where the sockets and records live (`runtime_dir`), and how every
-//! local socket is bound, checked and accepted on (`socket`). The contract in words is
+//! local socket is bound, checked and accepted on (`socket`). Both programs also end the same
+//! way: on a [`Shutdown`] their `main` makes from SIGTERM and SIGINT. The contract in words is
 //! `specs/protocol.md`.
+//!
+//! Each module is a namespace the host and the bridge both use by name (`wire::code`,
+//! `runtime_dir::resolve`), so they stay public; what is not part of the contract stays
+//! private inside them.
 
 pub mod chunk;
 pub mod codec;
@@ -13,6 +18,9 @@ pub mod extension_id;
 pub mod limits;
 pub mod pipes;
 pub mod runtime_dir;
+mod shutdown;
 pub mod sites;
 pub mod socket;
 pub mod wire;
+
+pub use shutdown::{Shutdown, Trigger};

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Result, bail};
 use tabwire_install::Env;
 use tabwire_install::extension;
-use tabwire_install::locate::find_extension_dir;
+use tabwire_install::find_extension_dir;
 
 #[derive(Debug, clap::Args)]
 pub struct ExtensionArgs {

@@ -45,10 +45,10 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     }
     let exe = std::env::current_exe().context("where is this tabwire binary?")?;
     let env = tabwire_install::Env::from_process()?;
-    let host = tabwire_install::locate::locate_host(None, &env)?;
+    let host = tabwire_install::locate_host(None, &env)?;
     let root = std::env::temp_dir().join(format!("tabwire-demo-{}", std::process::id()));
     // A checkout's extension/ as it is; else (an installed tabwire) the one this binary carries.
-    let extension_dir = match tabwire_install::locate::find_extension_dir(&env) {
+    let extension_dir = match tabwire_install::find_extension_dir(&env) {
         Some(dir) => dir,
         None => {
             let dir = root.join("extension");

@@ -10,9 +10,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tabwire_proto::wire::code;
-use tokio_util::sync::CancellationToken;
 
-use super::reply::{Reply, unless_cancelled};
+use super::reply::Reply;
 use super::server::TabwireServer;
 use super::tabs::Target;
 use crate::error::CallError;
@@ -70,7 +69,6 @@ impl TabwireServer {
     async fn evaluate(
         &self,
         Parameters(p): Parameters<EvaluateParams>,
-        cancel: CancellationToken,
     ) -> Result<Reply<Evaluated>, CallError> {
         let ms = p.timeout_ms.unwrap_or(10_000);
         if ms == 0 || ms > MAX_TIMEOUT_MS {
@@ -87,7 +85,7 @@ impl TabwireServer {
             params,
             Duration::from_millis(ms),
         );
-        let mut got = unless_cancelled(cancel, call).await?;
+        let mut got = call.await?;
         got.tab_id = p.tab_id;
         let origin = got.origin.as_deref().unwrap_or("an unknown origin");
         let text = format!(

@@ -11,9 +11,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use tabwire_proto::wire::code;
-use tokio_util::sync::CancellationToken;
 
-use super::reply::{Reply, unless_cancelled};
+use super::reply::Reply;
 use super::server::TabwireServer;
 use crate::error::CallError;
 use crate::events::{Filter, SessionEvent, kind};
@@ -164,7 +163,6 @@ impl TabwireServer {
     async fn wait_for_event(
         &self,
         Parameters(p): Parameters<WaitForEventParams>,
-        cancel: CancellationToken,
     ) -> Result<Reply<Waited>, CallError> {
         let timeout = seconds(p.timeout_secs, MAX_EVENT_WAIT_SECS)?;
         let kinds = p.types.unwrap_or_else(|| vec![kind::WORKER_COMPLETE.to_owned()]);
@@ -175,7 +173,7 @@ impl TabwireServer {
             ));
         }
         let filter = Filter { kinds, ..Filter::default() };
-        let Some(event) = self.take_event(&filter, timeout, cancel).await? else {
+        let Some(event) = self.core.queue().take_one(&filter, timeout).await else {
             let text = format!("no event within {} s", p.timeout_secs);
             return Ok(Reply::new(text, Waited::timeout()));
         };
@@ -207,21 +205,15 @@ impl TabwireServer {
     async fn wait_for_state_change(
         &self,
         Parameters(p): Parameters<WaitForStateChangeParams>,
-        cancel: CancellationToken,
     ) -> Result<Reply<Value>, CallError> {
         let timeout = seconds(p.timeout_secs, MAX_STATE_WAIT_SECS)?;
-        let cancelled = cancel.clone();
-        let events =
-            unless_cancelled(cancel, self.core.wait_page_events(p.tab_id, timeout)).await?;
-        // Nothing is taken for good before its answer is known to encode and to have someone
-        // to go to: else the events go back to their places in the queue.
+        // A cancelled call is dropped while it waits (`call_tool`), before it takes anything.
+        let events = self.core.wait_page_events(p.tab_id, timeout).await?;
+        // Nothing is taken for good before its answer is known to encode: else the events go
+        // back to their places in the queue.
         let timed_out = events.is_empty();
         let encoded = match serde_json::to_value(&events) {
-            Ok(encoded) if !cancelled.is_cancelled() => encoded,
-            Ok(_) => {
-                self.core.queue().put_back(events);
-                return Err(CallError::new(code::CANCELLED, "the client cancelled the call"));
-            }
+            Ok(encoded) => encoded,
             Err(e) => {
                 self.core.queue().put_back(events);
                 return Err(unencodable(e));
@@ -236,27 +228,6 @@ impl TabwireServer {
             }
         };
         Ok(Reply::new(text, serde_json::json!({ "events": encoded, "timed_out": timed_out })))
-    }
-}
-
-impl TabwireServer {
-    /// Take the first event `filter` passes, waiting up to `timeout`, unless the client cancels
-    /// the call: then nothing is taken (an event taken as the cancel came goes back).
-    pub(super) async fn take_event(
-        &self,
-        filter: &Filter,
-        timeout: Duration,
-        cancel: CancellationToken,
-    ) -> Result<Option<SessionEvent>, CallError> {
-        let taken = async { Ok(self.core.queue().take_one(filter, timeout).await) };
-        let cancelled = cancel.clone();
-        let event = unless_cancelled(cancel, taken).await?;
-        if cancelled.is_cancelled() {
-            // The client gave up on this call: its answer would go nowhere.
-            self.core.queue().put_back(event.into_iter().collect());
-            return Err(CallError::new(code::CANCELLED, "the client cancelled the call"));
-        }
-        Ok(event)
     }
 }
 

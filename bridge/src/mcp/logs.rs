@@ -10,9 +10,8 @@ use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
-use super::reply::{Reply, unless_cancelled};
+use super::reply::Reply;
 use super::server::TabwireServer;
 use super::tabs::Target;
 use crate::error::CallError;
@@ -112,7 +111,6 @@ impl TabwireServer {
     async fn console_messages(
         &self,
         Parameters(p): Parameters<ConsoleParams>,
-        cancel: CancellationToken,
     ) -> Result<Reply<ConsoleMessages>, CallError> {
         let params = json!({ "tab_id": p.tab_id, "level": p.level.as_deref().unwrap_or("log"),
             "since": p.since.unwrap_or(0), "limit": p.limit.unwrap_or(100) });
@@ -122,7 +120,7 @@ impl TabwireServer {
             params,
             TIMEOUT,
         );
-        let mut got = unless_cancelled(cancel, call).await?;
+        let mut got = call.await?;
         got.capture.tab_id = p.tab_id;
         let origin = got.capture.origin.as_deref().unwrap_or("an unknown origin");
         let mut text = format!(
@@ -155,7 +153,6 @@ impl TabwireServer {
     async fn network_requests(
         &self,
         Parameters(p): Parameters<NetworkParams>,
-        cancel: CancellationToken,
     ) -> Result<Reply<NetworkRequests>, CallError> {
         let params = json!({ "tab_id": p.tab_id, "filter": p.filter,
             "since": p.since.unwrap_or(0), "limit": p.limit.unwrap_or(100) });
@@ -165,7 +162,7 @@ impl TabwireServer {
             params,
             TIMEOUT,
         );
-        let mut got = unless_cancelled(cancel, call).await?;
+        let mut got = call.await?;
         got.capture.tab_id = p.tab_id;
         let origin = got.capture.origin.as_deref().unwrap_or("an unknown origin");
         let mut text =

@@ -20,29 +20,32 @@ mod workers;
 mod workflows;
 
 use rmcp::ServiceExt;
+use tabwire_proto::Shutdown;
 
+use crate::cli::McpArgs;
 use crate::core::Core;
 use crate::session::saved::SavedQueue;
 pub use server::TabwireServer;
 
-/// Serve MCP on stdin/stdout until the client goes away (stdin ends) or SIGTERM/SIGINT. Meanwhile
-/// this process is a session (`crate::session`); its socket and record go when this returns.
-/// With `page_tools`, declared page commands are tools too (`--page-tools`).
-pub async fn serve(core: Core, page_tools: bool) -> anyhow::Result<()> {
-    let mut session = crate::session::Session::start(&core).await?;
+/// Serve MCP on stdin/stdout until the client goes away (stdin ends) or `shutdown` fires
+/// (SIGTERM, SIGINT). Meanwhile this process is a session (`crate::session`); its socket and
+/// record go when this returns. With `--page-tools`, declared page commands are tools too.
+pub async fn run(args: &McpArgs, shutdown: Shutdown) -> anyhow::Result<()> {
+    let core = Core::start(args.attach.browser.clone())?;
+    let session = crate::session::Session::start(&core).await?;
     let saved = session.id_was_chosen().then(|| {
         let id = &session.record().session_id;
         SavedQueue::start(core.queue().clone(), &crate::dirs::state_dir(), id)
     });
-    let server = TabwireServer::new(core).with_page_tools(page_tools);
+    let server = TabwireServer::new(core).with_page_tools(args.page_tools);
     let ending = server.clone();
     let service = tokio::select! {
         service = server.serve(bench::stdio()?) => service?,
-        () = session.terminated() => return Ok(()), // before the handshake: nothing to flush
+        _ = shutdown.requested() => return Ok(()), // before the handshake: nothing to flush
     };
     tokio::select! {
         reason = service.waiting() => tracing::info!(?reason, "MCP session ended"),
-        () = session.terminated() => tracing::info!("terminated by a signal"),
+        why = shutdown.requested() => tracing::info!("ended by {why}"),
     }
     ending.stop_workers().await; // SIGTERM; their reports join the queue
     if let Some(saved) = &saved {

@@ -15,9 +15,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tabwire_proto::wire::code;
 use tokio::sync::broadcast::error::RecvError;
-use tokio_util::sync::CancellationToken;
 
-use super::reply::{Reply, unless_cancelled};
+use super::reply::Reply;
 use super::server::TabwireServer;
 use super::tabs::Target;
 use crate::error::CallError;
@@ -164,7 +163,6 @@ impl TabwireServer {
     async fn send_message_async(
         &self,
         Parameters(p): Parameters<SendMessageParams>,
-        cancel: CancellationToken,
     ) -> Result<Reply<Started>, CallError> {
         if p.timeout_secs == 0 || p.timeout_secs > MAX_OPERATION_SECS {
             return Err(CallError::new(
@@ -179,7 +177,7 @@ impl TabwireServer {
             adapter: p.adapter,
             timeout: Duration::from_secs(p.timeout_secs),
         };
-        let op = unless_cancelled(cancel, self.operations.send(request)).await?;
+        let op = self.operations.send(request).await?;
         let text = format!(
             "operation {} {} in tab {} (adapter {}); wait_for_operation follows it",
             op.operation_id, op.status, op.tab_id, op.adapter
@@ -212,7 +210,6 @@ impl TabwireServer {
         Parameters(p): Parameters<WaitForOperationParams>,
         meta: RequestMetaObject,
         peer: Peer<RoleServer>,
-        cancel: CancellationToken,
     ) -> Result<Reply<OperationView>, CallError> {
         if p.timeout_secs > MAX_WAIT_SECS {
             return Err(CallError::new(
@@ -238,9 +235,6 @@ impl TabwireServer {
                     Err(RecvError::Closed) => break,
                 },
                 () = tokio::time::sleep_until(deadline) => break,
-                () = cancel.cancelled() => {
-                    return Err(CallError::new(code::CANCELLED, "the client cancelled the wait; the operation goes on"));
-                }
             }
         }
         let op = self.operations.get(&p.operation_id)?;

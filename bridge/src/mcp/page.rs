@@ -12,9 +12,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 use tabwire_proto::wire::code;
-use tokio_util::sync::CancellationToken;
 
-use super::reply::{Reply, unless_cancelled};
+use super::reply::Reply;
 use super::server::TabwireServer;
 use super::tabs::Target;
 use crate::error::CallError;
@@ -145,13 +144,12 @@ impl TabwireServer {
     async fn get_state(
         &self,
         Parameters(p): Parameters<GetStateParams>,
-        cancel: CancellationToken,
     ) -> Result<Reply<PageState>, CallError> {
         let timeout = timeout(p.timeout_ms)?;
         let browser = p.target.browser.as_deref();
         let expected = p.expected_origin.as_deref();
         let read = self.core.read_state(browser, p.tab_id, p.force_refresh, expected, timeout);
-        let read = unless_cancelled(cancel, read).await?;
+        let read = read.await?;
         // Without a path the state goes out as the page sent it: its JSON text once for the
         // text block, parsed once for the structured result (see `PageState::state`).
         let state: Arc<RawValue> = match &p.path {
@@ -227,7 +225,6 @@ impl TabwireServer {
     async fn send_command(
         &self,
         Parameters(mut p): Parameters<SendCommandParams>,
-        cancel: CancellationToken,
     ) -> Result<Reply<CommandResult>, CallError> {
         let timeout = timeout(p.timeout_ms)?;
         if p.kind.trim().is_empty() {
@@ -240,7 +237,7 @@ impl TabwireServer {
         let expected = p.expected_origin.as_deref();
         self.core.check_declared(browser, p.tab_id, &p.kind, &mut p.payload).await?;
         let run = self.core.send_command(browser, p.tab_id, &p.kind, &p.payload, expected, timeout);
-        let run = unless_cancelled(cancel, run).await?;
+        let run = run.await?;
         Ok(CommandResult::reply(run, p.kind))
     }
 }

@@ -6,8 +6,6 @@ use rmcp::ErrorData;
 use rmcp::handler::server::tool::IntoCallToolResult;
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock};
 use serde::Serialize;
-use tabwire_proto::wire::code;
-use tokio_util::sync::CancellationToken;
 
 use crate::error::CallError;
 
@@ -39,17 +37,5 @@ impl<T: Serialize> IntoCallToolResult for Reply<T> {
 impl IntoCallToolResult for CallError {
     fn into_call_tool_result(self) -> Result<CallToolResponse, ErrorData> {
         Ok(CallToolResult::error(vec![ContentBlock::text(self.to_string())]).into())
-    }
-}
-
-/// Run a core call until the client cancels the tool call (`notifications/cancelled`). rmcp
-/// only fires the token; dropping the call here is what tells the browser to stop.
-pub async fn unless_cancelled<T>(
-    cancel: CancellationToken,
-    call: impl Future<Output = Result<T, CallError>>,
-) -> Result<T, CallError> {
-    tokio::select! {
-        result = call => result,
-        () = cancel.cancelled() => Err(CallError::new(code::CANCELLED, "the client cancelled the call")),
     }
 }

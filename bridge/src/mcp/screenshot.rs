@@ -16,9 +16,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tabwire_proto::wire::code;
-use tokio_util::sync::CancellationToken;
 
-use super::reply::unless_cancelled;
 use super::server::TabwireServer;
 use super::tabs::Target;
 use crate::error::CallError;
@@ -165,7 +163,6 @@ impl TabwireServer {
     async fn screenshot(
         &self,
         Parameters(p): Parameters<ScreenshotParams>,
-        cancel: CancellationToken,
     ) -> Result<ImageReply, CallError> {
         let params = json!({
             "tab_id": p.tab_id,
@@ -182,7 +179,7 @@ impl TabwireServer {
             params,
             TIMEOUT,
         );
-        let taken = unless_cancelled(cancel, call).await?;
+        let taken = call.await?;
         let bytes = base64::engine::general_purpose::STANDARD.decode(&taken.data).map_err(|e| {
             CallError::new(
                 code::INTERNAL,

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::IntoCallToolResult;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
@@ -11,11 +12,13 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
+use tabwire_proto::wire::code;
 
 use super::commands::PageTools;
 
 use crate::core::Core;
 use crate::dirs;
+use crate::error::CallError;
 use crate::operations::Operations;
 use crate::session::Peers;
 use crate::workers::Workers;
@@ -123,6 +126,30 @@ impl TabwireServer {
         self
     }
 
+    /// A tool call by name: a built-in tool, else a page tool (`--page-tools`).
+    async fn route(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if !self.tool_router.has_route(&request.name)
+            && let Some(page_tools) = &self.page_tools
+        {
+            let call = self.call_page_tool(page_tools, &request.name, request.arguments);
+            if let Some(result) = call.await {
+                return result;
+            }
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "no tool {:?}: the page that offered it may have closed; list the tools again",
+                    request.name
+                ),
+                None,
+            ));
+        }
+        self.tool_router.call(ToolCallContext::new(self, request, context)).await
+    }
+
     /// Whether `name` is one of the built-in tools, which no page tool may take.
     pub(super) fn is_static_tool(&self, name: &str) -> bool {
         self.tool_router.has_route(name)
@@ -155,28 +182,27 @@ impl ServerHandler for TabwireServer {
         Ok(ListToolsResult::with_all_items(tools))
     }
 
+    /// Every tool call, built-in or page tool, ends here when the client cancels it
+    /// (`notifications/cancelled`, or the session ending): the call is dropped where it waits,
+    /// which tells the browser to stop what it was asked (a `cancel` to the host) and takes
+    /// nothing from the event queues (a take happens whole, within one poll). rmcp sends no
+    /// answer to a cancelled request; the `cancelled` error is for its log.
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        if !self.tool_router.has_route(&request.name)
-            && let Some(page_tools) = &self.page_tools
-        {
-            let cancel = context.ct.clone();
-            let call = self.call_page_tool(page_tools, &request.name, request.arguments, cancel);
-            if let Some(result) = call.await {
-                return result;
+        let cancelled = context.ct.clone();
+        let name = request.name.clone();
+        tokio::select! {
+            biased;
+            () = cancelled.cancelled() => {
+                tracing::debug!(tool = %name, "the client cancelled the call");
+                CallError::new(code::CANCELLED, "the client cancelled the call")
+                    .into_call_tool_result()
             }
-            return Err(ErrorData::invalid_params(
-                format!(
-                    "no tool {:?}: the page that offered it may have closed; list the tools again",
-                    request.name
-                ),
-                None,
-            ));
+            result = self.route(request, context) => result,
         }
-        self.tool_router.call(ToolCallContext::new(self, request, context)).await
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

@@ -9,7 +9,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tabwire_proto::wire::code;
-use tokio_util::sync::CancellationToken;
 
 use super::events::{MAX_EVENT_WAIT_SECS, seconds};
 use super::reply::Reply;
@@ -250,7 +249,6 @@ impl TabwireServer {
     async fn ask_question(
         &self,
         Parameters(p): Parameters<AskQuestionParams>,
-        cancel: CancellationToken,
     ) -> Result<Reply<Delivered>, CallError> {
         let timeout = seconds(p.timeout_secs, MAX_EVENT_WAIT_SECS)?;
         // The asker's id rides in the question's: the answer finds its way back without the
@@ -265,7 +263,7 @@ impl TabwireServer {
         }
         let filter =
             Filter { field: Some(("question_id", question_id)), ..Filter::kinds(&[kind::ANSWER]) };
-        let answer = self.take_event(&filter, timeout, cancel).await?;
+        let answer = self.core.queue().take_one(&filter, timeout).await;
         asked.timed_out = Some(answer.is_none());
         let text = match &answer {
             Some(answer) => {

@@ -5,9 +5,8 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tokio_util::sync::CancellationToken;
 
-use super::reply::{Reply, unless_cancelled};
+use super::reply::Reply;
 use super::server::TabwireServer;
 use crate::error::CallError;
 use crate::methods::{Tab, Wait};
@@ -100,10 +99,8 @@ impl TabwireServer {
     async fn list_tabs(
         &self,
         Parameters(p): Parameters<ListTabsParams>,
-        cancel: CancellationToken,
     ) -> Result<Reply<TabList>, CallError> {
-        let tabs =
-            unless_cancelled(cancel, self.core.list_tabs(p.target.browser.as_deref())).await?;
+        let tabs = self.core.list_tabs(p.target.browser.as_deref()).await?;
         let mut text = match tabs.len() {
             1 => "1 tab:".to_owned(),
             n => format!("{n} tabs:"),
@@ -130,11 +127,10 @@ impl TabwireServer {
     async fn open_tab(
         &self,
         Parameters(p): Parameters<OpenTabParams>,
-        cancel: CancellationToken,
     ) -> Result<Reply<OneTab>, CallError> {
         let browser = p.target.browser.as_deref();
         let tab = self.core.open_tab(browser, &p.url, p.active, Wait::Load);
-        let tab = unless_cancelled(cancel, tab).await?;
+        let tab = tab.await?;
         Ok(Reply::new(format!("opened {}", line(&tab)), OneTab { tab }))
     }
 
@@ -153,10 +149,8 @@ impl TabwireServer {
     async fn close_tab(
         &self,
         Parameters(p): Parameters<TabParams>,
-        cancel: CancellationToken,
     ) -> Result<Reply<Closed>, CallError> {
-        unless_cancelled(cancel, self.core.close_tab(p.target.browser.as_deref(), p.tab_id))
-            .await?;
+        self.core.close_tab(p.target.browser.as_deref(), p.tab_id).await?;
         let text = format!("closed tab {}", p.tab_id);
         Ok(Reply::new(text, Closed { closed: true, tab_id: p.tab_id }))
     }
@@ -177,10 +171,9 @@ impl TabwireServer {
     async fn activate_tab(
         &self,
         Parameters(p): Parameters<TabParams>,
-        cancel: CancellationToken,
     ) -> Result<Reply<OneTab>, CallError> {
         let tab = self.core.activate_tab(p.target.browser.as_deref(), p.tab_id);
-        let tab = unless_cancelled(cancel, tab).await?;
+        let tab = tab.await?;
         Ok(Reply::new(format!("activated {}", line(&tab)), OneTab { tab }))
     }
 
@@ -200,11 +193,10 @@ impl TabwireServer {
     async fn navigate(
         &self,
         Parameters(p): Parameters<NavigateParams>,
-        cancel: CancellationToken,
     ) -> Result<Reply<OneTab>, CallError> {
         let browser = p.target.browser.as_deref();
         let tab = self.core.navigate(browser, p.tab_id, &p.url, p.wait);
-        let tab = unless_cancelled(cancel, tab).await?;
+        let tab = tab.await?;
         Ok(Reply::new(format!("navigated {}", line(&tab)), OneTab { tab }))
     }
 }

@@ -32,11 +32,10 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::json;
-use tabwire_proto::runtime_dir;
 use tabwire_proto::wire::code;
+use tabwire_proto::{Shutdown, runtime_dir};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
-use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
@@ -48,8 +47,9 @@ use session::{HttpSession, Sessions};
 type Body = BoxBody<Bytes, Infallible>;
 type Mcp = StreamableHttpService<HttpSession, LocalSessionManager>;
 
-/// Serve until SIGTERM or SIGINT; then end every session as `tabwire mcp` ends its one.
-pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
+/// Serve until `shutdown` fires (SIGTERM, SIGINT); then end every session as `tabwire mcp`
+/// ends its one.
+pub async fn run(args: ServeArgs, shutdown: Shutdown) -> anyhow::Result<()> {
     let addr = args.http.as_deref().unwrap_or(listen::DEFAULT_ADDR);
     let runtime_dir = runtime_dir::prepare(&runtime_dir::resolve())?;
     let listener = listen::bind(addr).await?;
@@ -91,12 +91,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let mcp = StreamableHttpService::new(factory, Arc::new(manager), config);
     let front = Front { mcp, sessions: sessions.clone(), token, port: local.port() };
 
-    let mut term = signal(SignalKind::terminate())?;
-    let mut int = signal(SignalKind::interrupt())?;
     tokio::select! {
         () = accept(listener, Arc::new(front)) => {}
-        _ = term.recv() => tracing::info!("terminated by a signal"),
-        _ = int.recv() => tracing::info!("interrupted"),
+        why = shutdown.requested() => tracing::info!("ended by {why}"),
     }
     stop.cancel();
     if !sessions.drained(limits::DRAIN).await {

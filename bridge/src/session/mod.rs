@@ -8,11 +8,12 @@
 //!
 //! It listens on `<runtime>/sessions/<id>.sock` (0600) and on 127.0.0.1 for `GET /wait`, and
 //! writes `<id>.json` beside the socket (0600: it holds the HTTP token). Both files go when the
-//! [`Session`] is dropped: on stdin EOF and on SIGTERM/SIGINT (see `mcp::serve`).
+//! [`Session`] is dropped: on stdin EOF and on SIGTERM/SIGINT (`main` catches them before any
+//! session starts and hands `mcp::run` the shutdown).
 //!
 //! One process may hold several sessions (`tabwire serve --http`: one per HTTP client), each
 //! with its own core, socket, record and `/wait` port: [`Session::start_another`] makes one
-//! without reading the environment or catching signals, and dropping it stops its listeners.
+//! without reading the environment, and dropping it stops its listeners.
 
 pub mod client;
 #[doc(hidden)]
@@ -29,7 +30,6 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use tabwire_proto::runtime_dir::{self, now_ms};
 use tokio::net::{TcpListener, UnixListener};
-use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 pub use client::{NO_SUCH_SESSION, Peers, SessionClient};
@@ -47,9 +47,6 @@ pub struct Session {
     record_path: PathBuf,
     /// Its id came from `TABWIRE_SESSION_ID`: a later run may be the same session again.
     chosen_id: bool,
-    /// SIGTERM and SIGINT, caught from before the record is written: a signal must never kill
-    /// the process with its files still there.
-    signals: Option<(Signal, Signal)>,
     /// Stops the socket and `/wait` listeners when the session goes (several sessions may
     /// live in one process, so the process ending is not enough).
     _listening: DropGuard,
@@ -58,8 +55,7 @@ pub struct Session {
 impl Session {
     /// Become a session: bind the socket and the HTTP port, write the record, and start
     /// answering. The core learns who it is (`Core::session`). The id comes from
-    /// `TABWIRE_SESSION_ID` (see the module doc); SIGTERM and SIGINT are caught
-    /// ([`Session::terminated`]).
+    /// `TABWIRE_SESSION_ID` (see the module doc).
     pub async fn start(core: &Core) -> anyhow::Result<Session> {
         let runtime_dir = core.runtime_dir().to_owned();
         runtime_dir::prepare(&runtime_dir)?;
@@ -79,17 +75,14 @@ impl Session {
             }
         };
         let chosen_id = named && parent.is_none();
-        let signals =
-            signal(SignalKind::terminate()).ok().zip(signal(SignalKind::interrupt()).ok());
-        Self::open(core, id, parent, chosen_id, signals).await
+        Self::open(core, id, parent, chosen_id).await
     }
 
     /// One more session in this process, with a new id and no parent, for a core of its own
-    /// (`tabwire serve --http` makes one per client). It catches no signal: the process that
-    /// holds several sessions ends them all itself.
+    /// (`tabwire serve --http` makes one per client).
     pub async fn start_another(core: &Core) -> anyhow::Result<Session> {
         runtime_dir::prepare(core.runtime_dir())?;
-        Self::open(core, new_id(), None, false, None).await
+        Self::open(core, new_id(), None, false).await
     }
 
     async fn open(
@@ -97,7 +90,6 @@ impl Session {
         id: String,
         parent: Option<String>,
         chosen_id: bool,
-        signals: Option<(Signal, Signal)>,
     ) -> anyhow::Result<Session> {
         let (socket_path, record_path) = record::paths(core.runtime_dir(), &id);
         let listener = bind(&socket_path)?;
@@ -124,18 +116,7 @@ impl Session {
             core.clone(),
         )));
         tracing::info!(session = %record.session_id, "session started");
-        Ok(Session { record, record_path, chosen_id, signals, _listening: stop.drop_guard() })
-    }
-
-    /// Resolves on SIGTERM or SIGINT.
-    pub async fn terminated(&mut self) {
-        let Some((term, int)) = self.signals.as_mut() else {
-            return std::future::pending().await;
-        };
-        tokio::select! {
-            _ = term.recv() => {}
-            _ = int.recv() => {}
-        }
+        Ok(Session { record, record_path, chosen_id, _listening: stop.drop_guard() })
     }
 
     pub fn record(&self) -> &SessionRecord {

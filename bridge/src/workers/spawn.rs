@@ -12,7 +12,7 @@ use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use tabwire_install::env::is_executable;
+use tabwire_install::is_executable;
 use tabwire_proto::wire::code;
 use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};

@@ -21,7 +21,7 @@ pub const FILE: &str = "workers.json";
 pub const DEFAULT: &str = "default";
 /// What `default` is when the file does not say: Claude Code's non-interactive mode (the same
 /// template `tabwire install --claude` writes).
-pub const BUILT_IN_DEFAULT: [&str; 3] = tabwire_install::claude::DEFAULT_WORKER;
+pub const BUILT_IN_DEFAULT: [&str; 3] = tabwire_install::DEFAULT_WORKER;
 /// The placeholders, each replaced by a whole argument.
 pub const PLACEHOLDERS: [&str; 4] = ["{prompt}", "{name}", "{worker_id}", "{cwd}"];
 
