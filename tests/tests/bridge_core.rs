@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tabwire_bridge::core::Core;
+use tabwire_bridge::methods::{Echo, Ping};
 use tabwire_proto::wire::{self, Event, Message};
 use tabwire_tests::Sandbox;
 
@@ -76,10 +77,12 @@ async fn page_methods_carry_their_parameters() {
 
     let pid = browser.pid.to_string();
     let (pong, _) = tokio::join!(
-        core.call(Some(&pid), "ping", Value::Null, Duration::from_secs(1)),
-        browser.answer("ping", json!({ "pong": true }))
+        core.invoke_within::<Ping>(Some(&pid), &(), Duration::from_secs(1)),
+        browser.answer("ping", json!({ "pong": true, "extension_version": "0.1.0" }))
     );
-    assert_eq!(pong.unwrap(), json!({ "pong": true }));
+    let pong = pong.unwrap();
+    assert!(pong.pong);
+    assert_eq!(pong.extension_version.as_deref(), Some("0.1.0"));
 }
 
 const SECOND: Duration = Duration::from_secs(1);
@@ -126,8 +129,9 @@ async fn a_browser_that_does_not_answer_times_out() {
     let core = Core::start_in(&env.dir, None).unwrap();
 
     let started = std::time::Instant::now();
+    let x = json!("x");
     let (result, _) = tokio::join!(
-        core.call(None, "echo", json!("x"), Duration::from_millis(200)),
+        core.invoke_within::<Echo>(None, &x, Duration::from_millis(200)),
         browser.request()
     );
     let err = result.unwrap_err();

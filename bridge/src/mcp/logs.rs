@@ -2,22 +2,21 @@
 //! the extension captured them from document_start (`extension/dom/logs.js`), bounded per tab
 //! and handed over as data of the origin that produced them.
 
-use std::time::Duration;
-
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde::Deserialize;
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::reply::{Reply, unless_cancelled};
 use super::server::TabwireServer;
 use super::tabs::Target;
 use crate::error::CallError;
-
-const TIMEOUT: Duration = Duration::from_secs(5);
+use crate::methods::{
+    Capture, ConsoleArgs, ConsoleMessages, DomConsole, DomNetwork, NetworkArgs, NetworkRequests,
+};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ConsoleParams {
@@ -55,45 +54,6 @@ pub struct NetworkParams {
     pub target: Target,
 }
 
-/// Which page a capture is of, and how much of it was kept.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub struct Capture {
-    #[serde(default)]
-    pub tab_id: i64,
-    /// The origin of the page the tab shows, as the browser names it.
-    pub origin: Option<String>,
-    /// That page's URL, without its fragment.
-    pub url: Option<String>,
-    /// Older entries that matched but were left out by `limit`.
-    pub left_out: u64,
-    /// Entries the capture let go (it keeps the last `kept_at_most`).
-    pub dropped: u64,
-    pub kept_at_most: u64,
-    /// The time of this answer: the `since` of the next call.
-    pub now: u64,
-}
-
-/// A page's console, as tabwire captured it.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub struct ConsoleMessages {
-    #[serde(flatten)]
-    pub capture: Capture,
-    /// Oldest first: `{n, level, text, source, time}`; uncaught errors and promise
-    /// rejections are `error`s whose text starts with "Uncaught".
-    pub messages: Vec<Value>,
-}
-
-/// A tab's requests, as tabwire captured them.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub struct NetworkRequests {
-    #[serde(flatten)]
-    pub capture: Capture,
-    /// Oldest first: `{origin, method, url, type, status, ms, error, time}`; `origin` is the
-    /// document that made the request, `status` null while it is pending or when it failed
-    /// (then `error` says why).
-    pub requests: Vec<Value>,
-}
-
 #[tool_router(router = log_tools, vis = "pub(super)")]
 impl TabwireServer {
     /// Read what a page on an allowed site wrote to its console, and its uncaught errors,
@@ -114,14 +74,13 @@ impl TabwireServer {
         Parameters(p): Parameters<ConsoleParams>,
         cancel: CancellationToken,
     ) -> Result<Reply<ConsoleMessages>, CallError> {
-        let params = json!({ "tab_id": p.tab_id, "level": p.level.as_deref().unwrap_or("log"),
-            "since": p.since.unwrap_or(0), "limit": p.limit.unwrap_or(100) });
-        let call = self.core.call_as::<ConsoleMessages>(
-            p.target.browser.as_deref(),
-            "dom.console",
-            params,
-            TIMEOUT,
-        );
+        let params = ConsoleArgs {
+            tab_id: p.tab_id,
+            level: p.level.unwrap_or_else(|| "log".into()),
+            since: p.since.unwrap_or(0),
+            limit: p.limit.unwrap_or(100),
+        };
+        let call = self.core.invoke::<DomConsole>(p.target.browser.as_deref(), &params);
         let mut got = unless_cancelled(cancel, call).await?;
         got.capture.tab_id = p.tab_id;
         let origin = got.capture.origin.as_deref().unwrap_or("an unknown origin");
@@ -157,14 +116,13 @@ impl TabwireServer {
         Parameters(p): Parameters<NetworkParams>,
         cancel: CancellationToken,
     ) -> Result<Reply<NetworkRequests>, CallError> {
-        let params = json!({ "tab_id": p.tab_id, "filter": p.filter,
-            "since": p.since.unwrap_or(0), "limit": p.limit.unwrap_or(100) });
-        let call = self.core.call_as::<NetworkRequests>(
-            p.target.browser.as_deref(),
-            "dom.network",
-            params,
-            TIMEOUT,
-        );
+        let params = NetworkArgs {
+            tab_id: p.tab_id,
+            filter: p.filter,
+            since: p.since.unwrap_or(0),
+            limit: p.limit.unwrap_or(100),
+        };
+        let call = self.core.invoke::<DomNetwork>(p.target.browser.as_deref(), &params);
         let mut got = unless_cancelled(cancel, call).await?;
         got.capture.tab_id = p.tab_id;
         let origin = got.capture.origin.as_deref().unwrap_or("an unknown origin");

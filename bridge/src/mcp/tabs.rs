@@ -10,7 +10,10 @@ use tokio_util::sync::CancellationToken;
 use super::reply::{Reply, unless_cancelled};
 use super::server::TabwireServer;
 use crate::error::CallError;
-use crate::methods::{Tab, Wait};
+use crate::methods::{
+    NavigateTab, OpenTab, Tab, TabRef, TabsActivate, TabsClose, TabsList, TabsNavigate, TabsOpen,
+    Wait,
+};
 
 /// Which browser a tool acts in. Shared by every browser tool.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -102,8 +105,11 @@ impl TabwireServer {
         Parameters(p): Parameters<ListTabsParams>,
         cancel: CancellationToken,
     ) -> Result<Reply<TabList>, CallError> {
-        let tabs =
-            unless_cancelled(cancel, self.core.list_tabs(p.target.browser.as_deref())).await?;
+        let tabs = unless_cancelled(
+            cancel,
+            self.core.invoke::<TabsList>(p.target.browser.as_deref(), &()),
+        )
+        .await?;
         let mut text = match tabs.len() {
             1 => "1 tab:".to_owned(),
             n => format!("{n} tabs:"),
@@ -133,7 +139,8 @@ impl TabwireServer {
         cancel: CancellationToken,
     ) -> Result<Reply<OneTab>, CallError> {
         let browser = p.target.browser.as_deref();
-        let tab = self.core.open_tab(browser, &p.url, p.active, Wait::Load);
+        let params = OpenTab { url: p.url, active: p.active, wait: Wait::Load };
+        let tab = self.core.invoke::<TabsOpen>(browser, &params);
         let tab = unless_cancelled(cancel, tab).await?;
         Ok(Reply::new(format!("opened {}", line(&tab)), OneTab { tab }))
     }
@@ -155,8 +162,9 @@ impl TabwireServer {
         Parameters(p): Parameters<TabParams>,
         cancel: CancellationToken,
     ) -> Result<Reply<Closed>, CallError> {
-        unless_cancelled(cancel, self.core.close_tab(p.target.browser.as_deref(), p.tab_id))
-            .await?;
+        let params = TabRef { tab_id: p.tab_id };
+        let closed = self.core.invoke::<TabsClose>(p.target.browser.as_deref(), &params);
+        unless_cancelled(cancel, closed).await?;
         let text = format!("closed tab {}", p.tab_id);
         Ok(Reply::new(text, Closed { closed: true, tab_id: p.tab_id }))
     }
@@ -179,7 +187,8 @@ impl TabwireServer {
         Parameters(p): Parameters<TabParams>,
         cancel: CancellationToken,
     ) -> Result<Reply<OneTab>, CallError> {
-        let tab = self.core.activate_tab(p.target.browser.as_deref(), p.tab_id);
+        let params = TabRef { tab_id: p.tab_id };
+        let tab = self.core.invoke::<TabsActivate>(p.target.browser.as_deref(), &params);
         let tab = unless_cancelled(cancel, tab).await?;
         Ok(Reply::new(format!("activated {}", line(&tab)), OneTab { tab }))
     }
@@ -203,7 +212,8 @@ impl TabwireServer {
         cancel: CancellationToken,
     ) -> Result<Reply<OneTab>, CallError> {
         let browser = p.target.browser.as_deref();
-        let tab = self.core.navigate(browser, p.tab_id, &p.url, p.wait);
+        let params = NavigateTab { tab_id: p.tab_id, url: p.url, wait: p.wait };
+        let tab = self.core.invoke_within::<TabsNavigate>(browser, &params, p.wait.timeout());
         let tab = unless_cancelled(cancel, tab).await?;
         Ok(Reply::new(format!("navigated {}", line(&tab)), OneTab { tab }))
     }

@@ -23,9 +23,8 @@ use super::graph::Graph;
 use super::limits::MAX_LIVE;
 use super::state::SessionState;
 use crate::core::{Core, Inner};
+use crate::methods::WorkflowUpdate;
 
-/// How long one browser may take to take an update.
-const SEND_TIMEOUT: Duration = Duration::from_secs(2);
 /// How often the attached browsers are compared with those already told, while there is
 /// something to tell: a new browser shows the workflows within this.
 const NEW_BROWSERS_EVERY: Duration = Duration::from_millis(250);
@@ -161,9 +160,9 @@ async fn run(core: Weak<Inner>, mut rx: mpsc::UnboundedReceiver<Push>) {
 async fn send(core: &Core, host_pid: u32, params: &Params) {
     let pid = host_pid.to_string();
     let Ok(raw) = RawValue::from_string(params.to_string()) else { return };
-    match core.call_raw(Some(&pid), "workflow.update", raw, SEND_TIMEOUT).await {
+    match core.invoke::<WorkflowUpdate>(Some(&pid), &raw).await {
         Ok(_) => {}
-        Err(e) if e.code() == code::UNKNOWN_METHOD => {
+        Err(e) if e.is(code::UNKNOWN_METHOD) => {
             tracing::debug!(
                 host_pid,
                 "this browser's extension does not show workflows (older version)"
