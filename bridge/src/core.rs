@@ -7,14 +7,13 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use serde_json::Value;
-use serde_json::value::RawValue;
 use tabwire_proto::runtime_dir::{self, RuntimeDirError, SessionRecord};
-use tabwire_proto::wire::code;
 
 use crate::browser::{BrowserInfo, Connection, Registry};
 use crate::error::CallError;
 use crate::events::{EventQueue, SessionEvent, kind};
 use crate::inbox::Inbox;
+use crate::methods::{self, Method};
 use crate::state_cache::StateCache;
 use crate::workers::SelfReports;
 
@@ -142,41 +141,25 @@ impl Core {
         &self.inner.inbox.cache
     }
 
-    /// Call an extension method (`specs/protocol.md`, "Methods the extension answers") in the
-    /// browser `browser` names, or the default one.
-    pub async fn call(
+    /// Call the extension method `M` (`crate::methods`) in the browser `browser` names, or the
+    /// default one, and read its answer; the browser gets `M::TIMEOUT`.
+    pub async fn invoke<M: Method>(
         &self,
         browser: Option<&str>,
-        method: &str,
-        params: Value,
-        timeout: Duration,
-    ) -> Result<Value, CallError> {
-        self.call_as(browser, method, params, timeout).await
+        params: &M::Params,
+    ) -> Result<M::Output, CallError> {
+        self.invoke_within::<M>(browser, params, M::TIMEOUT).await
     }
 
-    /// [`Core::call`] with the result parsed into `T`.
-    pub async fn call_as<T: serde::de::DeserializeOwned>(
+    /// [`Core::invoke`] with a timeout of the caller's: a wait the user chose, a page's load.
+    pub async fn invoke_within<M: Method>(
         &self,
         browser: Option<&str>,
-        method: &str,
-        params: Value,
+        params: &M::Params,
         timeout: Duration,
-    ) -> Result<T, CallError> {
-        let raw =
-            self.call_raw(browser, method, tabwire_proto::wire::raw(&params), timeout).await?;
-        serde_json::from_str(raw.get()).map_err(|e| bad_answer(method, e))
-    }
-
-    /// [`Core::call`] without parsing: params and result stay JSON text.
-    pub async fn call_raw(
-        &self,
-        browser: Option<&str>,
-        method: &str,
-        params: Box<RawValue>,
-        timeout: Duration,
-    ) -> Result<Box<RawValue>, CallError> {
+    ) -> Result<M::Output, CallError> {
         let conn = self.pick(browser).await?;
-        conn.call(method, params, timeout).await
+        methods::invoke_on::<M>(&conn, params, timeout).await.0
     }
 
     /// The browser a call goes to: the one `selector` names, else the most recently attached.
@@ -200,14 +183,4 @@ impl Core {
     pub(crate) fn inbox(&self) -> &Inbox {
         &self.inner.inbox
     }
-}
-
-fn bad_answer(method: &str, e: serde_json::Error) -> CallError {
-    CallError::new(
-        code::INTERNAL,
-        format!(
-            "the extension answered {method} with something this tabwire does not understand \
-             ({e}); are the extension and tabwire the same version? `tabwire doctor` checks"
-        ),
-    )
 }

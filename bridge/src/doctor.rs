@@ -12,8 +12,11 @@ use tabwire_proto::runtime_dir;
 
 use crate::browser::BrowserInfo;
 use crate::core::Core;
+use crate::methods::Ping;
 use tabwire_install::extension;
 
+/// Shorter than a ping's default: doctor pings every browser in turn, and a healthy one answers
+/// in milliseconds.
 const PING_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// Static and live findings, in that order.
@@ -138,7 +141,7 @@ pub async fn live_findings(core: &Core) -> Vec<Finding> {
         out.push(version_finding(info));
         let selector = host.pid.to_string();
         let t = Instant::now();
-        match core.call(Some(&selector), "ping", serde_json::Value::Null, PING_TIMEOUT).await {
+        match core.invoke_within::<Ping>(Some(&selector), &(), PING_TIMEOUT).await {
             Ok(_) => out.push(Finding::ok(
                 check,
                 format!(

@@ -43,6 +43,17 @@ impl CallError {
         }
     }
 
+    /// Whether the failure has this code (one of `tabwire_proto::wire::code`): what a program
+    /// branches on, never the message.
+    pub fn is(&self, code: &str) -> bool {
+        self.code() == code
+    }
+
+    /// Whether no browser is attached at all (rather than one that went away mid-call).
+    pub fn is_no_browser(&self) -> bool {
+        matches!(self, CallError::NoBrowser)
+    }
+
     /// The message for the person, without the code.
     pub fn message(&self) -> &str {
         match self {

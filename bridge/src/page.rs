@@ -6,22 +6,20 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+use serde_json::Value;
 use serde_json::value::RawValue;
-use serde_json::{Value, json};
-use tabwire_proto::wire::{self, code};
+use tabwire_proto::wire::code;
 
 use crate::browser::Connection;
 use crate::core::Core;
 use crate::error::CallError;
 use crate::events::{Filter, SessionEvent, kind};
-use crate::methods::Tab;
+use crate::methods::{
+    Drained, GetState, Method, PageCommand, PageDrained, PageGetState, RunCommand, TabsList,
+    invoke_on,
+};
 use crate::state_cache::Provenance;
-
-/// How long a page's `onDrained` callbacks may take before the wait returns without them.
-const DRAINED_TIMEOUT: Duration = Duration::from_secs(2);
-/// Listing the tabs to find the active one.
-const LIST_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Where a state came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -59,22 +57,6 @@ pub struct CommandRun {
     pub result: Value,
 }
 
-/// The extension's answer to `page.get_state`.
-#[derive(Deserialize)]
-struct PageStateAnswer {
-    origin: Option<String>,
-    url: Option<String>,
-    state: Box<RawValue>,
-}
-
-/// The extension's answer to `page.command`.
-#[derive(Deserialize)]
-struct PageCommandAnswer {
-    origin: Option<String>,
-    url: Option<String>,
-    result: Value,
-}
-
 impl Core {
     /// The tab a page tool acts on: `tab_id`, else the active tab of the focused window.
     pub async fn resolve_tab(
@@ -85,10 +67,7 @@ impl Core {
         if let Some(tab) = tab_id {
             return Ok(tab);
         }
-        let raw = conn.call("tabs.list", wire::null(), LIST_TIMEOUT).await?;
-        let tabs: Vec<Tab> = serde_json::from_str(raw.get()).map_err(|e| {
-            CallError::new(code::INTERNAL, format!("the extension's tab list is unreadable: {e}"))
-        })?;
+        let tabs = invoke_on::<TabsList>(conn, &(), TabsList::TIMEOUT).await.0?;
         if let Some(tab) = tabs.iter().find(|t| t.window_focused && t.active) {
             return Ok(tab.id);
         }
@@ -139,15 +118,9 @@ impl Core {
             check_origin(tab_id, expected_origin, read.from.origin.as_deref())?;
             return Ok(read);
         }
-        let params = wire::raw(&json!({ "tab_id": tab_id, "expected_origin": expected_origin }));
-        let (reply, arrival) = conn.call_stamped("page.get_state", params, timeout).await;
-        let reply = reply.and_then(|raw| {
-            serde_json::from_str::<PageStateAnswer>(raw.get()).map_err(|e| {
-                CallError::new(code::INTERNAL, format!("the extension's state answer is unreadable ({e}); are the extension and tabwire the same version? `tabwire doctor` checks"))
-            })
-        });
-        match reply {
-            Ok(answer) => {
+        let params = GetState { tab_id, expected_origin: expected_origin.map(str::to_owned) };
+        match invoke_on::<PageGetState>(&conn, &params, timeout).await {
+            (Ok(answer), arrival) => {
                 let state: Arc<RawValue> = Arc::from(answer.state);
                 let from = Provenance { origin: answer.origin, url: answer.url };
                 self.state_cache().put(&key, tab_id, state.clone(), from.clone(), arrival);
@@ -163,8 +136,8 @@ impl Core {
                 })
             }
             // The site is not allowed, or not the one expected: never fall back to a copy.
-            Err(e) if [code::SITE_NOT_ALLOWED, code::ORIGIN_CHANGED].contains(&e.code()) => Err(e),
-            Err(e) => {
+            (Err(e), _) if e.is(code::SITE_NOT_ALLOWED) || e.is(code::ORIGIN_CHANGED) => Err(e),
+            (Err(e), _) => {
                 let warning = format!("could not refresh ({e}); this is the cached copy");
                 let read =
                     from_cache(Some(warning)).ok_or_else(|| unreadable(tab_id, &e, timeout))?;
@@ -187,17 +160,13 @@ impl Core {
         expected_origin: Option<&str>,
         timeout: Duration,
     ) -> Result<CommandRun, CallError> {
-        let conn = self.pick(browser).await?;
-        let params = wire::raw(&json!({
-            "tab_id": tab_id,
-            "type": kind,
-            "payload": payload,
-            "expected_origin": expected_origin,
-        }));
-        let raw = conn.call("page.command", params, timeout).await?;
-        let answer: PageCommandAnswer = serde_json::from_str(raw.get()).map_err(|e| {
-            CallError::new(code::INTERNAL, format!("the page's answer is unreadable: {e}"))
-        })?;
+        let params = RunCommand {
+            tab_id,
+            kind: kind.to_owned(),
+            payload: payload.clone(),
+            expected_origin: expected_origin.map(str::to_owned),
+        };
+        let answer = self.invoke_within::<PageCommand>(browser, &params, timeout).await?;
         let from = Provenance { origin: answer.origin, url: answer.url };
         Ok(CommandRun { tab_id, from, result: answer.result })
     }
@@ -230,9 +199,9 @@ impl Core {
             }
         }
         let calls = counts.into_iter().map(|((pid, tab_id), count)| async move {
-            let params = json!({ "tab_id": tab_id, "count": count });
+            let params = Drained { tab_id, count };
             let pid = pid.to_string();
-            if let Err(e) = self.call(Some(&pid), "page.drained", params, DRAINED_TIMEOUT).await {
+            if let Err(e) = self.invoke::<PageDrained>(Some(&pid), &params).await {
                 tracing::info!(tab_id, error = %e, "the page's onDrained callbacks did not run");
             }
         });

@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tabwire_bridge::core::Core;
 use tabwire_bridge::events::Filter;
+use tabwire_bridge::methods::{Echo, Ping};
 use tabwire_bridge::operations::machine::OperationStatus;
 use tabwire_bridge::operations::{Operations, SendRequest};
 use tabwire_proto::wire::{self, Event, Message};
@@ -135,11 +136,11 @@ async fn milestones_are_applied_in_arrival_order_and_a_flood_around_them_loses_n
 
 async fn expect_only_ping(core: &Core, browser: &mut FakeBrowser) {
     let (pong, params) = tokio::join!(
-        core.call(None, "ping", Value::Null, SECOND),
+        core.invoke_within::<Ping>(None, &(), SECOND),
         browser.answer("ping", json!({ "pong": true }))
     );
     assert_eq!(params, Value::Null);
-    assert_eq!(pong.unwrap(), json!({ "pong": true }));
+    assert!(pong.unwrap().pong);
 }
 
 #[tokio::test]
@@ -181,10 +182,12 @@ async fn page_methods_carry_their_parameters() {
 
     let pid = browser.pid.to_string();
     let (pong, _) = tokio::join!(
-        core.call(Some(&pid), "ping", Value::Null, Duration::from_secs(1)),
-        browser.answer("ping", json!({ "pong": true }))
+        core.invoke_within::<Ping>(Some(&pid), &(), Duration::from_secs(1)),
+        browser.answer("ping", json!({ "pong": true, "extension_version": "0.1.0" }))
     );
-    assert_eq!(pong.unwrap(), json!({ "pong": true }));
+    let pong = pong.unwrap();
+    assert!(pong.pong);
+    assert_eq!(pong.extension_version.as_deref(), Some("0.1.0"));
 }
 
 const SECOND: Duration = Duration::from_secs(1);
@@ -231,8 +234,9 @@ async fn a_browser_that_does_not_answer_times_out() {
     let core = Core::start_in(&env.dir, None).unwrap();
 
     let started = std::time::Instant::now();
+    let x = json!("x");
     let (result, _) = tokio::join!(
-        core.call(None, "echo", json!("x"), Duration::from_millis(200)),
+        core.invoke_within::<Echo>(None, &x, Duration::from_millis(200)),
         browser.request()
     );
     let err = result.unwrap_err();

@@ -9,7 +9,9 @@ use tabwire_proto::sites::Pattern;
 use crate::browser::BrowserInfo;
 use crate::core::Core;
 use crate::error::NO_BROWSER;
-use crate::methods::{SiteChange, SiteList, Switches};
+use crate::methods::{
+    AllowSite, RevokeSite, SiteChange, SiteList, SitesAllow, SitesList, SitesRevoke, Switches,
+};
 
 #[derive(Debug, clap::Args)]
 pub struct SitesArgs {
@@ -73,7 +75,7 @@ async fn list(core: &Core, browsers: Vec<BrowserInfo>, json: bool) -> anyhow::Re
     for browser in browsers {
         let pid = browser.host_pid.to_string();
         let list = core
-            .sites(Some(&pid))
+            .invoke::<SitesList>(Some(&pid), &())
             .await
             .with_context(|| format!("{} did not say which sites it allows", browser.label()))?;
         listed.push(Listed { browser, list });
@@ -123,7 +125,15 @@ async fn change(
         );
     };
     let pid = browser.host_pid.to_string();
-    let list = core.change_sites(Some(&pid), change, &pattern).await?;
+    let list = match change {
+        SiteChange::Allow(switches) => {
+            let params = AllowSite { pattern: pattern.clone(), switches };
+            core.invoke::<SitesAllow>(Some(&pid), &params).await?
+        }
+        SiteChange::Revoke => {
+            core.invoke::<SitesRevoke>(Some(&pid), &RevokeSite { pattern: pattern.clone() }).await?
+        }
+    };
     let shown = list.pattern.as_deref().unwrap_or(&pattern);
     let changed = list.changed.unwrap_or(true);
     let switches = match change {

@@ -5,6 +5,7 @@ use serde::Serialize;
 use crate::browser::BrowserInfo;
 use crate::core::Core;
 use crate::error::NO_BROWSER;
+use crate::methods::TabsList;
 
 #[derive(Serialize)]
 struct Status {
@@ -28,7 +29,7 @@ pub async fn run(core: Core, json: bool) -> anyhow::Result<()> {
     let mut browsers = Vec::new();
     for info in core.browsers() {
         let pid = info.host_pid.to_string();
-        let (tabs, error) = match core.list_tabs(Some(&pid)).await {
+        let (tabs, error) = match core.invoke::<TabsList>(Some(&pid), &()).await {
             Ok(tabs) => (Some(tabs.len()), None),
             Err(e) => (None, Some(e.to_string())),
         };

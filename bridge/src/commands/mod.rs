@@ -11,17 +11,13 @@ pub mod check;
 pub mod names;
 pub mod registry;
 
-use std::time::Duration;
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::core::Core;
 use crate::error::CallError;
-
-/// How long the extension may take to list the declared commands.
-const LIST_TIMEOUT: Duration = Duration::from_secs(5);
+use crate::methods::{ListCommands, Method, PageCommandList, invoke_on};
 
 /// One command a page handles, as it declared it.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
@@ -65,11 +61,6 @@ pub struct PageCommands {
     pub commands: Vec<DeclaredCommand>,
 }
 
-#[derive(Deserialize)]
-struct Listed {
-    pages: Vec<PageCommands>,
-}
-
 impl Core {
     /// The declared commands of tab `tab_id`, or of every page on an allowed site, asked of the
     /// browser now (`page.commands`); what it answers also refreshes the registry.
@@ -79,15 +70,9 @@ impl Core {
         tab_id: Option<i64>,
     ) -> Result<Vec<PageCommands>, CallError> {
         let conn = self.pick(browser).await?;
-        let params = json!({ "tab_id": tab_id });
-        let raw =
-            conn.call("page.commands", tabwire_proto::wire::raw(&params), LIST_TIMEOUT).await?;
-        let listed: Listed = serde_json::from_str(raw.get()).map_err(|e| {
-            CallError::new(
-                tabwire_proto::wire::code::INTERNAL,
-                format!("the extension's list of commands is unreadable ({e}); are the extension and tabwire the same version? `tabwire doctor` checks"),
-            )
-        })?;
+        let params = ListCommands { tab_id };
+        let timeout = PageCommandList::TIMEOUT;
+        let listed = invoke_on::<PageCommandList>(&conn, &params, timeout).await.0?;
         let key = conn.info().key();
         match tab_id {
             Some(_) => listed.pages.iter().for_each(|p| self.commands().put(&key, p.clone())),

@@ -3,17 +3,16 @@
 //! (never in normal use, and not in specs/tools.md): each floor answers `null` from one hop
 //! further along the path, so the bench can tell where a forced `get_state` spends its time.
 
-use std::time::Duration;
-
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::reply::Reply;
 use super::server::TabwireServer;
 use crate::error::CallError;
+use crate::methods::{self, PageEcho, PageEchoParams};
 
 /// The variable that makes `tabwire mcp` serve `bench_echo`.
 pub const BENCH_ENV: &str = "TABWIRE_BENCH";
@@ -32,8 +31,6 @@ pub fn stdio() -> std::io::Result<(tabwire_proto::pipes::Input, tabwire_proto::p
     }
     tabwire_proto::pipes::stdio()
 }
-
-const TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Where the echo is answered.
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
@@ -76,12 +73,11 @@ impl TabwireServer {
     ) -> Result<Reply<Echo>, CallError> {
         let echo = match p.floor {
             Floor::Bridge => Value::Null,
-            Floor::Worker => self.core.call(None, "echo", Value::Null, TIMEOUT).await?,
+            Floor::Worker => self.core.invoke::<methods::Echo>(None, &Value::Null).await?,
             Floor::Content | Floor::Page => {
                 let world = if matches!(p.floor, Floor::Content) { "content" } else { "page" };
-                let params = json!({ "tab_id": p.tab_id, "world": world });
-                let mut answer = self.core.call(None, "page.echo", params, TIMEOUT).await?;
-                answer["echo"].take()
+                let params = PageEchoParams { tab_id: p.tab_id, world };
+                self.core.invoke::<PageEcho>(None, &params).await?.echo
             }
         };
         Ok(Reply::new("echo", Echo { floor: p.floor, echo }))

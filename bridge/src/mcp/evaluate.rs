@@ -7,14 +7,14 @@ use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde::Deserialize;
 use tabwire_proto::wire::code;
 
 use super::reply::Reply;
 use super::server::TabwireServer;
 use super::tabs::Target;
 use crate::error::CallError;
+use crate::methods::{DomEvaluate, EvaluateArgs, Evaluated};
 
 /// The longest `timeout_ms` evaluate accepts: one minute.
 const MAX_TIMEOUT_MS: u64 = 60_000;
@@ -35,19 +35,6 @@ pub struct EvaluateParams {
     pub timeout_ms: Option<u64>,
     #[serde(flatten)]
     pub target: Target,
-}
-
-/// What the function returned.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub struct Evaluated {
-    #[serde(default)]
-    pub tab_id: i64,
-    /// The origin of the page it ran in, as the browser names it.
-    pub origin: Option<String>,
-    /// That page's URL, without its fragment.
-    pub url: Option<String>,
-    /// The function's value as JSON (null for undefined).
-    pub result: Value,
 }
 
 #[tool_router(router = evaluate_tools, vis = "pub(super)")]
@@ -77,14 +64,14 @@ impl TabwireServer {
                 format!("timeout_ms must be between 1 and {MAX_TIMEOUT_MS}; got {ms}"),
             ));
         }
-        let params = json!({ "tab_id": p.tab_id, "function": p.function,
-            "expected_origin": p.expected_origin });
-        let call = self.core.call_as::<Evaluated>(
-            p.target.browser.as_deref(),
-            "dom.evaluate",
-            params,
-            Duration::from_millis(ms),
-        );
+        let params = EvaluateArgs {
+            tab_id: p.tab_id,
+            function: p.function,
+            expected_origin: p.expected_origin,
+        };
+        let browser = p.target.browser.as_deref();
+        let call =
+            self.core.invoke_within::<DomEvaluate>(browser, &params, Duration::from_millis(ms));
         let mut got = call.await?;
         got.tab_id = p.tab_id;
         let origin = got.origin.as_deref().unwrap_or("an unknown origin");

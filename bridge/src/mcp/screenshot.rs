@@ -4,7 +4,7 @@
 //! returned instead.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::Engine;
 use rmcp::ErrorData;
@@ -14,12 +14,12 @@ use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock};
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use tabwire_proto::wire::code;
 
 use super::server::TabwireServer;
 use super::tabs::Target;
 use crate::error::CallError;
+use crate::methods::{DomScreenshot, Format, ScreenshotArgs};
 
 /// Images up to this many bytes are sent inline; larger ones go to a file. Claude's API takes
 /// images of up to 5 MB, but an image this large costs the same tokens as one scaled to
@@ -27,8 +27,6 @@ use crate::error::CallError;
 const INLINE_MAX: usize = 1024 * 1024;
 /// Screenshots kept in the state dir; older ones are deleted when a new one is written.
 const FILES_KEPT: usize = 20;
-/// A full page is up to 8 captures, Chrome allows about two a second.
-const TIMEOUT: Duration = Duration::from_secs(30);
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ScreenshotParams {
@@ -60,29 +58,8 @@ pub struct ScreenshotParams {
     pub target: Target,
 }
 
-#[derive(Debug, Default, Clone, Copy, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Format {
-    #[default]
-    Png,
-    Jpeg,
-}
-
 fn default_max_dim() -> u32 {
     1568
-}
-
-/// What the extension answers to `dom.screenshot`.
-#[derive(Deserialize)]
-struct Taken {
-    origin: Option<String>,
-    url: Option<String>,
-    mime: String,
-    data: String,
-    width: u32,
-    height: u32,
-    #[serde(default)]
-    cut: Option<String>,
 }
 
 /// A screenshot: the image is the content block beside this (or the file at `file`).
@@ -164,21 +141,16 @@ impl TabwireServer {
         &self,
         Parameters(p): Parameters<ScreenshotParams>,
     ) -> Result<ImageReply, CallError> {
-        let params = json!({
-            "tab_id": p.tab_id,
-            "selector": p.selector,
-            "ref": p.element_ref,
-            "full_page": p.full_page,
-            "max_dim": p.max_dim,
-            "format": p.format,
-            "expected_origin": p.expected_origin,
-        });
-        let call = self.core.call_as::<Taken>(
-            p.target.browser.as_deref(),
-            "dom.screenshot",
-            params,
-            TIMEOUT,
-        );
+        let params = ScreenshotArgs {
+            tab_id: p.tab_id,
+            selector: p.selector,
+            element_ref: p.element_ref,
+            full_page: p.full_page,
+            max_dim: p.max_dim,
+            format: p.format,
+            expected_origin: p.expected_origin,
+        };
+        let call = self.core.invoke::<DomScreenshot>(p.target.browser.as_deref(), &params);
         let taken = call.await?;
         let bytes = base64::engine::general_purpose::STANDARD.decode(&taken.data).map_err(|e| {
             CallError::new(

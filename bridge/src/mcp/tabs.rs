@@ -9,7 +9,10 @@ use serde::{Deserialize, Serialize};
 use super::reply::Reply;
 use super::server::TabwireServer;
 use crate::error::CallError;
-use crate::methods::{Tab, Wait};
+use crate::methods::{
+    NavigateTab, OpenTab, Tab, TabRef, TabsActivate, TabsClose, TabsList, TabsNavigate, TabsOpen,
+    Wait,
+};
 
 /// Which browser a tool acts in. Shared by every browser tool.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -100,7 +103,7 @@ impl TabwireServer {
         &self,
         Parameters(p): Parameters<ListTabsParams>,
     ) -> Result<Reply<TabList>, CallError> {
-        let tabs = self.core.list_tabs(p.target.browser.as_deref()).await?;
+        let tabs = self.core.invoke::<TabsList>(p.target.browser.as_deref(), &()).await?;
         let mut text = match tabs.len() {
             1 => "1 tab:".to_owned(),
             n => format!("{n} tabs:"),
@@ -129,7 +132,8 @@ impl TabwireServer {
         Parameters(p): Parameters<OpenTabParams>,
     ) -> Result<Reply<OneTab>, CallError> {
         let browser = p.target.browser.as_deref();
-        let tab = self.core.open_tab(browser, &p.url, p.active, Wait::Load);
+        let params = OpenTab { url: p.url, active: p.active, wait: Wait::Load };
+        let tab = self.core.invoke::<TabsOpen>(browser, &params);
         let tab = tab.await?;
         Ok(Reply::new(format!("opened {}", line(&tab)), OneTab { tab }))
     }
@@ -150,7 +154,9 @@ impl TabwireServer {
         &self,
         Parameters(p): Parameters<TabParams>,
     ) -> Result<Reply<Closed>, CallError> {
-        self.core.close_tab(p.target.browser.as_deref(), p.tab_id).await?;
+        let params = TabRef { tab_id: p.tab_id };
+        let closed = self.core.invoke::<TabsClose>(p.target.browser.as_deref(), &params);
+        closed.await?;
         let text = format!("closed tab {}", p.tab_id);
         Ok(Reply::new(text, Closed { closed: true, tab_id: p.tab_id }))
     }
@@ -172,7 +178,8 @@ impl TabwireServer {
         &self,
         Parameters(p): Parameters<TabParams>,
     ) -> Result<Reply<OneTab>, CallError> {
-        let tab = self.core.activate_tab(p.target.browser.as_deref(), p.tab_id);
+        let params = TabRef { tab_id: p.tab_id };
+        let tab = self.core.invoke::<TabsActivate>(p.target.browser.as_deref(), &params);
         let tab = tab.await?;
         Ok(Reply::new(format!("activated {}", line(&tab)), OneTab { tab }))
     }
@@ -195,7 +202,8 @@ impl TabwireServer {
         Parameters(p): Parameters<NavigateParams>,
     ) -> Result<Reply<OneTab>, CallError> {
         let browser = p.target.browser.as_deref();
-        let tab = self.core.navigate(browser, p.tab_id, &p.url, p.wait);
+        let params = NavigateTab { tab_id: p.tab_id, url: p.url, wait: p.wait };
+        let tab = self.core.invoke_within::<TabsNavigate>(browser, &params, p.wait.timeout());
         let tab = tab.await?;
         Ok(Reply::new(format!("navigated {}", line(&tab)), OneTab { tab }))
     }

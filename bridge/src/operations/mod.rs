@@ -31,17 +31,15 @@ use crate::core::Core;
 use crate::error::CallError;
 use crate::events::{SessionEvent, kind};
 use crate::inbox::OperationSink;
-use crate::methods::Tab;
+use crate::methods::{
+    ChatCancel, ChatSend, ChatStatus, INPUT_WAIT, OperationRef, SendChat, Tab, TabsList,
+    WireMilestone,
+};
 use adapters::{Adapter, Catalog};
 use machine::{MilestoneKind, OperationStatus};
 use record::{Milestone, Operation};
 use store::{Store, Writer};
 
-/// How long `chat.send` may wait for the text box and send button to appear in the page.
-const INPUT_WAIT: Duration = Duration::from_secs(10);
-use crate::limits::QUICK_CALL as QUICK;
-/// Asking a page for an operation's status: answered at once, but a loaded machine may be slow.
-const STATUS: Duration = Duration::from_secs(30);
 /// Milestones kept for a waiter that falls behind (far more than an answer produces).
 const LIVE_BACKLOG: usize = 256;
 /// Finished operations kept in memory (the store keeps its own, see store.rs).
@@ -93,21 +91,6 @@ pub struct SendRequest {
     pub adapter: Option<AdapterChoice>,
     /// The operation becomes `timed_out` if it has not ended by then.
     pub timeout: Duration,
-}
-
-/// A milestone as the extension sends it (`specs/protocol.md`, event `operation`).
-#[derive(Debug, Deserialize)]
-struct WireMilestone {
-    operation_id: String,
-    milestone: String,
-    /// Its number among this operation's milestones in the page; absent for those the
-    /// extension's worker makes itself (tab closed, navigated away).
-    #[serde(default)]
-    n: Option<u64>,
-    #[serde(default)]
-    at: Option<f64>,
-    #[serde(default)]
-    data: Value,
 }
 
 impl Operations {
@@ -185,7 +168,7 @@ impl Operations {
         let conn = core.pick(req.browser.as_deref()).await?;
         let (profile, host_pid) = (conn.info().profile.clone(), conn.info().host_pid);
         let browser = host_pid.to_string();
-        let tabs = core.list_tabs(Some(&browser)).await?;
+        let tabs = core.invoke::<TabsList>(Some(&browser), &()).await?;
         let catalog = self.catalog();
         let (tab, adapter) = choose(&catalog, &tabs, req.tab_id, req.adapter)?;
         let now = now_ms();
@@ -204,14 +187,14 @@ impl Operations {
         op.owner_session = core.session().map(|r| r.session_id.clone());
         self.insert(op);
         self.arm_deadline(&id);
-        let params = json!({
-            "tab_id": tab.id,
-            "operation_id": id,
-            "text": req.text,
-            "adapter": adapter,
-            "wait_ms": INPUT_WAIT.as_millis() as u64,
-        });
-        let sent = core.call(Some(&browser), "chat.send", params, INPUT_WAIT + QUICK).await;
+        let params = SendChat {
+            tab_id: tab.id,
+            operation_id: id.clone(),
+            text: req.text,
+            adapter,
+            wait_ms: INPUT_WAIT.as_millis() as u64,
+        };
+        let sent = core.invoke::<ChatSend>(Some(&browser), &params).await;
         if let Err(e) = sent {
             let data = json!({ "reason": e.code(), "message": e.message() });
             self.apply(&id, MilestoneKind::Failed, now_ms(), data, None);
@@ -375,8 +358,8 @@ impl Operations {
     async fn stop_in_page(&self, id: &str) {
         let Ok(op) = self.get(id) else { return };
         let Some(host_pid) = self.browser_of(&op) else { return };
-        let params = json!({ "tab_id": op.tab_id, "operation_id": id });
-        if let Err(e) = self.inner.core.call(Some(&host_pid), "chat.cancel", params, QUICK).await {
+        let params = OperationRef { tab_id: op.tab_id, operation_id: id.to_owned() };
+        if let Err(e) = self.inner.core.invoke::<ChatCancel>(Some(&host_pid), &params).await {
             tracing::debug!(operation = id, "chat.cancel: {e}");
         }
     }
@@ -408,16 +391,16 @@ impl Operations {
             self.apply(id, MilestoneKind::Failed, now_ms(), gone(message), None);
             return;
         };
-        let params = json!({ "tab_id": op.tab_id, "operation_id": id });
-        let status = self.inner.core.call(Some(&browser), "chat.status", params, STATUS).await;
+        let params = OperationRef { tab_id: op.tab_id, operation_id: id.to_owned() };
+        let status = self.inner.core.invoke::<ChatStatus>(Some(&browser), &params).await;
         match status {
-            Err(e) if e.code() == code::NO_SUCH_TAB => {
+            Err(e) if e.is(code::NO_SUCH_TAB) => {
                 let message =
                     format!("tab {} was closed while no tabwire bridge followed it", op.tab_id);
                 self.apply(id, MilestoneKind::Failed, now_ms(), gone(message), None);
             }
             Err(e) => tracing::warn!(operation = id, "cannot ask the page for its status: {e}"),
-            Ok(v) if v["found"] != true => {
+            Ok(progress) if !progress.found => {
                 let data = json!({
                     "reason": "navigated_away",
                     "message": format!(
@@ -427,10 +410,8 @@ impl Operations {
                 });
                 self.apply(id, MilestoneKind::Failed, now_ms(), data, None);
             }
-            Ok(v) => {
-                let missed: Vec<WireMilestone> =
-                    serde_json::from_value(v["milestones"].clone()).unwrap_or_default();
-                for m in missed {
+            Ok(progress) => {
+                for m in progress.milestones {
                     self.take(m);
                 }
             }

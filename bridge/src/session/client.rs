@@ -22,9 +22,6 @@ use super::messages::{FromSession, Pushed, ToSession};
 use super::record::{self, SessionRecord};
 use crate::error::CallError;
 
-/// The error code for a session id that names no live session.
-pub const NO_SUCH_SESSION: &str = tabwire_proto::wire::code::NO_SUCH_SESSION;
-
 /// A connection to one session.
 pub struct SessionClient {
     pub record: SessionRecord,
@@ -48,7 +45,7 @@ impl SessionClient {
             }
             Err(e) => {
                 return Err(CallError::new(
-                    NO_SUCH_SESSION,
+                    code::NO_SUCH_SESSION,
                     format!(
                         "session {id} (pid {}) does not answer on {} ({e}); it may have just \
                          ended, or be stopped",
@@ -73,7 +70,7 @@ impl SessionClient {
         match record::live_sessions(runtime_dir).as_slice() {
             [one] => Self::connect(runtime_dir, &one.session_id).await,
             [] => Err(CallError::new(
-                NO_SUCH_SESSION,
+                code::NO_SUCH_SESSION,
                 "no tabwire session is running (a session is a `tabwire mcp` started by your \
                  assistant); start one, or pass --session",
             )),
@@ -93,14 +90,20 @@ impl SessionClient {
     pub async fn push(&mut self, kind: &str, data: Value) -> Result<u64, CallError> {
         let push = ToSession::Push { event: Pushed { kind: kind.into(), data } };
         let answer = self.ask(&push, SESSION_REPLY_TIMEOUT).await?;
-        answer.id.ok_or_else(|| unexpected(&self.record.session_id))
+        match answer {
+            FromSession::Queued { id } => Ok(id),
+            _ => Err(unexpected(&self.record.session_id)),
+        }
     }
 
     /// Take the page events queued in the session, waiting up to `timeout_secs` for one.
     pub async fn wait(&mut self, timeout_secs: u64) -> Result<Vec<Value>, CallError> {
         let within = Duration::from_secs(timeout_secs) + SESSION_REPLY_TIMEOUT;
         let answer = self.ask(&ToSession::Wait { timeout_secs }, within).await?;
-        answer.events.ok_or_else(|| unexpected(&self.record.session_id))
+        match answer {
+            FromSession::Events { events, .. } => Ok(events),
+            _ => Err(unexpected(&self.record.session_id)),
+        }
     }
 
     async fn ask(
@@ -131,7 +134,7 @@ impl SessionClient {
     ) -> Result<FromSession<Value>, CallError> {
         let id = &record.session_id;
         let gone = |e: &dyn std::fmt::Display| {
-            CallError::new(NO_SUCH_SESSION, format!("session {id} went away ({e})"))
+            CallError::new(code::NO_SUCH_SESSION, format!("session {id} went away ({e})"))
         };
         let bytes = serde_json::to_vec(request).expect("session messages serialize");
         // Read an answer even when the send failed: a session that refuses a connection (too
@@ -145,9 +148,9 @@ impl SessionClient {
         };
         let answer: FromSession<Value> =
             serde_json::from_slice(&frame).map_err(|_| unexpected(id))?;
-        match answer.error {
-            Some(error) => Err(CallError::from(error)),
-            None => Ok(answer),
+        match answer {
+            FromSession::Error { error } => Err(CallError::from(error)),
+            answer => Ok(answer),
         }
     }
 }
@@ -185,8 +188,8 @@ impl Peers {
         // connection rather than leave an answer unread for the next push.
         if let Some(mut client) = kept.take() {
             match client.push(kind, data.clone()).await {
-                Err(e) if e.code() == NO_SUCH_SESSION => {}
-                Err(e) if e.code() == code::TIMEOUT => return Err(e),
+                Err(e) if e.is(code::NO_SUCH_SESSION) => {}
+                Err(e) if e.is(code::TIMEOUT) => return Err(e),
                 done => {
                     *kept = Some(client);
                     return done;
@@ -208,7 +211,7 @@ fn no_such_session(runtime_dir: &Path, id: &str) -> CallError {
         format!("running: {}", ids(&live))
     };
     CallError::new(
-        NO_SUCH_SESSION,
+        code::NO_SUCH_SESSION,
         format!(
             "no session has id {id} (it ended, or never existed; {known}); get_session in the \
              assistant you want to reach shows its id"

@@ -31,6 +31,7 @@ use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use serde_json::json;
 use tabwire_proto::socket::AcceptBackoff;
+use tabwire_proto::wire::code;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
@@ -157,8 +158,8 @@ async fn answer(
                 )
             }
         },
-        Err(CallError::NoBrowser) => refuse(StatusCode::NOT_FOUND, crate::error::NO_BROWSER),
-        Err(e) => refuse(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+        Err(e) if e.is_no_browser() => failed(StatusCode::NOT_FOUND, &e),
+        Err(e) => failed(StatusCode::INTERNAL_SERVER_ERROR, &e),
     }
 }
 
@@ -229,16 +230,26 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
+/// A call that failed: its own code and message (`browser_disconnected` with the getting-started
+/// sentence when no browser is attached).
+fn failed(status: StatusCode, e: &CallError) -> Response<Full<Bytes>> {
+    error_reply(status, e.code(), e.message())
+}
+
+/// A refusal by the policy: the code says which rule, from the status.
 fn refuse(status: StatusCode, message: &str) -> Response<Full<Bytes>> {
     let code = match status {
-        StatusCode::NOT_FOUND if message == crate::error::NO_BROWSER => "browser_disconnected",
-        StatusCode::BAD_REQUEST => "bad_request",
+        StatusCode::BAD_REQUEST => code::BAD_REQUEST,
         StatusCode::UNAUTHORIZED => "unauthorized",
         StatusCode::FORBIDDEN => "forbidden",
         StatusCode::NOT_FOUND => "not_found",
         StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
-        _ => "internal",
+        _ => code::INTERNAL,
     };
+    error_reply(status, code, message)
+}
+
+fn error_reply(status: StatusCode, code: &str, message: &str) -> Response<Full<Bytes>> {
     let body = json!({ "error": { "code": code, "message": message } });
     let mut response = reply(status, Bytes::from(body.to_string()));
     if status == StatusCode::UNAUTHORIZED {

@@ -28,54 +28,29 @@ pub struct Pushed {
     pub data: Value,
 }
 
-/// A session's answer. `type` is `queued` (with `id`), `events` (with `events` and
-/// `timed_out`) or `error` (with `error`). Generic over how events are held: the session
-/// writes its own event type, a client reads plain JSON.
+/// A session's answer, tagged by `type` like the requests. Generic over how events are held:
+/// the session writes its own event type, a client reads plain JSON.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct FromSession<E> {
-    #[serde(rename = "type")]
-    pub kind: String,
-    /// The queued event's id in the session's queue.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub events: Option<Vec<E>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timed_out: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<ErrorBody>,
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum FromSession<E> {
+    /// The pushed event's id in the session's queue.
+    Queued {
+        id: u64,
+    },
+    /// The page events taken; none (and `timed_out`) when the wait ran out.
+    Events {
+        events: Vec<E>,
+        timed_out: bool,
+    },
+    Error {
+        error: ErrorBody,
+    },
 }
 
 impl<E> FromSession<E> {
-    pub fn queued(id: u64) -> Self {
-        FromSession {
-            kind: "queued".into(),
-            id: Some(id),
-            events: None,
-            timed_out: None,
-            error: None,
-        }
-    }
-
     pub fn events(events: Vec<E>) -> Self {
-        let timed_out = Some(events.is_empty());
-        FromSession {
-            kind: "events".into(),
-            id: None,
-            events: Some(events),
-            timed_out,
-            error: None,
-        }
-    }
-
-    pub fn error(error: ErrorBody) -> Self {
-        FromSession {
-            kind: "error".into(),
-            id: None,
-            events: None,
-            timed_out: None,
-            error: Some(error),
-        }
+        let timed_out = events.is_empty();
+        FromSession::Events { events, timed_out }
     }
 }
 
@@ -115,5 +90,13 @@ mod tests {
         assert_eq!(wait, ToSession::Wait { timeout_secs: 30 });
         let answer = serde_json::to_value(FromSession::<Value>::events(vec![])).unwrap();
         assert_eq!(answer, json!({ "type": "events", "events": [], "timed_out": true }));
+        let queued = serde_json::to_value(FromSession::<Value>::Queued { id: 17 }).unwrap();
+        assert_eq!(queued, json!({ "type": "queued", "id": 17 }));
+        let error = ErrorBody::new("bad_request", "no");
+        let refused = serde_json::to_value(FromSession::<Value>::Error { error }).unwrap();
+        assert_eq!(
+            refused,
+            json!({ "type": "error", "error": { "code": "bad_request", "message": "no" } })
+        );
     }
 }

@@ -32,7 +32,7 @@ use tabwire_proto::runtime_dir::{self, now_ms};
 use tokio::net::{TcpListener, UnixListener};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-pub use client::{NO_SUCH_SESSION, Peers, SessionClient};
+pub use client::{Peers, SessionClient};
 pub use record::SessionRecord;
 pub use socket::PUSHABLE;
 

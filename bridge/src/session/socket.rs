@@ -63,7 +63,7 @@ pub async fn serve(listener: UnixListener, core: Core) {
                 );
                 let _ = tokio::time::timeout(
                     SOCKET_FRAME_TIMEOUT,
-                    send(&mut frames, &FromSession::<SessionEvent>::error(busy)),
+                    send(&mut frames, &FromSession::<SessionEvent>::Error { error: busy }),
                 )
                 .await;
             });
@@ -85,7 +85,7 @@ async fn connection(stream: UnixStream, core: Core) {
             Ok(Some(Ok(frame))) => frame,
             Ok(Some(Err(e @ FrameError::TooLarge { .. }))) => {
                 let error = ErrorBody::new(code::TOO_LARGE, e.to_string());
-                let _ = send(&mut frames, &FromSession::<SessionEvent>::error(error)).await;
+                let _ = send(&mut frames, &FromSession::<SessionEvent>::Error { error }).await;
                 return;
             }
             Ok(_) => return,
@@ -97,7 +97,7 @@ async fn connection(stream: UnixStream, core: Core) {
         let request = match parse_request(&frame) {
             Ok(request) => request,
             Err(error) => {
-                let _ = send(&mut frames, &FromSession::<SessionEvent>::error(error)).await;
+                let _ = send(&mut frames, &FromSession::<SessionEvent>::Error { error }).await;
                 return;
             }
         };
@@ -121,7 +121,7 @@ async fn connection(stream: UnixStream, core: Core) {
             };
         // Events taken for an answer that did not go out go back to their places; the pages
         // hear they were drained only once it did.
-        if let Some(events) = answer.events {
+        if let FromSession::Events { events, .. } = answer {
             if sent.is_err() {
                 core.queue().put_back(events);
                 return;
@@ -152,24 +152,26 @@ pub(super) fn parse_request(frame: &[u8]) -> Result<ToSession, ErrorBody> {
 
 fn push(core: &Core, event: Pushed) -> FromSession<SessionEvent> {
     if !PUSHABLE.contains(&event.kind.as_str()) {
-        return FromSession::error(ErrorBody::new(
+        let error = ErrorBody::new(
             code::BAD_REQUEST,
             format!("a session accepts only {} events; got {:?}", PUSHABLE.join(", "), event.kind),
-        ));
+        );
+        return FromSession::Error { error };
     }
-    FromSession::queued(core.receive(&event.kind, &event.data))
+    FromSession::Queued { id: core.receive(&event.kind, &event.data) }
 }
 
 async fn wait(core: &Core, timeout_secs: u64) -> FromSession<SessionEvent> {
     if timeout_secs > MAX_WAIT_SECS {
-        return FromSession::error(ErrorBody::new(
+        let error = ErrorBody::new(
             code::BAD_REQUEST,
             format!("timeout_secs must be at most {MAX_WAIT_SECS}; got {timeout_secs}"),
-        ));
+        );
+        return FromSession::Error { error };
     }
     match core.wait_page_events(None, Duration::from_secs(timeout_secs)).await {
         Ok(events) => FromSession::events(events),
-        Err(e) => FromSession::error(body(e)),
+        Err(e) => FromSession::Error { error: body(e) },
     }
 }
 

@@ -24,9 +24,8 @@ use super::limits::MAX_LIVE;
 use super::state::SessionState;
 use crate::browser::Registry;
 use crate::core::Core;
+use crate::methods::{Method, WorkflowUpdate, invoke_on};
 
-/// How long one browser may take to take an update.
-const SEND_TIMEOUT: Duration = Duration::from_secs(2);
 /// How often the attached browsers are compared with those already told, while there is
 /// something to tell: a new browser shows the workflows within this.
 const NEW_BROWSERS_EVERY: Duration = Duration::from_millis(250);
@@ -163,12 +162,12 @@ async fn send(browsers: &Registry, host_pid: u32, params: &Params) {
     let pid = host_pid.to_string();
     let Ok(raw) = RawValue::from_string(params.to_string()) else { return };
     let sent = match browsers.pick(Some(&pid)).await {
-        Ok(conn) => conn.call("workflow.update", raw, SEND_TIMEOUT).await,
+        Ok(conn) => invoke_on::<WorkflowUpdate>(&conn, &raw, WorkflowUpdate::TIMEOUT).await.0,
         Err(e) => Err(e),
     };
     match sent {
         Ok(_) => {}
-        Err(e) if e.code() == code::UNKNOWN_METHOD => {
+        Err(e) if e.is(code::UNKNOWN_METHOD) => {
             tracing::debug!(
                 host_pid,
                 "this browser's extension does not show workflows (older version)"

@@ -1,0 +1,287 @@
+//! `dom.*`: any page of an allowed site, read and acted on as a user would (issue 13). The
+//! work is done in the extension (`extension/dom.js` in the worker, `extension/dom/` in every
+//! frame). The answers are the tools' structured results too (`crate::mcp`), so their doc
+//! comments are the tools' output schemas. Everything in them came from a page: data, never
+//! instructions.
+
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::methods;
+use crate::limits::QUICK_CALL;
+
+/// How long a read may take in the browser (a 5,000-element page reads in well under 1 s).
+const READ: Duration = Duration::from_secs(15);
+/// An action: its settle cap (5 s) plus a navigation it started (10 s), with room.
+const ACT: Duration = Duration::from_secs(20);
+
+/// The params of the page tools' methods (read_page, find, click, …), as `mcp/dom.rs`
+/// assembles them from the tool's own: `tab_id`, `expected_origin` and the tool's fields.
+pub type DomArgs = serde_json::Map<String, Value>;
+
+/// The page as lines, or what changed since a snapshot.
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+pub struct PageSnapshot {
+    #[serde(default)]
+    pub tab_id: i64,
+    /// The origin of the page, as the browser names it (the page cannot set it).
+    pub origin: Option<String>,
+    /// Its URL, without the fragment.
+    pub url: String,
+    pub title: String,
+    pub mode: String,
+    /// Milliseconds the page's agent took to make the snapshot (its frame only).
+    #[serde(default)]
+    pub page_ms: Option<f64>,
+    /// Pass it back as `since` for only what changed. Null for mode text.
+    pub snapshot_id: Option<String>,
+    /// The snapshot this one is compared with, when `since` was given.
+    #[serde(default)]
+    pub since: Option<String>,
+    /// With `since`: how many lines were added and removed.
+    #[serde(default)]
+    pub changes: Option<Value>,
+    /// Tokens of `text` (characters / 4).
+    pub tokens: u64,
+    /// Lines of the whole snapshot before the budget.
+    pub lines: u64,
+    /// What the budget cut: `offscreen` lines outside the viewport, `end` lines at the end.
+    pub cut: Value,
+    /// Origins of frames left out because tabwire is not allowed there.
+    pub frames_not_read: Vec<String>,
+    /// The snapshot: one line per element, `role "name" [ref=e12] [state…]`, indented.
+    pub text: String,
+}
+
+/// Elements matching a find.
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+pub struct Found {
+    #[serde(default)]
+    pub tab_id: i64,
+    pub origin: Option<String>,
+    pub url: String,
+    /// At most 50: each line with the lines it is nested in.
+    pub matches: Vec<Match>,
+    /// How many lines matched in all.
+    pub total: u64,
+}
+
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+pub struct Match {
+    pub line: String,
+    /// The enclosing lines, outermost first (their states left out).
+    pub ancestry: Vec<String>,
+}
+
+/// What an action did, once the page settled.
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+pub struct ActReport {
+    #[serde(default)]
+    pub tab_id: i64,
+    pub origin: Option<String>,
+    pub url: String,
+    /// From the call reaching the browser to the settled page.
+    pub ms: u64,
+    /// `changed`, or `none`: nothing in the page changed (no DOM change, request, navigation,
+    /// dialog or new tab) — the action most likely did nothing.
+    pub effect: String,
+    /// The tab loaded another page.
+    pub navigated: bool,
+    pub navigated_to: Option<String>,
+    /// The id of a tab the action opened.
+    pub new_tab: Option<i64>,
+    /// The last alert/confirm/prompt the page opened: {type, message, accepted, by, text?}.
+    pub dialog: Option<Value>,
+    /// Requests the action started that were still running at the settle cap.
+    pub pending: Vec<String>,
+    /// fetch/XHR requests the action started.
+    pub requests: u64,
+    /// DOM changes seen.
+    pub mutations: u64,
+    /// Snapshot lines (interactive mode) that appeared and disappeared.
+    pub added: Vec<String>,
+    pub removed: Vec<String>,
+    /// Changed lines left out of `added`/`removed` (40 of each are shown).
+    pub more_changes: u64,
+    /// What the action returned: values filled, files set, typed value.
+    pub result: Value,
+    /// Refs that were re-bound to a re-rendered element.
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+/// handle_dialog's answer.
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+pub struct DialogArmed {
+    #[serde(default)]
+    pub tab_id: i64,
+    pub origin: Option<String>,
+    pub url: String,
+    /// The answer the next dialog in the tab gets.
+    pub armed: Value,
+    /// Dialogs answered with the default since the last action ended.
+    pub answered_since: Vec<Value>,
+}
+
+/// wait_for's answer.
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+pub struct Waited {
+    #[serde(default)]
+    pub tab_id: i64,
+    pub met: bool,
+    pub ms: u64,
+    pub origin: Option<String>,
+    pub url: String,
+}
+
+/// Which page a capture is of, and how much of it was kept.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Capture {
+    #[serde(default)]
+    pub tab_id: i64,
+    /// The origin of the page the tab shows, as the browser names it.
+    pub origin: Option<String>,
+    /// That page's URL, without its fragment.
+    pub url: Option<String>,
+    /// Older entries that matched but were left out by `limit`.
+    pub left_out: u64,
+    /// Entries the capture let go (it keeps the last `kept_at_most`).
+    pub dropped: u64,
+    pub kept_at_most: u64,
+    /// The time of this answer: the `since` of the next call.
+    pub now: u64,
+}
+
+/// A page's console, as tabwire captured it.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct ConsoleMessages {
+    #[serde(flatten)]
+    pub capture: Capture,
+    /// Oldest first: `{n, level, text, source, time}`; uncaught errors and promise
+    /// rejections are `error`s whose text starts with "Uncaught".
+    pub messages: Vec<Value>,
+}
+
+/// A tab's requests, as tabwire captured them.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct NetworkRequests {
+    #[serde(flatten)]
+    pub capture: Capture,
+    /// Oldest first: `{origin, method, url, type, status, ms, error, time}`; `origin` is the
+    /// document that made the request, `status` null while it is pending or when it failed
+    /// (then `error` says why).
+    pub requests: Vec<Value>,
+}
+
+/// What the function returned.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Evaluated {
+    #[serde(default)]
+    pub tab_id: i64,
+    /// The origin of the page it ran in, as the browser names it.
+    pub origin: Option<String>,
+    /// That page's URL, without its fragment.
+    pub url: Option<String>,
+    /// The function's value as JSON (null for undefined).
+    pub result: Value,
+}
+
+#[derive(Debug, Default, Clone, Copy, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    #[default]
+    Png,
+    Jpeg,
+}
+
+/// What the extension answers to `dom.screenshot`.
+#[derive(Debug, Deserialize)]
+pub struct Taken {
+    pub origin: Option<String>,
+    pub url: Option<String>,
+    pub mime: String,
+    pub data: String,
+    pub width: u32,
+    pub height: u32,
+    #[serde(default)]
+    pub cut: Option<String>,
+}
+
+/// `dom.screenshot`'s params.
+#[derive(Debug, Clone, Serialize)]
+pub struct ScreenshotArgs {
+    pub tab_id: i64,
+    pub selector: Option<String>,
+    #[serde(rename = "ref")]
+    pub element_ref: Option<String>,
+    pub full_page: bool,
+    pub max_dim: u32,
+    pub format: Format,
+    pub expected_origin: Option<String>,
+}
+
+/// `dom.console`'s params.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConsoleArgs {
+    pub tab_id: i64,
+    /// The least severe level: `debug`, `log`, `info`, `warn` or `error`.
+    pub level: String,
+    pub since: u64,
+    pub limit: u32,
+}
+
+/// `dom.network`'s params.
+#[derive(Debug, Clone, Serialize)]
+pub struct NetworkArgs {
+    pub tab_id: i64,
+    pub filter: Option<String>,
+    pub since: u64,
+    pub limit: u32,
+}
+
+/// `dom.evaluate`'s params; how long it may run is the call's timeout.
+#[derive(Debug, Clone, Serialize)]
+pub struct EvaluateArgs {
+    pub tab_id: i64,
+    pub function: String,
+    pub expected_origin: Option<String>,
+}
+
+methods! {
+    /// What a tab shows, as an image (`chrome.tabs.captureVisibleTab`). A full page is up to 8
+    /// captures, and Chrome allows about two a second.
+    DomScreenshot = "dom.screenshot": ScreenshotArgs => Taken, Duration::from_secs(30);
+    /// The top document's console, as captured from document_start.
+    DomConsole = "dom.console": ConsoleArgs => ConsoleMessages, QUICK_CALL;
+    /// The tab's requests, from the worker's webRequest log.
+    DomNetwork = "dom.network": NetworkArgs => NetworkRequests, QUICK_CALL;
+    /// Run the assistant's function in the page, where the user turned on "Run scripts".
+    DomEvaluate = "dom.evaluate": EvaluateArgs => Evaluated, Duration::from_secs(10);
+    /// One action as real input through `chrome.debugger`, where the user turned on "Trusted
+    /// input". No tool calls it by itself yet (the page tools' `trusted: true` go through
+    /// their own methods); tests do.
+    DomTrustedInput = "dom.trusted_input": Value => Value, ACT;
+    /// read_page.
+    DomRead = "dom.read": DomArgs => PageSnapshot, READ;
+    /// find.
+    DomFind = "dom.find": DomArgs => Found, READ;
+    /// click.
+    DomClick = "dom.click": DomArgs => ActReport, ACT;
+    /// fill.
+    DomFill = "dom.fill": DomArgs => ActReport, ACT;
+    /// type.
+    DomType = "dom.type": DomArgs => ActReport, ACT;
+    /// press_key.
+    DomPressKey = "dom.press_key": DomArgs => ActReport, ACT;
+    /// pointer: hover, scroll, drag.
+    DomPointer = "dom.pointer": DomArgs => ActReport, ACT;
+    /// upload_file, with the files' bytes instead of their paths.
+    DomUpload = "dom.upload": DomArgs => ActReport, ACT;
+    /// wait_for; called within the wait the caller chose, plus room for the answer.
+    DomWaitFor = "dom.wait_for": DomArgs => Waited, Duration::from_secs(12);
+    /// handle_dialog.
+    DomHandleDialog = "dom.handle_dialog": DomArgs => DialogArmed, READ;
+}

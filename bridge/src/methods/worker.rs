@@ -1,0 +1,23 @@
+//! The extension's worker itself: `ping` (is it there, which version) and `echo` (the floor of
+//! every round trip, for benchmarks and tests).
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::methods;
+use crate::limits::QUICK_CALL;
+
+/// The answer to `ping`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Pong {
+    pub pong: bool,
+    #[serde(default)]
+    pub extension_version: Option<String>,
+}
+
+methods! {
+    /// Whether the extension answers at all (`tabwire doctor`).
+    Ping = "ping": () => Pong, QUICK_CALL;
+    /// The params, sent back unchanged by the worker.
+    Echo = "echo": Value => Value, QUICK_CALL;
+}
