@@ -216,6 +216,9 @@ impl Operations {
                 format!("{} (operation {id} is recorded as failed)", e.message()),
             ));
         }
+        // The id the caller gets is on disk first (written while the text was typed, so this
+        // rarely waits): a bridge that crashes right after loses no operation it told of.
+        self.inner.writer.flush().await;
         self.get(&id)
     }
 
