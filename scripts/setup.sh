@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what tabwire's demo and tests need on a fresh Debian machine, and nothing else:
-# Debian's Chromium, curl and jq (apt-get; scripts/wait-for-state.sh uses the last two) and a Rust
+# Debian's Chromium, curl and jq (apt-get; scripts/wait-for-state.sh uses the last two), faketime
+# (libfaketime: tests/tests/abuse_operations.rs sets the bridge's wall clock with it) and a Rust
 # toolchain (rustup) when they are missing.
 set -euo pipefail
 
@@ -16,6 +17,12 @@ if ! command -v curl >/dev/null 2>&1 || ! command -v jq >/dev/null 2>&1; then
   echo "setup: installing curl and jq (apt-get)…" >&2
   need_root apt-get update -qq
   need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq curl jq >/dev/null
+fi
+
+if ! command -v faketime >/dev/null 2>&1; then
+  echo "setup: installing faketime (apt-get)…" >&2
+  need_root apt-get update -qq
+  need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime >/dev/null
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then

@@ -241,7 +241,8 @@ impl HasPid for HostRecord {
     }
 }
 
-/// Whether a process with this pid exists (it may belong to another user).
+/// Whether a process with this pid exists (it may belong to another user). A zombie — dead,
+/// not yet reaped by its parent — does not count: it holds no socket and follows nothing.
 pub fn pid_alive(pid: u32) -> bool {
     #[cfg(unix)]
     {
@@ -250,13 +251,22 @@ pub fn pid_alive(pid: u32) -> bool {
         }
         // SAFETY: kill with signal 0 only checks for existence and permission.
         let rc = unsafe { libc::kill(pid as libc::pid_t, 0) };
-        rc == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+        let exists = rc == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+        exists && !zombie(pid)
     }
     #[cfg(not(unix))]
     {
         let _ = pid;
         true
     }
+}
+
+/// Linux's `/proc/<pid>/stat` state `Z`; elsewhere never.
+#[cfg(unix)]
+fn zombie(pid: u32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // `pid (comm) S …`: the state follows the last `)`, since comm may hold any character.
+    stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
 }
 
 /// The current user's uid (0 on systems without uids).
@@ -282,6 +292,20 @@ pub fn now_ms() -> u64 {
 
 #[cfg(all(test, unix))]
 mod tests {
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_dead_unreaped_child_is_not_alive() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        let t = std::time::Instant::now();
+        while !super::zombie(pid) && t.elapsed() < std::time::Duration::from_secs(5) {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(!super::pid_alive(pid), "a zombie follows nothing");
+        child.wait().unwrap();
+        assert!(super::pid_alive(std::process::id()));
+    }
+
     use super::*;
     use std::os::unix::fs::PermissionsExt;
 

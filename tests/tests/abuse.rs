@@ -297,3 +297,65 @@ async fn the_host_outlives_trickling_and_killed_bridges_and_its_own_death_is_tol
     let back = back.expect("a new host attaches within 30 s");
     println!("a new host served the same session {back:?} after the old one died");
 }
+
+/// Resumes a stopped process when dropped, also when the test fails: a host left stopped would
+/// outlive its browser.
+struct Stopped(u64);
+
+impl Stopped {
+    fn stop(pid: u64) -> Stopped {
+        signal(pid, libc::SIGSTOP);
+        Stopped(pid)
+    }
+}
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        signal(self.0, libc::SIGCONT);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_host_times_calls_out_by_name_and_recovers() {
+    let browser = Chromium::start();
+    let pages = Fixtures::serve();
+    let run = &browser.runtime_dir;
+    let a = Mcp::start_with(run, &[("TABWIRE_SESSION_ID", "abuse-host-a")]).await;
+    let b = Mcp::start_with(run, &[("TABWIRE_SESSION_ID", "abuse-host-b")]).await;
+    a.ok("open_tab", json!({ "url": pages.url("app.html") })).await;
+    let pid = host_pid(run);
+
+    // Both bridges call the stopped host at once; each hears `timeout` naming the browser
+    // within the call's own limit (5 s, and the half second given to the host's own answer),
+    // and neither waits for the other. Sessions talk to each other meanwhile.
+    let stopped = Stopped::stop(pid);
+    let t = Instant::now();
+    async fn timed<'a>(who: &'a str, m: &Mcp, t: Instant) -> (&'a str, String, Duration) {
+        (who, m.err("list_tabs", json!({})).await, t.elapsed())
+    }
+    let (one, two, talk) = tokio::join!(timed("a", &a, t), timed("b", &b, t), async {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let t = Instant::now();
+        b.ok("post_message", json!({ "session_id": "abuse-host-a", "body": "meanwhile" })).await;
+        t.elapsed()
+    });
+    for (who, err, took) in [&one, &two] {
+        println!("host stopped: bridge {who} heard after {took:?}: {err}");
+        assert!(err.starts_with("timeout") && err.contains(&format!("host pid {pid}")), "{err}");
+        assert!(*took < Duration::from_secs(7), "{took:?}");
+    }
+    println!("host stopped: a message between the sessions took {talk:?}");
+    assert!(talk < Duration::from_secs(1), "{talk:?}");
+    let got = a.ok("wait_for_event", json!({ "types": ["message"], "timeout_secs": 5 })).await;
+    assert_eq!(got["body"], "meanwhile");
+
+    // Resumed, the same host serves both bridges again.
+    drop(stopped);
+    let t = Instant::now();
+    for m in [&a, &b] {
+        let tabs = m.ok("list_tabs", json!({})).await;
+        assert!(tabs["tabs"].as_array().is_some_and(|t| !t.is_empty()), "{tabs}");
+    }
+    println!("host resumed: both bridges served again within {:?}", t.elapsed());
+    assert_eq!(host_pid(run), pid, "the same host");
+}

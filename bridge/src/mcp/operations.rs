@@ -84,6 +84,10 @@ pub struct Started {
     pub tab_id: i64,
     /// The site adapter used.
     pub adapter: String,
+    /// Set when the operations store cannot be written or was set aside: what happened, which
+    /// file, and what to do. The operation goes on in memory all the same.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store_problem: Option<String>,
 }
 
 /// An operation as it is now.
@@ -109,6 +113,10 @@ pub struct OperationView {
     pub updated_at: u64,
     /// When it will be given up as timed_out if still running.
     pub deadline_at: u64,
+    /// Set when the operations store cannot be written or was set aside: what happened, which
+    /// file, and what to do. The operation goes on in memory all the same.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store_problem: Option<String>,
 }
 
 impl From<Operation> for OperationView {
@@ -126,6 +134,7 @@ impl From<Operation> for OperationView {
             created_at: op.created_at,
             updated_at: op.updated_at,
             deadline_at: op.deadline_at,
+            store_problem: None,
         }
     }
 }
@@ -134,6 +143,9 @@ impl From<Operation> for OperationView {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct OperationList {
     pub operations: Vec<OperationView>,
+    /// As in an operation: what is wrong with the operations store, if anything.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store_problem: Option<String>,
 }
 
 fn default_operation_secs() -> u64 {
@@ -182,13 +194,15 @@ impl TabwireServer {
             "operation {} {} in tab {} (adapter {}); wait_for_operation follows it",
             op.operation_id, op.status, op.tab_id, op.adapter
         );
+        let store_problem = self.operations.store_problem();
         let started = Started {
             operation_id: op.operation_id,
             status: op.status,
             tab_id: op.tab_id,
             adapter: op.adapter,
+            store_problem: store_problem.clone(),
         };
-        Ok(Reply::new(text, started))
+        Ok(Reply::new(noted(text, &store_problem), started))
     }
 
     /// Wait until an operation ends (completed, failed, cancelled or timed_out) and return it
@@ -246,7 +260,7 @@ impl TabwireServer {
                 op.operation_id, op.status, p.timeout_secs
             )
         };
-        Ok(Reply::new(text, op.into()))
+        Ok(self.reply(text, op))
     }
 
     /// An operation as it is now (status, milestones, and the answer once completed) without
@@ -265,7 +279,7 @@ impl TabwireServer {
         Parameters(p): Parameters<OperationParams>,
     ) -> Result<Reply<OperationView>, CallError> {
         let op = self.operations.get(&p.operation_id)?;
-        Ok(Reply::new(describe(&op), op.into()))
+        Ok(self.reply(describe(&op), op))
     }
 
     /// This session's operations (and unfinished ones picked up from an earlier session),
@@ -301,7 +315,9 @@ impl TabwireServer {
                 quote(&op.text)
             ));
         }
-        Reply::new(text, OperationList { operations: ops.into_iter().map(Into::into).collect() })
+        let store_problem = self.operations.store_problem();
+        let operations = ops.into_iter().map(Into::into).collect();
+        Reply::new(noted(text, &store_problem), OperationList { operations, store_problem })
     }
 
     /// Stop following an operation: it becomes cancelled and the page is no longer observed
@@ -322,7 +338,7 @@ impl TabwireServer {
         Parameters(p): Parameters<OperationParams>,
     ) -> Result<Reply<OperationView>, CallError> {
         let op = self.operations.cancel(&p.operation_id).await?;
-        Ok(Reply::new(describe(&op), op.into()))
+        Ok(self.reply(describe(&op), op))
     }
 
     /// The chat site adapters loaded (the user's from the config directory first, then the
@@ -352,6 +368,23 @@ impl TabwireServer {
         }
         lines.push(format!("user adapters are read from {}", catalog.directory));
         Reply::new(lines.join("\n"), catalog)
+    }
+}
+
+impl TabwireServer {
+    /// An operation's result, with what the user should know about the store.
+    fn reply(&self, text: String, op: Operation) -> Reply<OperationView> {
+        let mut view = OperationView::from(op);
+        view.store_problem = self.operations.store_problem();
+        Reply::new(noted(text, &view.store_problem), view)
+    }
+}
+
+/// The text, and the store's problem on a line of its own.
+fn noted(text: String, store_problem: &Option<String>) -> String {
+    match store_problem {
+        Some(problem) => format!("{text}\n{problem}"),
+        None => text,
     }
 }
 

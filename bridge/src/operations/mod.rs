@@ -120,6 +120,7 @@ impl Operations {
                 continue; // another running session follows it
             }
             if !op.status.is_final() {
+                op.rebase_clock(now_ms());
                 op.owner_pid = me;
                 op.owner_session = my_session.clone();
                 adopted.push(op.operation_id.clone());
@@ -203,6 +204,9 @@ impl Operations {
                 format!("{} (operation {id} is recorded as failed)", e.message()),
             ));
         }
+        // The id the caller gets is on disk first (written while the text was typed, so this
+        // rarely waits): a bridge that crashes right after loses no operation it told of.
+        self.inner.writer.flush().await;
         self.get(&id)
     }
 
@@ -247,6 +251,12 @@ impl Operations {
         self.get(id)
     }
 
+    /// What the user should know about the operations store (a file set aside, writes that
+    /// fail), for the tool results; `None` when all is well.
+    pub fn store_problem(&self) -> Option<String> {
+        self.inner.writer.problem()
+    }
+
     /// Wait until every change so far is on disk (call before the process exits).
     pub async fn flush(&self) {
         self.inner.writer.flush().await;
@@ -275,7 +285,13 @@ impl Operations {
             return false;
         }
         let from = entry.op.status;
-        match entry.op.apply(on, at, data, now_ms()) {
+        // The bridge's own `timed_out` comes from a monotonic timer that saw the deadline
+        // pass: a wall clock set back meanwhile must not make the guard refuse it.
+        let now = match (on, page_n) {
+            (MilestoneKind::TimedOut, None) => now_ms().max(entry.op.deadline_at),
+            _ => now_ms(),
+        };
+        match entry.op.apply(on, at, data, now) {
             Ok(_) => {
                 if let Some(n) = page_n {
                     entry.op.page_seq = n;
@@ -327,7 +343,9 @@ impl Operations {
         }
     }
 
-    /// `timed_out` once the deadline passes, unless it ended before.
+    /// `timed_out` once the deadline passes, unless it ended before. The wait is on the
+    /// monotonic clock, armed from the wall-clock deadline once: a wall clock set back or
+    /// forward meanwhile neither delays nor hastens it (see `apply`).
     fn arm_deadline(&self, id: &str) {
         let Ok(op) = self.get(id) else { return };
         let weak = Arc::downgrade(&self.inner);
@@ -429,8 +447,10 @@ impl Operations {
             let data = json!({
                 "reason": "browser_disconnected",
                 "message": format!(
-                    "{} went away (closed, or its tabwire extension reloaded) before the answer \
-                     in tab {} finished", gone.browser, op.tab_id
+                    "{} went away (closed, crashed, or its tabwire extension reloaded) before \
+                     the answer in tab {} finished; reopen the browser and look at the chat (it \
+                     may have answered there), or send the message again",
+                    gone.browser, op.tab_id
                 ),
             });
             self.apply(&op.operation_id, MilestoneKind::Failed, now_ms(), data, None);

@@ -142,6 +142,20 @@ impl Operation {
         Ok(next)
     }
 
+    /// Taken over from the store with the wall clock behind the time the record was last
+    /// written: the clock was set back while no bridge ran. The record's times are moved back by
+    /// the same amount, so it keeps the time it had left then; otherwise its deadline would lie
+    /// as far ahead as the clock went back (a day, for a clock set back a day). A clock set
+    /// forward cannot be told from time that passed: such a deadline has passed.
+    pub fn rebase_clock(&mut self, now: u64) {
+        let back = self.updated_at.saturating_sub(now);
+        if back > 0 {
+            self.created_at = self.created_at.saturating_sub(back);
+            self.updated_at = now;
+            self.deadline_at = self.deadline_at.saturating_sub(back);
+        }
+    }
+
     /// The newest milestone.
     pub fn last(&self) -> Option<&Milestone> {
         self.milestones.last()
@@ -190,6 +204,20 @@ mod tests {
         let before = op.clone();
         assert!(op.apply(MilestoneKind::ResponseStarted, 2, json!({}), 2).is_err());
         assert_eq!(op, before);
+    }
+
+    #[test]
+    fn a_clock_set_back_keeps_the_time_left() {
+        let (day, t) = (86_400_000, 100 * 86_400_000);
+        let mut op = Operation::new("op_1".into(), 5, "p".into(), "a".into(), "hi", t, t + 60_000);
+        op.updated_at = t + 10_000; // 50 s left when last written
+        let mut set_back = op.clone();
+        set_back.rebase_clock(t + 15_000 - day); // 5 s later, with the clock a day behind
+        assert_eq!(set_back.deadline_at - set_back.updated_at, 50_000, "the 50 s it had left");
+        assert!(set_back.created_at < set_back.updated_at);
+        let mut ahead = op.clone();
+        ahead.rebase_clock(t + 20_000);
+        assert_eq!(ahead, op, "a clock that went on changes nothing");
     }
 
     #[test]

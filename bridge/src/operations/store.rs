@@ -9,6 +9,12 @@
 //!
 //! Writes happen off the async runtime, on the [`Writer`]'s own low-priority thread, after the
 //! milestone has gone to the client: the disk never delays a notification.
+//!
+//! The disk may fail the store: full, read-only, or a file that is not ours any more. Then the
+//! operations go on in memory, and [`Health`] says what went wrong and where, for the tool
+//! results to tell the user (a log line alone reaches nobody). A write that failed is kept and
+//! tried again with the next one, so nothing is lost once the disk has room again; an unreadable
+//! file is moved aside, never overwritten.
 
 use std::collections::{HashMap, HashSet};
 use std::fs;
@@ -32,10 +38,16 @@ const FILE: &str = "operations.json";
 const LOCK: &str = "operations.lock";
 const FORMAT: u32 = 1;
 
-#[derive(Serialize, Deserialize)]
-struct Contents {
+#[derive(Serialize)]
+struct Contents<'a> {
     format: u32,
-    operations: Vec<Operation>,
+    operations: &'a [Operation],
+}
+
+/// The file as read: each operation on its own, so that one unreadable record costs only itself.
+#[derive(Deserialize)]
+struct Loose {
+    operations: Vec<serde_json::Value>,
 }
 
 /// The state directory (`crate::dirs::state_dir`): where `operations.json` lives.
@@ -46,6 +58,33 @@ pub struct Store {
     dir: PathBuf,
     /// What this store last wrote, and the file's stamp right after.
     last: Arc<Mutex<Option<Written>>>,
+    health: Health,
+}
+
+/// What went wrong with the store, shared by every clone of it: the file set aside at start-up,
+/// and the last write that failed (until one succeeds).
+#[derive(Debug, Clone, Default)]
+pub struct Health(Arc<Mutex<Notices>>);
+
+#[derive(Debug, Default)]
+struct Notices {
+    set_aside: Option<String>,
+    write_failed: Option<String>,
+}
+
+impl Health {
+    /// What the user should know about the store, if anything: one sentence per problem, each
+    /// naming the file and what to do.
+    pub fn problem(&self) -> Option<String> {
+        let n = self.0.lock().expect("store health poisoned");
+        let parts: Vec<&str> =
+            [&n.set_aside, &n.write_failed].into_iter().flatten().map(String::as_str).collect();
+        (!parts.is_empty()).then(|| parts.join(" "))
+    }
+
+    fn notices(&self) -> std::sync::MutexGuard<'_, Notices> {
+        self.0.lock().expect("store health poisoned")
+    }
 }
 
 type Written = (Option<Stamp>, Vec<Operation>);
@@ -73,7 +112,12 @@ impl Stamp {
 
 impl Store {
     pub fn at(dir: impl Into<PathBuf>) -> Store {
-        Store { dir: dir.into(), last: Arc::default() }
+        Store { dir: dir.into(), last: Arc::default(), health: Health::default() }
+    }
+
+    /// What went wrong with this store so far (shared with its clones and its writer).
+    pub fn health(&self) -> Health {
+        self.health.clone()
     }
 
     pub fn path(&self) -> PathBuf {
@@ -81,7 +125,8 @@ impl Store {
     }
 
     /// Every stored operation, pruned. A file that cannot be read as operations is moved
-    /// aside (`operations.json.corrupt-<ms>`) with a warning, and the store starts empty.
+    /// aside (`operations.json.corrupt-<ms>`) and the store starts with what could be read of it
+    /// ([`Health`] says so).
     pub fn load(&self) -> io::Result<Vec<Operation>> {
         if !self.path().exists() {
             return Ok(Vec::new()); // nothing stored: create nothing until there is
@@ -117,18 +162,24 @@ impl Store {
             }
         }
         prune(&mut ops, now_ms());
-        let contents = Contents { format: FORMAT, operations: ops };
+        self.write(ops)
+    }
+
+    /// Replace the file with `ops`, whole for every reader; a power cut may lose the last
+    /// milestones (or, rarely, leave a file that load() sets aside as corrupt).
+    fn write(&self, ops: Vec<Operation>) -> io::Result<()> {
+        let contents = Contents { format: FORMAT, operations: &ops };
         let text = serde_json::to_vec(&contents).map_err(io::Error::other)?;
-        // Whole for every reader; a power cut may lose the last milestones (or, rarely, leave
-        // a file that load() sets aside as corrupt).
         write_private(&self.path(), &text)?;
         if let Some(stamp) = Stamp::of(&self.path()) {
-            *self.last.lock().expect("store cache poisoned") =
-                Some((Some(stamp), contents.operations));
+            *self.last.lock().expect("store cache poisoned") = Some((Some(stamp), ops));
         }
         Ok(())
     }
 
+    /// The file's operations. A file that is not JSON of the right shape, or holds records that
+    /// are not operations, is moved aside whole (nothing is deleted) and the readable records
+    /// are written back; the user hears of it through [`Health`] and the log.
     fn read(&self) -> io::Result<Vec<Operation>> {
         let path = self.path();
         let bytes = match fs::read(&path) {
@@ -136,20 +187,49 @@ impl Store {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(e),
         };
-        match serde_json::from_slice::<Contents>(&bytes) {
-            Ok(contents) => Ok(contents.operations),
-            Err(e) => {
-                let aside = self.dir.join(format!("{FILE}.corrupt-{}", now_ms()));
-                fs::rename(&path, &aside)?;
-                tracing::warn!(
-                    file = %path.display(),
-                    moved_to = %aside.display(),
-                    "the operations file is not readable ({e}); moved it aside and started \
-                     afresh: operations it held are no longer followed"
-                );
-                Ok(Vec::new())
+        let (ops, bad) = match serde_json::from_slice::<Loose>(&bytes) {
+            Ok(loose) => {
+                let total = loose.operations.len();
+                let mut first = None;
+                let ops: Vec<Operation> = loose
+                    .operations
+                    .into_iter()
+                    .filter_map(|v| {
+                        serde_json::from_value(v)
+                            .map_err(|e| first.get_or_insert(e.to_string()).clone())
+                            .ok()
+                    })
+                    .collect();
+                match first {
+                    None => return Ok(ops),
+                    Some(e) => {
+                        let n = total - ops.len();
+                        let what = format!("{n} of its {total} operations are not readable ({e})");
+                        (ops, what)
+                    }
+                }
             }
+            Err(e) => (Vec::new(), format!("it is not readable ({e})")),
+        };
+        let aside = self.dir.join(format!("{FILE}.corrupt-{}", now_ms()));
+        fs::rename(&path, &aside)?;
+        if !ops.is_empty()
+            && let Err(e) = self.write(ops.clone())
+        {
+            // They are followed in memory all the same, and saved with the next write.
+            tracing::warn!(file = %path.display(), "cannot write the readable operations back: {e}");
         }
+        let notice = format!(
+            "The operations store {} was set aside: {bad}. It was moved to {} (kept for you to \
+             look at) and tabwire goes on with the {} operation(s) it could read; the others \
+             are no longer followed.",
+            path.display(),
+            aside.display(),
+            ops.len()
+        );
+        tracing::warn!("{notice}");
+        self.health.notices().set_aside = Some(notice);
+        Ok(ops)
     }
 
     /// Create the directory (0700) and hold the lock file until the guard drops. The
@@ -167,13 +247,14 @@ impl Store {
     /// the other way round.
     pub fn spawn_writer(self) -> Writer {
         let (tx, rx) = mpsc::unbounded_channel();
+        let health = self.health();
         let spawned = std::thread::Builder::new()
             .name("tabwire-store".into())
             .spawn(move || write_loop(self, rx));
         if let Err(e) = spawned {
             tracing::warn!("cannot start the operations writer ({e}); operations are not saved");
         }
-        Writer { tx }
+        Writer { tx, health }
     }
 }
 
@@ -217,6 +298,7 @@ enum Job {
 #[derive(Clone)]
 pub struct Writer {
     tx: mpsc::UnboundedSender<Job>,
+    health: Health,
 }
 
 impl Writer {
@@ -225,7 +307,12 @@ impl Writer {
         let _ = self.tx.send(Job::Save(Box::new(op.clone())));
     }
 
-    /// Wait until everything sent before is on disk.
+    /// What the user should know about the store now (see [`Health::problem`]).
+    pub fn problem(&self) -> Option<String> {
+        self.health.problem()
+    }
+
+    /// Wait until everything sent before is on disk (or its write has failed).
     pub async fn flush(&self) {
         let (tx, rx) = oneshot::channel();
         if self.tx.send(Job::Flush(tx)).is_ok() {
@@ -234,28 +321,46 @@ impl Writer {
     }
 }
 
+/// Save what comes, a burst at a time. A batch whose write fails stays in `unsaved` and goes
+/// with the next one: once the disk has room again, the file has every operation.
 fn write_loop(store: Store, mut rx: mpsc::UnboundedReceiver<Job>) {
     lower_priority();
+    let mut unsaved: HashMap<String, Operation> = HashMap::new();
     while let Some(first) = rx.blocking_recv() {
-        let mut batch: HashMap<String, Operation> = HashMap::new();
         let mut flushed = Vec::new();
         let mut job = Some(first);
         while let Some(j) = job.take().or_else(|| rx.try_recv().ok()) {
             match j {
                 Job::Save(op) => {
-                    batch.insert(op.operation_id.clone(), *op);
+                    unsaved.insert(op.operation_id.clone(), *op);
                 }
                 Job::Flush(done) => flushed.push(done),
             }
         }
-        if !batch.is_empty() {
-            let ops: Vec<Operation> = batch.into_values().collect();
-            if let Err(e) = store.save(&ops) {
-                tracing::warn!(
-                    file = %store.path().display(),
-                    "cannot save the operations ({e}); they are followed in memory but a \
-                     restarted tabwire will not know them. Check TABWIRE_STATE_DIR"
-                );
+        if !unsaved.is_empty() {
+            let ops: Vec<Operation> = unsaved.values().cloned().collect();
+            let result = store.save(&ops);
+            let mut notices = store.health.notices();
+            match result {
+                Ok(()) => {
+                    unsaved.clear();
+                    if notices.write_failed.take().is_some() {
+                        tracing::info!(file = %store.path().display(), "the operations are saved again");
+                    }
+                }
+                Err(e) => {
+                    let notice = format!(
+                        "The operations store {} cannot be written ({e}): operations go on in \
+                         memory and are saved once it can be, but a tabwire restarted before \
+                         then will not know them. Free space there, or set TABWIRE_STATE_DIR to \
+                         a writable directory.",
+                        store.path().display()
+                    );
+                    if notices.write_failed.is_none() {
+                        tracing::warn!("{notice}");
+                    }
+                    notices.write_failed = Some(notice);
+                }
             }
         }
         for done in flushed {
