@@ -1,23 +1,27 @@
 //! The tabwire bridge: attaches to the browsers' hosts and offers them to MCP clients and the
 //! CLI. [`core::Core`] is the one entry point; `mcp` and `cli` are thin layers over it.
+//!
+//! Public are the modules the `tabwire` binary, the cross-process tests and the fuzz targets
+//! use (`cli`, `core`, `demo`, `events`, `mcp`, `methods`, `operations`, `serve`, `session`);
+//! the rest is how those work and stays inside the crate.
 
-pub mod browser;
+mod browser;
 pub mod cli;
-pub mod commands;
+mod commands;
 pub mod core;
 pub mod demo;
-pub mod dirs;
-pub mod doctor;
-pub mod error;
+mod dirs;
+mod doctor;
+mod error;
 pub mod events;
 mod inbox;
-pub mod limits;
+mod limits;
 pub mod mcp;
 pub mod methods;
 pub mod operations;
-pub mod page;
+mod page;
 pub mod serve;
 pub mod session;
-pub mod state_cache;
-pub mod workers;
-pub mod workflows;
+mod state_cache;
+mod workers;
+mod workflows;

@@ -8,7 +8,7 @@ mod identity;
 mod registry;
 mod watcher;
 
-pub use connection::{AttachError, Connection};
+pub use connection::Connection;
 pub use identity::{BrowserInfo, matches};
 pub(crate) use registry::Registry;
 

@@ -449,8 +449,7 @@ impl TabwireServer {
         if let Some(s) = &p.since {
             args.insert("since".into(), json!(s));
         }
-        let mut s: PageSnapshot =
-            self.dom::<DomRead>(&p.page, args, DomRead::TIMEOUT).await?;
+        let mut s: PageSnapshot = self.dom::<DomRead>(&p.page, args, DomRead::TIMEOUT).await?;
         s.tab_id = p.page.tab_id;
         // One short line: what the model needs to place the lines (the url, which starts with
         // the origin the page's words come from; the snapshot id for `since`) and what was cut.
@@ -765,8 +764,7 @@ impl TabwireServer {
         if let Some(t) = &p.prompt_text {
             args.insert("prompt_text".into(), json!(t));
         }
-        let mut d =
-            self.dom::<DomHandleDialog>(&p.page, args, DomHandleDialog::TIMEOUT).await?;
+        let mut d = self.dom::<DomHandleDialog>(&p.page, args, DomHandleDialog::TIMEOUT).await?;
         d.tab_id = p.page.tab_id;
         let answer = if p.accept { "OK" } else { "Cancel" };
         let text = format!(

@@ -168,7 +168,7 @@ mod tests {
             stopped,
             killed: false,
             timeout: Some(Duration::from_secs(3)),
-            output: Output { tail: printed.as_bytes().to_vec(), bytes: printed.len() as u64 },
+            output: Output { tail: printed.as_bytes().to_vec() },
             changes: None,
             log: "/l".into(),
             duration: Duration::from_millis(1500),

@@ -26,6 +26,7 @@ const BUILT_IN: [(&str, &str); 1] = [("collab.json", include_str!("collab.json")
 pub const DEFAULT: &str = "collab";
 
 /// A built-in workflow, parsed afresh (for tests and the spec checks).
+#[cfg(test)]
 pub fn built_in(name: &str) -> Option<Graph> {
     BUILT_IN.iter().map(|(file, text)| parse_built_in(file, text)).find(|g| g.name() == name)
 }

@@ -24,6 +24,7 @@ fn leads(state: &State, code: bool) -> String {
 }
 
 /// The rows of the spec's table of states, in the workflow's order.
+#[cfg(test)]
 pub fn spec_rows(graph: &Graph) -> Vec<String> {
     graph
         .states()
@@ -41,6 +42,7 @@ pub fn spec_rows(graph: &Graph) -> Vec<String> {
 }
 
 /// The graph as a Mermaid flowchart: routing nodes as diamonds, the end as a stadium.
+#[cfg(test)]
 pub fn mermaid(graph: &Graph) -> String {
     let node = |id: &str| id.replace(['-', '.'], "_");
     let mut out = vec!["flowchart TD".to_owned()];

@@ -38,6 +38,7 @@ pub const MAX_DEPENDS_ON: usize = 16;
 pub const MAX_STATE_FILE: u64 = 4 * 1024 * 1024;
 /// One `workflow.update` as the extension accepts it (JSON characters); `extension/workflow.js`
 /// has the same number.
+#[cfg(test)]
 pub const MAX_UPDATE: usize = 2 * 1024 * 1024;
 /// Workflows the bridge re-sends to a browser that attaches later (the most recent ones), and
 /// the extension keeps live (it forgets the least recently changed beyond that).
