@@ -404,7 +404,7 @@ async function waitFor(params, { signal, timeoutMs }) {
   const deadline = performance.now() + Math.min(limit, timeoutMs - 200);
   const started = performance.now();
   for (;;) {
-    const { top } = await topFrame(id, params);
+    const top = await committedTop(id, params, deadline);
     const urlOk = url === null || top.url.includes(url);
     let pageOk = false;
     if (urlOk) {
@@ -421,6 +421,21 @@ async function waitFor(params, { signal, timeoutMs }) {
       fail('timeout', `tab ${id} still did not show ${what} after ${Math.round(performance.now() - started)} ms (now at ${withoutFragment(top.url)}); read_page shows what it shows, or wait longer with timeout_ms`);
     }
     await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+// The top frame of tab `id` for wait_for: a tab that has not committed its first page yet (one
+// that click's `new_tab` just named) is waited for until `deadline`, not refused.
+async function committedTop(id, params, deadline) {
+  for (;;) {
+    try {
+      return (await topFrame(id, params)).top;
+    } catch (e) {
+      if (e.code !== 'not_scriptable' || performance.now() >= deadline) throw e;
+      const tab = await getTab(id);
+      if (tab.status !== 'loading' && !tab.pendingUrl) throw e;
+      await new Promise((r) => setTimeout(r, 50));
+    }
   }
 }
 

@@ -151,6 +151,11 @@ async fn links_report_the_new_tab_or_the_navigation() {
     let before = mcp.ok("list_tabs", json!({})).await["tabs"].as_array().unwrap().len();
     let done = click(&mcp, &tab, "link \"Open form in a new tab\"").await;
     let new_tab = done["new_tab"].as_i64().unwrap_or_else(|| panic!("{done}"));
+    // At once, as an assistant would: the new tab may not have committed its page yet, and
+    // wait_for waits for it instead of refusing a tab that "shows nothing yet".
+    let waited =
+        mcp.ok("wait_for", json!({ "tab_id": new_tab, "text": "Create account" })).await;
+    assert_eq!(waited["met"], true, "{waited}");
     let tabs = mcp.ok("list_tabs", json!({})).await;
     let opened = tabs["tabs"].as_array().unwrap().iter().find(|t| t["id"] == new_tab).unwrap();
     assert!(opened["url"].as_str().unwrap().ends_with("dom/form.html"), "{opened}");
