@@ -153,8 +153,7 @@ async fn links_report_the_new_tab_or_the_navigation() {
     let new_tab = done["new_tab"].as_i64().unwrap_or_else(|| panic!("{done}"));
     // At once, as an assistant would: the new tab may not have committed its page yet, and
     // wait_for waits for it instead of refusing a tab that "shows nothing yet".
-    let waited =
-        mcp.ok("wait_for", json!({ "tab_id": new_tab, "text": "Create account" })).await;
+    let waited = mcp.ok("wait_for", json!({ "tab_id": new_tab, "text": "Create account" })).await;
     assert_eq!(waited["met"], true, "{waited}");
     let tabs = mcp.ok("list_tabs", json!({})).await;
     let opened = tabs["tabs"].as_array().unwrap().iter().find(|t| t["id"] == new_tab).unwrap();
