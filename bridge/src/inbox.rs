@@ -44,6 +44,8 @@ pub(crate) trait OperationSink: Send + Sync {
     fn milestone(self: Arc<Self>, data: &RawValue);
     /// `from` said it is going away: its unfinished operations cannot finish.
     fn browser_gone(self: Arc<Self>, from: &BrowserInfo);
+    /// `from` attached (at start, or with a new host after the old one died).
+    fn browser_back(self: Arc<Self>, from: &BrowserInfo);
 }
 
 /// What a `commands` event's data says.
@@ -187,6 +189,9 @@ impl Inbox {
 
     /// A browser was attached.
     pub fn connected(&self, from: &BrowserInfo) {
+        if let Some(operations) = self.operations() {
+            operations.browser_back(from);
+        }
         self.queue.push(SessionEvent::new(
             kind::BROWSER,
             None,

@@ -15,6 +15,17 @@ use crate::bins;
 pub struct Chromium(Browser);
 
 impl Chromium {
+    /// The pid of this browser's one running `tabwire-host`, from the records in its runtime
+    /// directory (a new one after the old host died).
+    pub fn host_pid(&self) -> i32 {
+        let hosts = std::fs::read_dir(self.runtime_dir.join("hosts")).expect("runtime dir");
+        let pids: Vec<i32> = hosts
+            .filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".json")?.parse().ok())
+            .collect();
+        assert_eq!(pids.len(), 1, "one host: {pids:?}");
+        pids[0]
+    }
+
     /// Start a browser and wait until its `tabwire-host` is listening.
     pub fn start() -> Chromium {
         Self::start_with(&[])

@@ -24,9 +24,15 @@ pub struct Sandbox {
     pub dir: Scratch,
 }
 
+impl Default for Sandbox {
+    fn default() -> Sandbox {
+        Sandbox { dir: bins::scratch_dir("twb") }
+    }
+}
+
 impl Sandbox {
     pub fn new() -> Sandbox {
-        Sandbox { dir: bins::scratch_dir("twb") }
+        Sandbox::default()
     }
 
     /// `tabwire <args>` in this sandbox; its stdout, stderr and exit status.

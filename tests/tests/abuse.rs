@@ -228,15 +228,6 @@ async fn a_wait_client_that_hangs_up_takes_nothing() {
     assert_eq!(order, [0, 1, 2], "{got}");
 }
 
-fn host_pid(runtime_dir: &Path) -> u64 {
-    let hosts = std::fs::read_dir(runtime_dir.join("hosts")).unwrap();
-    let pids: Vec<u64> = hosts
-        .filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".json")?.parse().ok())
-        .collect();
-    assert_eq!(pids.len(), 1, "one host: {pids:?}");
-    pids[0]
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_host_outlives_trickling_and_killed_bridges_and_its_own_death_is_told_at_once() {
     let browser = Chromium::start();
@@ -244,7 +235,7 @@ async fn the_host_outlives_trickling_and_killed_bridges_and_its_own_death_is_tol
     let mcp = Mcp::start(&browser.runtime_dir).await;
     let tab =
         mcp.ok("open_tab", json!({ "url": pages.url("app.html") })).await["tab"]["id"].clone();
-    let pid = host_pid(&browser.runtime_dir);
+    let pid = browser.host_pid() as u64;
     let socket = browser.runtime_dir.join("hosts").join(format!("{pid}.sock"));
 
     // A "bridge" that trickles a frame is cut off with a `timeout` error; the real one works on.
@@ -323,7 +314,7 @@ async fn a_stopped_host_times_calls_out_by_name_and_recovers() {
     let a = Mcp::start_with(run, &[("TABWIRE_SESSION_ID", "abuse-host-a")]).await;
     let b = Mcp::start_with(run, &[("TABWIRE_SESSION_ID", "abuse-host-b")]).await;
     a.ok("open_tab", json!({ "url": pages.url("app.html") })).await;
-    let pid = host_pid(run);
+    let pid = browser.host_pid() as u64;
 
     // Both bridges call the stopped host at once; each hears `timeout` naming the browser
     // within the call's own limit (5 s, and the half second given to the host's own answer),
@@ -357,5 +348,5 @@ async fn a_stopped_host_times_calls_out_by_name_and_recovers() {
         assert!(tabs["tabs"].as_array().is_some_and(|t| !t.is_empty()), "{tabs}");
     }
     println!("host resumed: both bridges served again within {:?}", t.elapsed());
-    assert_eq!(host_pid(run), pid, "the same host");
+    assert_eq!(browser.host_pid() as u64, pid, "the same host");
 }

@@ -1,8 +1,8 @@
 //! Faults under operations, against real Chromium, the real extension, host and `tabwire mcp`:
 //! a full disk under the operations store (a tmpfs of 16 KiB), a corrupt store, the wall clock
-//! set back and forward (libfaketime under the bridge), and the browser killed mid-answer. For
-//! each: what the user sees reaches the MCP client at once (the figures are printed), nothing
-//! is lost, and the rest keeps working.
+//! set back and forward (libfaketime under the bridge), the browser killed mid-answer, and its
+//! host killed mid-answer. For each: what the user sees reaches the MCP client at once (the
+//! figures are printed), nothing is lost, and the rest keeps working.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -342,4 +342,39 @@ async fn the_browser_killed_mid_answer_fails_the_operation_at_once() {
     mcp.ok("get_session", json!({})).await;
     let err = mcp.err("list_tabs", json!({})).await;
     println!("then list_tabs: {err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_host_killed_mid_answer_loses_nothing_once_the_browser_starts_another() {
+    let (browser, pages) = (Chromium::start(), Fixtures::serve());
+    let dir = bins::scratch_dir("abuse-host-kill");
+    let mcp = bridge(&browser.runtime_dir, &dir.join("state"), &[]).await;
+    // An answer short enough to end while no host runs (the extension waits 250 ms before it
+    // starts another): no later milestone reveals a gap, only asking the page can.
+    let words = 5;
+    let tab = open_chat(&mcp, &pages, &format!("words={words}&word_ms=40&start_ms=50")).await;
+    let id =
+        send(&mcp, tab, "outlive the host", 60).await["operation_id"].as_str().unwrap().to_owned();
+    until_status(&mcp, &id, "streaming").await;
+
+    // The host dies without a word (SIGKILL) while the page streams on; the extension starts a
+    // new one and the bridge attaches to it. The milestones the page sent in between went
+    // nowhere: the bridge must ask the page for them.
+    let pid = browser.host_pid();
+    // SAFETY: the positive pid of the host this test's browser started.
+    assert!(pid > 0 && unsafe { libc::kill(pid, libc::SIGKILL) } == 0);
+    let killed = Instant::now();
+    let done = wait(&mcp, &id, 30).await;
+    println!(
+        "host killed mid-answer: the operation ended {} after {:?} (the answer takes about {} ms)",
+        done["status"],
+        killed.elapsed(),
+        words * 40
+    );
+    assert_eq!(done["status"], "completed", "{done}");
+    let want: Vec<String> = (1..=words).map(|i| format!("w{i}")).collect();
+    let want = format!("Answer 1 to outlive the host: {}.", want.join(" "));
+    assert_eq!(done["response_text"], want, "{done}");
+    assert!(killed.elapsed() < Duration::from_secs(15), "{:?}", killed.elapsed());
+    assert_ne!(browser.host_pid(), pid, "a new host serves the browser");
 }

@@ -125,7 +125,11 @@ impl Operations {
                 op.owner_session = my_session.clone();
                 adopted.push(op.operation_id.clone());
             }
-            table.insert(op.operation_id.clone(), Entry::new(op));
+            let mut entry = Entry::new(op);
+            // An adopted operation is caught up below, once a browser is there: a browser
+            // attaching meanwhile asks for no second catch-up.
+            entry.catching_up = !entry.op.status.is_final();
+            table.insert(entry.op.operation_id.clone(), entry);
         }
         let ops = Operations {
             inner: Arc::new(Inner {
@@ -436,9 +440,35 @@ impl Operations {
         }
     }
 
+    /// A browser attached: when it is the profile of unfinished operations, its host is a new
+    /// one (the old one was killed or crashed and said nothing, and the browser started
+    /// another). The pages kept their operations going meanwhile; ask them where they are, so
+    /// that what the old host dropped is not lost and the operations end as the page did.
+    fn browser_back(&self, back: &BrowserInfo) {
+        let ids: Vec<String> = self
+            .lock()
+            .values_mut()
+            .filter(|e| !e.op.status.is_final() && !e.catching_up && e.op.browser == back.profile)
+            .map(|e| {
+                e.catching_up = true;
+                e.op.operation_id.clone()
+            })
+            .collect();
+        if ids.is_empty() {
+            return;
+        }
+        tracing::info!(count = ids.len(), browser = %back.browser, "a browser is back: catching up");
+        let ops = self.clone();
+        tokio::spawn(async move {
+            for id in ids {
+                ops.catch_up(&id).await;
+            }
+        });
+    }
+
     /// The browser with this host went away (closed, its extension reloaded): its unfinished
-    /// operations cannot finish. (A host killed outright says nothing; those operations end at
-    /// their deadline, or are picked up if the browser is still there when a bridge restarts.)
+    /// operations cannot finish. (A host killed outright says nothing; the browser starts a
+    /// new one, and [`Self::browser_back`] catches the operations up through it.)
     fn browser_gone(&self, gone: &BrowserInfo) {
         for op in self.list(None) {
             if op.status.is_final() || op.browser != gone.profile {
@@ -499,6 +529,10 @@ impl OperationSink for Inner {
 
     fn browser_gone(self: Arc<Self>, from: &BrowserInfo) {
         Operations { inner: self }.browser_gone(from);
+    }
+
+    fn browser_back(self: Arc<Self>, from: &BrowserInfo) {
+        Operations { inner: self }.browser_back(from);
     }
 }
 
