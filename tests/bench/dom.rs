@@ -33,14 +33,14 @@ pub async fn run() {
     // Sizes, ours then the peer's.
     let peer = Peer::start().await;
     println!(
-        "  {:<28} {:>16} {:>8} {:>22} {:>8}",
-        "page", "read_page tokens", "refs", "browser_snapshot tokens", "refs"
+        "  {:<28} {:>16} {:>8} {:>14} {:>22} {:>8}",
+        "page", "read_page tokens", "refs", "in Claude Code", "browser_snapshot tokens", "refs"
     );
     for file in PAGES {
         let tab = open(file).await;
         mcp.ok("wait_for", json!({ "tab_id": tab, "selector": "button" })).await;
-        let ours = mcp.call("read_page", json!({ "tab_id": tab })).await;
-        let ours = text(&ours);
+        let result = mcp.call("read_page", json!({ "tab_id": tab })).await;
+        let (ours, seen) = (text(&result), seen_by_claude_code(&result));
         let theirs = match &peer {
             Ok(p) => p.snapshot(&pages.url(file)).await,
             Err(_) => None,
@@ -48,13 +48,15 @@ pub async fn run() {
         let (t, r) = theirs.as_deref().map(|s| (tokens(s), refs(s))).unwrap_or((0, 0));
         dump(file, &ours, theirs.as_deref());
         println!(
-            "  {file:<28} {:>16} {:>8} {:>22} {:>8}{}",
+            "  {file:<28} {:>16} {:>8} {:>14} {:>22} {:>8}{}",
             tokens(&ours),
             refs(&ours),
+            tokens(&seen),
             if theirs.is_some() { t.to_string() } else { "-".into() },
             if theirs.is_some() { r.to_string() } else { "-".into() },
             if theirs.is_some() {
-                format!("   ours {:.0} %", 100.0 * tokens(&ours) as f64 / t as f64)
+                let pct = |s: &str| 100.0 * tokens(s) as f64 / t as f64;
+                format!("   ours {:.0} % ({:.0} % in Claude Code)", pct(&ours), pct(&seen))
             } else {
                 String::new()
             }
@@ -66,16 +68,14 @@ pub async fn run() {
 
     // Latency.
     let big = open("dom/big.html").await;
-    mcp.ok("read_page", json!({ "tab_id": big })).await;
-    let (p50, _) =
-        Sample::time(N, async || drop(mcp.ok("read_page", json!({ "tab_id": big })).await))
-            .await
-            .print("read_page, 5,000-element page (target p50 ≤ 80 ms)");
+    mcp.read_page(json!({ "tab_id": big })).await;
+    let (p50, _) = Sample::time(N, async || drop(mcp.read_page(json!({ "tab_id": big })).await))
+        .await
+        .print("read_page, 5,000-element page (target p50 ≤ 80 ms)");
     println!("    {:.1}× the baseline", p50 / base);
 
     let widgets = open("dom/widgets.html").await;
-    let page = mcp.ok("read_page", json!({ "tab_id": widgets })).await;
-    let lines = page["text"].as_str().unwrap().to_owned();
+    let lines = mcp.read_page(json!({ "tab_id": widgets })).await.lines;
     let counter = ref_in(&lines, "button \"Clicked 0 times\"");
     let fetch204 = ref_in(&lines, "button \"Fetch 204\"");
     // Each action's report says how long it took in the extension (`ms`: from the agent's
@@ -98,8 +98,7 @@ pub async fn run() {
 
     let form = open("dom/form.html").await;
     mcp.ok("wait_for", json!({ "tab_id": form, "text": "Create account" })).await;
-    let page = mcp.ok("read_page", json!({ "tab_id": form })).await;
-    let lines = page["text"].as_str().unwrap().to_owned();
+    let lines = mcp.read_page(json!({ "tab_id": form })).await.lines;
     let names =
         ["Name", "Email", "City", "Zip", "Phone", "Company", "Bio", "Country", "I agree", "Start"];
     let mut i = 0;
@@ -142,6 +141,16 @@ fn dump(file: &str, ours: &str, theirs: Option<&str>) {
     let _ = std::fs::write(dir.join(format!("{base}.tabwire.txt")), ours);
     if let Some(t) = theirs {
         let _ = std::fs::write(dir.join(format!("{base}.playwright.txt")), t);
+    }
+}
+
+/// What Claude Code hands its model for a tool result (2.1.x, checked offline against a
+/// stand-in Messages API: `tests/tests/claude_code.rs`): the structured content as JSON when
+/// there is any, the text content otherwise. Playwright MCP's tools return text only.
+fn seen_by_claude_code(result: &rmcp::model::CallToolResult) -> String {
+    match &result.structured_content {
+        Some(v) => v.to_string(),
+        None => text(result),
     }
 }
 

@@ -193,10 +193,10 @@ async fn tabwire(
         }
         _ => unreachable!(),
     }
-    let page =
-        call(mcp, "read_page", json!({ "tab_id": tab, "mode": "full", "budget": 20000 })).await?;
+    let page = mcp.call("read_page", json!({ "tab_id": tab, "mode": "full", "budget": 20000 }));
+    let page = text(&page.await);
     let _ = call(mcp, "close_tab", json!({ "tab_id": tab })).await;
-    judge(page["text"].as_str().unwrap_or_default(), shows)
+    judge(&page, shows)
 }
 
 /// The user's switch for trusted input on the fixtures' site (`tabwire sites allow`).

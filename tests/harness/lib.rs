@@ -40,4 +40,4 @@ pub use cdp::Cdp;
 pub use chromium::Chromium;
 pub use fake_browser::{FakeBrowser, Sandbox};
 pub use fixtures::Fixtures;
-pub use mcp::{Mcp, text};
+pub use mcp::{Mcp, Page, text};

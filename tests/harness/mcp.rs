@@ -71,6 +71,16 @@ impl Mcp {
         })
     }
 
+    /// read_page, which must succeed: its text (read_page answers with text only).
+    pub async fn read_page(&self, args: Value) -> Page {
+        let result = self.call("read_page", args).await;
+        assert_ne!(result.is_error, Some(true), "read_page failed: {}", text(&result));
+        assert!(result.structured_content.is_none(), "read_page answers with text only");
+        let all = text(&result);
+        let (head, lines) = all.split_once('\n').unwrap_or((all.as_str(), ""));
+        Page { head: head.to_owned(), lines: lines.to_owned() }
+    }
+
     /// This session's record (`get_session`, then its `<id>.json`): id, port, token.
     pub async fn session(&self) -> Value {
         let info = self.ok("get_session", serde_json::json!({})).await;
@@ -83,6 +93,26 @@ impl Mcp {
         let result = self.call(tool, args).await;
         assert_eq!(result.is_error, Some(true), "{tool} should have failed: {result:?}");
         text(&result)
+    }
+}
+
+/// What read_page said: its header line (`page "Title" at URL, snapshot s1…`) and the lines.
+#[derive(Debug)]
+pub struct Page {
+    pub head: String,
+    pub lines: String,
+}
+
+impl Page {
+    /// The lines' size as the extension counts it against the budget (characters / 4).
+    pub fn tokens(&self) -> usize {
+        self.lines.encode_utf16().count().div_ceil(4)
+    }
+
+    /// The snapshot id the header gives, to pass back as `since`.
+    pub fn snapshot_id(&self) -> &str {
+        let at = self.head.find(", snapshot ").expect("a snapshot id in the header") + 11;
+        self.head[at..].split([',', ';', '.']).next().unwrap()
     }
 }
 

@@ -35,4 +35,7 @@ fn the_demo_runs_every_step_against_a_real_browser() {
     ] {
         assert!(text.contains(seen), "the demo did not show {seen:?}:\n{text}");
     }
+    let read = text.split("read_page: ").nth(1).expect("the demo reads the page");
+    let lines: u32 = read.split(' ').next().unwrap().parse().unwrap();
+    assert!(lines >= 1, "read_page read the page's controls: {read}");
 }

@@ -11,8 +11,8 @@ async fn open(mcp: &Mcp, url: String) -> Value {
 
 /// The ref of the first line of read_page (interactive) that starts with `start`.
 async fn ref_of(mcp: &Mcp, tab: &Value, start: &str) -> String {
-    let page = mcp.ok("read_page", json!({ "tab_id": tab, "budget": 20000 })).await;
-    let snapshot = page["text"].as_str().unwrap();
+    let page = mcp.read_page(json!({ "tab_id": tab, "budget": 20000 })).await;
+    let snapshot = page.lines.as_str();
     let line = snapshot
         .lines()
         .map(str::trim)
@@ -74,10 +74,10 @@ async fn clicks_report_what_happened_and_refuse_what_a_user_could_not_click() {
     .await;
     let shadow = click(&mcp, &tab, "button \"Shadow button\"").await;
     assert_eq!(shadow["effect"], "changed", "a change inside the shadow root counts: {shadow}");
-    let full = mcp.ok("read_page", json!({ "tab_id": tab, "mode": "full", "budget": 20000 })).await;
-    assert!(full["text"].as_str().unwrap().contains("text \"shadow says hi\""), "{full}");
-    let page = mcp.ok("read_page", json!({ "tab_id": tab })).await;
-    let lines = page["text"].as_str().unwrap();
+    let full = mcp.read_page(json!({ "tab_id": tab, "mode": "full", "budget": 20000 })).await;
+    assert!(full.lines.as_str().contains("text \"shadow says hi\""), "{full:?}");
+    let page = mcp.read_page(json!({ "tab_id": tab })).await;
+    let lines = page.lines.as_str();
     let cross = lines.split("iframe \"Cross origin frame\"").nth(1).unwrap();
     let inside = cross.lines().nth(1).unwrap(); // the line below the iframe's own
     let frame_button = inside.split("[ref=").nth(1).unwrap().split(']').next().unwrap();
@@ -102,8 +102,8 @@ async fn settling_waits_for_the_fetch_a_click_started_even_a_204() {
         let answer = if name.contains("200") { "fetched 200" } else { "fetched 204" };
         assert!(done["added"].to_string().contains(answer), "{done}");
     }
-    let page = mcp.ok("read_page", json!({ "tab_id": tab, "mode": "text" })).await;
-    assert!(page["text"].as_str().unwrap().contains("fetched 204"), "{page}");
+    let page = mcp.read_page(json!({ "tab_id": tab, "mode": "text" })).await;
+    assert!(page.lines.as_str().contains("fetched 204"), "{page:?}");
 
     // wait_for: what is there returns at once; what never comes fails saying so.
     let met = mcp.ok("wait_for", json!({ "tab_id": tab, "text": "fetched 204" })).await;
@@ -174,8 +174,8 @@ async fn links_report_the_new_tab_or_the_navigation() {
     assert!(done["navigated_to"].as_str().unwrap().ends_with("dom/form.html"), "{done}");
     let tabs = mcp.ok("list_tabs", json!({})).await;
     assert_eq!(tabs["tabs"].as_array().unwrap().len(), count, "no tab opened twice");
-    let page = mcp.ok("read_page", json!({ "tab_id": tab })).await;
-    assert!(page["text"].as_str().unwrap().contains("button \"Create account\""), "{page}");
+    let page = mcp.read_page(json!({ "tab_id": tab })).await;
+    assert!(page.lines.as_str().contains("button \"Create account\""), "{page:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -204,8 +204,8 @@ async fn fill_sets_a_react_form_that_keeps_the_values() {
     }
     let done = mcp.ok("fill", json!({ "tab_id": tab, "fields": fields })).await;
     assert_eq!(done["effect"], "changed", "{done}");
-    let page = mcp.ok("read_page", json!({ "tab_id": tab, "mode": "text" })).await;
-    let md = page["text"].as_str().unwrap();
+    let page = mcp.read_page(json!({ "tab_id": tab, "mode": "text" })).await;
+    let md = page.lines.as_str();
     for held in [
         "\"name\":\"Ada Lovelace\"",
         "\"email\":\"ada@example.com\"",
@@ -222,11 +222,8 @@ async fn fill_sets_a_react_form_that_keeps_the_values() {
     mcp.ok("type", json!({ "tab_id": tab, "ref": name, "text": " Jr" })).await;
     // And it submits what it holds.
     click(&mcp, &tab, "button \"Create account\"").await;
-    let page = mcp.ok("read_page", json!({ "tab_id": tab, "mode": "text" })).await;
-    assert!(
-        page["text"].as_str().unwrap().contains("Submitted: {\"name\":\"Ada Lovelace Jr\""),
-        "{page}"
-    );
+    let page = mcp.read_page(json!({ "tab_id": tab, "mode": "text" })).await;
+    assert!(page.lines.as_str().contains("Submitted: {\"name\":\"Ada Lovelace Jr\""), "{page:?}");
 
     let name = ref_of(&mcp, &tab, "textbox \"Name\"").await;
     let country = ref_of(&mcp, &tab, "combobox \"Country\"").await;
@@ -274,8 +271,8 @@ async fn type_press_key_and_upload_file_act_as_a_user_would() {
     let editor = ref_of(&mcp, &tab, "textbox \"Editor\"").await;
     mcp.ok("fill", json!({ "tab_id": tab, "fields": [{ "ref": editor, "value": "Hello" }] })).await;
     mcp.ok("type", json!({ "tab_id": tab, "ref": editor, "text": " world" })).await;
-    let page = mcp.ok("read_page", json!({ "tab_id": tab, "mode": "text" })).await;
-    assert!(page["text"].as_str().unwrap().contains("Editor says: Hello world"), "{page}");
+    let page = mcp.read_page(json!({ "tab_id": tab, "mode": "text" })).await;
+    assert!(page.lines.as_str().contains("Editor says: Hello world"), "{page:?}");
 
     // select through fill
     let size = ref_of(&mcp, &tab, "combobox \"Size\"").await;
@@ -393,8 +390,8 @@ async fn fill_and_type_refuse_a_field_under_an_overlay_as_a_user_could_not_reach
         assert!(err.starts_with("not_actionable:") && err.contains("covered by"), "{err}");
         assert!(err.contains("div#banner"), "names what covers it: {err}");
     }
-    let page = mcp.ok("read_page", json!({ "tab_id": tab })).await;
-    let lines = page["text"].as_str().unwrap();
+    let page = mcp.read_page(json!({ "tab_id": tab })).await;
+    let lines = page.lines.as_str();
     assert!(lines.contains("combobox \"Plan\"") && lines.contains("[value=\"Free\"]"), "{lines}");
     assert!(!lines.contains("[value=\"ada\"]"), "nothing was typed: {lines}");
 

@@ -132,9 +132,8 @@ async fn screenshot_returns_an_image_of_what_the_tab_shows() {
     assert_eq!(png_size(&image_of(&result).0), (200, 100));
 
     // One element, by a ref from read_page: the 120×30 button.
-    let page = mcp.ok("read_page", json!({ "tab_id": tab })).await;
-    let listing = page.to_string();
-    let at = listing.find("button \\\"Shot\\\" [ref=").unwrap_or_else(|| panic!("{listing}"));
+    let listing = mcp.read_page(json!({ "tab_id": tab })).await.lines;
+    let at = listing.find("button \"Shot\" [ref=").unwrap_or_else(|| panic!("{listing}"));
     let shot = listing[at..].split("[ref=").nth(1).unwrap().split(']').next().unwrap().to_owned();
     let result = mcp.call("screenshot", json!({ "tab_id": tab, "ref": shot })).await;
     assert_ne!(result.is_error, Some(true), "{}", text(&result));

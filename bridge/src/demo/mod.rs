@@ -163,7 +163,9 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     // Any page of an allowed site, built for tabwire or not: read it as lines with refs, click
     // a ref, and see what the click changed — no debugger.
     let read = session.call("read_page", json!({ "tab_id": tab })).await?;
-    println!("      read_page: {} lines, {} tokens", read["lines"], read["tokens"]);
+    let read = read.as_str().unwrap_or_default();
+    let lines = read.lines().skip(1).count();
+    println!("      read_page: {lines} lines, {} tokens", read.len().div_ceil(4));
     let found = session
         .call("find", json!({ "tab_id": tab, "role": "button", "name": "Add by hand" }))
         .await?;
@@ -346,16 +348,13 @@ impl Session {
             params = params.with_arguments(map);
         }
         let result: CallToolResult = self.client.call_tool(params).await?;
+        let text: Vec<&str> =
+            result.content.iter().filter_map(|c| c.as_text()).map(|t| t.text.as_str()).collect();
         if result.is_error == Some(true) {
-            let text: Vec<&str> = result
-                .content
-                .iter()
-                .filter_map(|c| c.as_text())
-                .map(|t| t.text.as_str())
-                .collect();
             bail!("{tool} failed: {}", text.join(" "));
         }
-        Ok(result.structured_content.unwrap_or(Value::Null))
+        // A tool that answers with text only (read_page) gives its text.
+        Ok(result.structured_content.unwrap_or_else(|| Value::String(text.join("\n"))))
     }
 }
 

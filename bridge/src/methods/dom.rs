@@ -22,20 +22,15 @@ const ACT: Duration = Duration::from_secs(20);
 /// assembles them from the tool's own: `tab_id`, `expected_origin` and the tool's fields.
 pub type DomArgs = serde_json::Map<String, Value>;
 
-/// The page as lines, or what changed since a snapshot.
-#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+/// The page as lines, or what changed since a snapshot: what read_page's text (a header line,
+/// then the lines) is made of. The extension says more (`page_ms`, `tokens`, `scroll`), which
+/// serde passes over.
+#[derive(Debug, Deserialize)]
 pub struct PageSnapshot {
-    #[serde(default)]
-    pub tab_id: i64,
-    /// The origin of the page, as the browser names it (the page cannot set it).
-    pub origin: Option<String>,
     /// Its URL, without the fragment.
     pub url: String,
     pub title: String,
     pub mode: String,
-    /// Milliseconds the page's agent took to make the snapshot (its frame only).
-    #[serde(default)]
-    pub page_ms: Option<f64>,
     /// Pass it back as `since` for only what changed. Null for mode text.
     pub snapshot_id: Option<String>,
     /// The snapshot this one is compared with, when `since` was given.
@@ -44,8 +39,6 @@ pub struct PageSnapshot {
     /// With `since`: how many lines were added and removed.
     #[serde(default)]
     pub changes: Option<Value>,
-    /// Tokens of `text` (characters / 4).
-    pub tokens: u64,
     /// Lines of the whole snapshot before the budget.
     pub lines: u64,
     /// What the budget cut: `offscreen` lines outside the viewport, `end` lines at the end.
