@@ -1,6 +1,7 @@
 //! The real Claude Code CLI (`@anthropic-ai/claude-code` from npm), installed once into the
 //! target dir and reused. Offline it can register and connect to MCP servers (`claude mcp …`),
-//! and `claude -p` starts and fails saying it is not logged in: no model is ever reached.
+//! and `claude -p` runs whole conversations against a stand-in model on loopback
+//! ([`crate::model`]); with no such model it fails saying it is not logged in.
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -15,6 +15,8 @@
 //! - [`http`]: a bare HTTP GET, every header under the test's control.
 //! - [`npm`]: npm packages installed into the target dir, for the three below.
 //! - [`claude`]: the real Claude Code CLI from npm, installed once.
+//! - [`model`]: a stand-in Messages API on loopback that scripts Claude Code's model and records
+//!   what Claude Code hands it.
 //! - [`peers`]: other browser MCP servers from npm (Playwright MCP, chrome-devtools-mcp), for
 //!   the side-by-side benchmark.
 //! - [`git`]: throwaway git repositories.
@@ -31,6 +33,7 @@ pub mod host;
 pub mod http;
 pub mod js;
 pub mod mcp;
+pub mod model;
 pub mod npm;
 pub mod peers;
 pub mod progress;
