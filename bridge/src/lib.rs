@@ -23,5 +23,6 @@ mod page;
 pub mod serve;
 pub mod session;
 mod state_cache;
+mod warm;
 mod workers;
 mod workflows;

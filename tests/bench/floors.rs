@@ -51,7 +51,14 @@ pub async fn run() {
     )
     .await;
 
-    let lines: [(&str, &Mcp, &str, Value); 8] = [
+    // The same server with `TABWIRE_BUSY_POLL=1`: its CPU kept awake while a call is out.
+    let busy = Mcp::start_with(
+        &browser.runtime_dir,
+        &[("TABWIRE_BENCH", "1"), ("TABWIRE_BUSY_POLL", "1")],
+    )
+    .await;
+
+    let lines: [(&str, &Mcp, &str, Value); 10] = [
         ("F0 bench_echo: the bridge answers", &mcp, "bench_echo", json!({ "floor": "bridge" })),
         ("F1 bench_echo: the extension's worker", &mcp, "bench_echo", json!({ "floor": "worker" })),
         (
@@ -84,6 +91,13 @@ pub async fn run() {
             &blocking,
             "get_state",
             json!({ "tab_id": tab }),
+        ),
+        ("  F1 with TABWIRE_BUSY_POLL=1", &busy, "bench_echo", json!({ "floor": "worker" })),
+        (
+            "  get_state forced with TABWIRE_BUSY_POLL=1",
+            &busy,
+            "get_state",
+            json!({ "tab_id": tab, "force_refresh": true }),
         ),
     ];
     for (label, client, tool, args) in &lines {
