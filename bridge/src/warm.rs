@@ -8,8 +8,9 @@
 //! runnable thread, the browser's included, preempts it at once. It stops when the last call
 //! ends, and after [`MAX_SPIN`] in any case: a call that slow gains nothing from it.
 //!
-//! Measured on the README's 2-vCPU machine (floors bench, one run each): a forced `get_state`
-//! p50 1.53 → 1.13 ms and an echo from the worker 0.79 → 0.55 ms, with p99 unchanged (7.1 ms).
+//! Measured on the README's 2-vCPU machine (floors bench): a forced `get_state` p50 1.38 →
+//! 1.23 ms and an echo from the worker 0.65 → 0.57 ms in one interleaved run (1.53 → 1.13 and
+//! 0.79 → 0.55 in two separate runs), with p99 no better (6.9 → 7.7 ms in that run).
 //! The same in the host too made p50 a little better still (1.28 ms) but p99 worse (10.0 ms):
 //! two spinners leave the browser no idle vCPU, so the host does not spin. Off by default: it
 //! spends a core's idle time, at the lowest priority, on a millisecond that a model's turn of
