@@ -25,11 +25,17 @@ let nextCall = 1;
 
 export const pageMethods = {
   'page.get_state': async (params, { signal }) => {
-    const expected = expectedOrigin(params);
-    const page = await attach(tabId(params), signal, expected);
-    if (page.provider) return { ...page.from, state: await call(page, { type: 'get_state' }, signal) };
-    if (page.hasState) return { ...page.from, state: page.state };
-    fail('no_handler', `the page in tab ${page.tabId} has not called tabwire.setState or tabwire.provideState yet; wait for it to load, or make the page publish its state`);
+    const [id, expected] = [tabId(params), expectedOrigin(params)];
+    try {
+      return await getState(id, signal, expected);
+    } catch (e) {
+      // A read that raced a navigation (the old page's port was not yet closed when it was
+      // sent) is asked once of what the tab shows now: its site is checked afresh, so a page
+      // of a site not allowed is refused rather than reported as gone. Reads only: a command
+      // may have run before its page went.
+      if (!e.pageGone) throw e;
+      return await getState(id, signal, expected);
+    }
   },
 
   'page.command': async (params, { signal }) => {
@@ -106,6 +112,7 @@ sitesReady.then(() => (loaded = true));
 // The page went away (navigated, reloaded, closed, or the worker restarted): fail its calls.
 function gone(page) {
   const err = new TabwireError('page_error', `the page in tab ${page.tabId} went away (it navigated, reloaded or closed) before answering; call again once the new page has loaded`);
+  err.pageGone = true;
   for (const c of page.calls.values()) c.reject(err);
   page.calls.clear();
 }
@@ -228,6 +235,13 @@ function admit(page, kind, json) {
   }
   if (deeperThan(json, MAX_DEPTH))
     fail('too_deep', `the ${what} is nested deeper than ${MAX_DEPTH} levels (objects and arrays inside one another); send a flatter value`);
+}
+
+async function getState(id, signal, expected) {
+  const page = await attach(id, signal, expected);
+  if (page.provider) return { ...page.from, state: await call(page, { type: 'get_state' }, signal) };
+  if (page.hasState) return { ...page.from, state: page.state };
+  fail('no_handler', `the page in tab ${page.tabId} has not called tabwire.setState or tabwire.provideState yet; wait for it to load, or make the page publish its state`);
 }
 
 // What the page hears when its site was revoked while it was open.
