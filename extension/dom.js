@@ -293,6 +293,7 @@ async function act(params, action, args, { signal, timeoutMs }) {
   if (args.fields) message.fields = args.fields.map(local);
   const cap = Math.min(params.settle_ms ?? DEFAULT_CAP_MS, Math.max(100, timeoutMs - 500));
   const started = performance.now();
+  if (frameId !== 0) await checkFramesAround(id, frames, frame, message);
   const activity = new Activity(id);
   try {
     const done = await ask(id, frame, message);
@@ -305,6 +306,37 @@ async function act(params, action, args, { signal, timeoutMs }) {
     return { origin, url: withoutFragment(top.url), ...report, ms: Math.round(performance.now() - started), result: { ...done, notes: undefined, idle: undefined }, notes: done.notes };
   } finally {
     activity.stop();
+  }
+}
+
+// The elements of an action that are hit-tested before it acts (act.js): those a user would
+// click, hover, drag from or click into.
+function hitTargets({ action, ref, selector, fields }) {
+  const own = ref || selector ? [{ ref, selector }] : [];
+  if (action === 'click' || action === 'hover' || action === 'drag' || action === 'type') return own;
+  if (action === 'fill') return fields.map(({ ref, selector }) => ({ ref, selector }));
+  return [];
+}
+
+// A frame's agent hit-tests its elements inside the frame; whether the frame itself is covered
+// there is for the documents around it to say. Each ancestor in turn gets the targets' points,
+// moved into its own viewport, and fails the call with `not_actionable` when one of its own
+// elements is on top. An ancestor tabwire may not read (a site not allowed, or no agent) ends
+// the check: it cannot be asked.
+async function checkFramesAround(id, frames, frame, message) {
+  const targets = hitTargets(message);
+  if (targets.length === 0) return;
+  let { points, index } = await ask(id, frame, { type: 'dom.points', targets });
+  for (let f = frame; f.parentFrameId >= 0 && index >= 0 && points.some(Boolean); ) {
+    const parent = frames.get(f.parentFrameId);
+    if (!parent || !allows(originOf(parent.url))) return;
+    try {
+      ({ points, index } = await ask(id, parent, { type: 'dom.framePoint', index, points }));
+    } catch (e) {
+      if (e.code === 'no_handler') return;
+      throw e;
+    }
+    f = parent;
   }
 }
 

@@ -25,6 +25,49 @@
     return false;
   };
 
+  // The element a user's click at (x, y) of the viewport lands on, open shadow roots included.
+  const hitAt = (x, y) => {
+    let hit = document.elementFromPoint(x, y);
+    while (hit?.shadowRoot) {
+      const deeper = hit.shadowRoot.elementFromPoint(x, y);
+      if (!deeper || deeper === hit) break;
+      hit = deeper;
+    }
+    return hit;
+  };
+
+  // Which of its parent's frames this document is (`window.frames[i]` there), or -1: how the
+  // parent finds the element that holds it (Chrome has no runtime.getFrameId; a WindowProxy
+  // compares equal across origins).
+  ns.indexInParent = () => {
+    for (let i = 0; i < parent.length; i++) if (parent.frames[i] === window) return i;
+    return -1;
+  };
+
+  // The point (x, y) of child frame `index`'s viewport in this document's viewport, checked:
+  // a frame that an element of this document covers there is as covered as an element under
+  // an overlay in the frame itself, so the user's click would land on this document's element.
+  // Null when no frame element here is that frame (it went meanwhile: the action says so).
+  ns.framePoint = (index, { x, y }) => {
+    const win = frames[index];
+    let frame = null;
+    if (win) for (const el of ns.candidates('iframe')) if (el.contentWindow === win) frame = el;
+    if (!frame) return null;
+    const at = () => {
+      const r = frame.getBoundingClientRect();
+      const s = getComputedStyle(frame);
+      return { x: r.left + frame.clientLeft + parseFloat(s.paddingLeft) + x, y: r.top + frame.clientTop + parseFloat(s.paddingTop) + y };
+    };
+    let p = at();
+    if (p.x < 0 || p.y < 0 || p.x >= innerWidth || p.y >= innerHeight) {
+      scrollBy({ left: p.x - innerWidth / 2, top: p.y - innerHeight / 2, behavior: 'instant' });
+      p = at();
+    }
+    const hit = hitAt(p.x, p.y);
+    if (hit !== frame) fail('not_actionable', `the frame it is in, ${ns.describe(frame)}, is covered by ${hit ? ns.describe(hit) : 'nothing clickable (outside the page)'} of the page around the frame at the element's centre, so a user's click would land there; nothing was done. Close or dismiss that element first (read_page shows it), or wait_for it to go`);
+    return p;
+  };
+
   // Scroll `el` into view and return the point a user would click: its centre, checked.
   ns.target = (el, { hitTest = true } = {}) => {
     if (!el.isConnected) fail('stale_ref', 'the element left the page');
@@ -38,12 +81,7 @@
     const x = r.left + r.width / 2;
     const y = r.top + r.height / 2;
     if (hitTest) {
-      let hit = document.elementFromPoint(x, y);
-      while (hit?.shadowRoot) {
-        const deeper = hit.shadowRoot.elementFromPoint(x, y);
-        if (!deeper || deeper === hit) break;
-        hit = deeper;
-      }
+      const hit = hitAt(x, y);
       const ok = hit && (within(hit, el) || (hit.localName === 'label' && hit.control === el) || within(el, hit) && hit.localName === 'label');
       if (!ok) fail('not_actionable', `${ns.describe(el)} is covered by ${hit ? ns.describe(hit) : 'nothing clickable (outside the page)'} at its centre, so a user's click would land there; nothing was done. Close or dismiss that element first (read_page shows it), or wait_for it to go`);
     }

@@ -191,6 +191,26 @@
       return { ...result, notes, idle: performance.now() - Math.max(w.last, w.since) };
     },
 
+    // Where the targets of an action in this frame are (centres, scrolled into view), for the
+    // worker to hit-test the frames around this one before it acts (`framePoint` in each).
+    // Null for a target that cannot be placed: the action itself says what is wrong with it.
+    // `index`: which of its parent's frames this document is.
+    points({ targets }) {
+      const points = targets.map((t) => {
+        try {
+          return ns.target(element(t).el, { hitTest: false });
+        } catch {
+          return null;
+        }
+      });
+      return { points, index: ns.indexInParent() };
+    },
+
+    // Those points, moved from child frame `index` into this document and hit-tested here.
+    framePoint({ index, points }) {
+      return { points: points.map((p) => p && ns.framePoint(index, p)), index: ns.indexInParent() };
+    },
+
     // Where an element is in the viewport, scrolled into view: for screenshot's `ref`.
     locate({ ref }) {
       const { el } = element({ ref });

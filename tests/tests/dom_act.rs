@@ -401,3 +401,35 @@ async fn fill_and_type_refuse_a_field_under_an_overlay_as_a_user_could_not_reach
     let found = mcp.ok("find", json!({ "tab_id": tab, "text": "typed ada" })).await;
     assert_eq!(found["total"], 1, "{found}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frame_under_the_pages_own_overlay_is_not_clicked_through() {
+    let browser = Chromium::start();
+    let pages = Fixtures::serve();
+    let mcp = Mcp::start(&browser.runtime_dir).await;
+    let tab = open(&mcp, pages.url("dom/covered-frame.html")).await;
+    mcp.ok("wait_for", json!({ "tab_id": tab, "text": "Close the veil", "timeout_ms": 5000 })).await;
+    let button = ref_of(&mcp, &tab, "button \"Frame button\"").await;
+    let input = ref_of(&mcp, &tab, "textbox \"Frame input\"").await;
+    assert!(button.starts_with('f'), "a ref inside the frame: {button}");
+
+    // The frame's own agent sees nothing on top of the button; the page around the frame does.
+    for (tool, args) in [
+        ("click", json!({ "tab_id": tab, "ref": button })),
+        ("fill", json!({ "tab_id": tab, "fields": [{ "ref": input, "value": "ada" }] })),
+        ("type", json!({ "tab_id": tab, "ref": input, "text": "ada" })),
+    ] {
+        let err = mcp.err(tool, args).await;
+        assert!(err.starts_with("not_actionable:") && err.contains("covered by"), "{tool}: {err}");
+        assert!(err.contains("div#veil") && err.contains("iframe#widget"), "{tool}: names both: {err}");
+    }
+    let page = mcp.read_page(json!({ "tab_id": tab, "mode": "full", "budget": 20000 })).await;
+    let lines = page.lines.as_str();
+    assert!(!lines.contains("Frame clicked"), "nothing was clicked: {lines}");
+    assert!(!lines.contains("ada"), "nothing was typed: {lines}");
+
+    // Once the veil is closed, the same click lands in the frame.
+    click(&mcp, &tab, "button \"Close the veil\"").await;
+    let done = mcp.ok("click", json!({ "tab_id": tab, "ref": button })).await;
+    assert!(done["added"][0].as_str().unwrap().contains("Frame clicked in localhost"), "{done}");
+}
