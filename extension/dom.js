@@ -10,6 +10,7 @@
 
 import { trustedInput } from './dom/trusted.js';
 import { TabwireError, fail } from './errors.js';
+import { firstFreeRef, nextSnapshotId, numberingLoaded, setFirstFreeRef, tabState } from './dom/numbering.js';
 import { Activity } from './settle.js';
 import { allows, checkSite, expectedOrigin, notAllowed, originOf, requireSwitch, sitesReady, withoutFragment } from './sites.js';
 import { getTab, tabId } from './tabs.js';
@@ -34,13 +35,6 @@ const TRUSTED_ACTIONS = new Set(['click', 'type', 'press']); // what `trusted: t
 const MAX_UPLOAD = 10 * 1024 * 1024; // bytes of all files of one upload_file
 const tokens = (text) => Math.ceil(text.length / 4);
 
-const tabs = new Map(); // tab id → { next: Map(frameId → first free ref number), snapshots: [], seq }
-const tabState = (id) => {
-  let t = tabs.get(id);
-  if (!t) tabs.set(id, (t = { next: new Map(), snapshots: [], seq: 0 }));
-  return t;
-};
-chrome.tabs.onRemoved.addListener((id) => tabs.delete(id));
 
 // ---------------------------------------------------------------------------------------------
 // Frames
@@ -53,7 +47,7 @@ async function framesOf(id) {
 
 // The top frame, checked: its document may answer (site allowed, expected origin).
 async function topFrame(id, params) {
-  await sitesReady;
+  await Promise.all([sitesReady, numberingLoaded]);
   const expected = expectedOrigin(params);
   const frames = await framesOf(id);
   const top = frames.get(0);
@@ -100,9 +94,8 @@ async function ask(id, frame, msg) {
 
 // The lines of frame `frame` and, nested below each iframe line, of its frames.
 async function readFrame(id, frames, frame, mode, root, depth, indent, out, skipped) {
-  const t = tabState(id);
-  const got = await ask(id, frame, { type: 'dom.read', mode, ref: root, base: t.next.get(frame.frameId) ?? 1 });
-  t.next.set(frame.frameId, got.next);
+  const got = await ask(id, frame, { type: 'dom.read', mode, ref: root, base: firstFreeRef(id, frame.frameId) });
+  setFirstFreeRef(id, frame.frameId, got.next);
   const prefix = frame.frameId === 0 ? '' : `f${frame.frameId}`;
   const children = childFrames(frames, frame.frameId, got.lines);
   for (const l of got.lines) {
@@ -199,7 +192,7 @@ async function read(params) {
   const from = { origin: originOf(top.url), url: withoutFragment(top.url) };
   const t = tabState(id);
   if (mode === 'text') {
-    const got = await ask(id, frame, { type: 'dom.read', mode, ref: root, base: t.next.get(frame.frameId) ?? 1 });
+    const got = await ask(id, frame, { type: 'dom.read', mode, ref: root, base: firstFreeRef(id, frame.frameId) });
     let text = got.text;
     const cutChars = Math.max(0, text.length - budget * 4);
     if (cutChars) text = `${text.slice(0, budget * 4)}\n… ${cutChars} more characters cut for the budget`;
@@ -209,7 +202,7 @@ async function read(params) {
   const skipped = [];
   const got = await readFrame(id, frames, frame, mode, root, 0, 0, raw, skipped);
   const all = raw.map((l) => `${'  '.repeat(l.d)}${l.t}`);
-  const snapshotId = `s${++t.seq}`;
+  const snapshotId = nextSnapshotId(id);
   t.snapshots.push({ id: snapshotId, lines: all, mode, root: params.root ?? null });
   if (t.snapshots.length > KEPT_SNAPSHOTS) t.snapshots.shift();
   let body;
@@ -288,7 +281,7 @@ async function act(params, action, args, { signal, timeoutMs }) {
   }
   const frame = frameFor(id, frames, frameId);
   const local = (t) => (t?.ref ? { ...t, ref: parseRef(t.ref).ref } : t);
-  const message = { ...args, ...local(args), type: 'dom.act', action: trusted ? `trusted_${action}` : action, base: tabState(id).next.get(frameId) ?? 1 };
+  const message = { ...args, ...local(args), type: 'dom.act', action: trusted ? `trusted_${action}` : action, base: firstFreeRef(id, frameId) };
   if (args.to) message.to = local(args.to);
   if (args.fields) message.fields = args.fields.map(local);
   const cap = Math.min(params.settle_ms ?? DEFAULT_CAP_MS, Math.max(100, timeoutMs - 500));
@@ -297,13 +290,14 @@ async function act(params, action, args, { signal, timeoutMs }) {
   const activity = new Activity(id);
   try {
     const done = await ask(id, frame, message);
+    setFirstFreeRef(id, frameId, done.next); // the agent's snapshot before the action gave refs
     if (trusted) {
       await trustedAct(id, action, args, done);
       done.idle = 0; // the real input came after the agent's answer: quiet counts from it
     }
     const report = await settle(id, frame, activity, cap, signal, done.idle ?? 0);
     const origin = originOf(top.url);
-    return { origin, url: withoutFragment(top.url), ...report, ms: Math.round(performance.now() - started), result: { ...done, notes: undefined, idle: undefined }, notes: done.notes };
+    return { origin, url: withoutFragment(top.url), ...report, ms: Math.round(performance.now() - started), result: { ...done, notes: undefined, idle: undefined, next: undefined }, notes: done.notes };
   } finally {
     activity.stop();
   }
@@ -390,6 +384,7 @@ async function settle(id, frame, activity, cap, signal, idle) {
       const q = await ask(id, frame, { type: 'dom.finish', quiet: left() > 0 ? QUIET_MS : 0, answers: left() > 0 ? answered : 0 });
       if (q.added) {
         page = q;
+        setFirstFreeRef(id, frame.frameId, q.next);
         // A request the action started that the worker learnt of only now: wait for it too.
         if (activity.inflight.size > 0 && left() > 0) continue;
         break;

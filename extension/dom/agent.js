@@ -188,7 +188,7 @@
         throw e;
       }
       // How long the DOM has been quiet already: the worker's first wait needs no question.
-      return { ...result, notes, idle: performance.now() - Math.max(w.last, w.since) };
+      return { ...result, notes, idle: performance.now() - Math.max(w.last, w.since), next: ns.nextRef() };
     },
 
     // Where the targets of an action in this frame are (centres, scrolled into view), for the
@@ -230,7 +230,7 @@
       if (!w) return { mutations: 0, dialogs: [], added: [], removed: [], more: 0 };
       const idle = w.answers < answers ? 0 : performance.now() - Math.max(w.last, w.since);
       if (idle < quiet || (w.leaving && quiet > 0)) return { idle, leaving: w.leaving, mutations: w.mutations, dialogs: w.dialogs };
-      return { mutations: w.mutations, dialogs: w.dialogs, ...diff(w.before, lines()) };
+      return { mutations: w.mutations, dialogs: w.dialogs, ...diff(w.before, lines()), next: ns.nextRef() };
     },
 
     end() {

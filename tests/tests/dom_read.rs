@@ -241,3 +241,73 @@ async fn a_hostile_page_gets_its_words_quoted_and_cannot_plant_refs() {
     let tabs = mcp.ok("list_tabs", json!({})).await;
     assert!(tabs["tabs"].as_array().unwrap().iter().any(|t| t["id"] == tab), "nothing closed it");
 }
+
+/// Stop the extension's service worker, as Chrome does when it crashes or is updated: the
+/// pages and their agents live on. Through CDP's `Target.closeTarget`.
+async fn stop_service_worker(cdp: &tabwire_tests::cdp::Cdp) {
+    let targets = cdp.call("Target.getTargets", json!({}), None).await.unwrap();
+    let worker = targets["targetInfos"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|t| t["type"] == "service_worker" && t["url"].as_str().unwrap().ends_with("/background.js"))
+        .unwrap_or_else(|| panic!("no extension service worker among {targets}"));
+    cdp.call("Target.closeTarget", json!({ "targetId": worker["targetId"] }), None).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refs_and_snapshot_ids_never_repeat_in_a_tab_even_across_a_worker_restart() {
+    use std::time::{Duration, Instant};
+    let mut browser = Chromium::start_with_cdp();
+    let (to_browser, from_browser) = browser.take_cdp_pipe().unwrap();
+    let cdp = tabwire_tests::cdp::Cdp::new(to_browser, from_browser);
+    let pages = Fixtures::serve();
+    let mcp = Mcp::start(&browser.runtime_dir).await;
+    let tab = open(&mcp, pages.url("dom/widgets.html")).await;
+    let before = mcp.read_page(json!({ "tab_id": tab })).await;
+    let kept = ref_in(before.lines.as_str(), "button \"Clicked 0 times\"");
+    let number = |r: &str| r.trim_start_matches('e').parse::<u32>().unwrap();
+    assert_eq!(before.snapshot_id(), "s1");
+
+    // The worker stops; its host goes with it. Navigating the tab wakes the worker, which
+    // starts a new host; the bridge attaches to it.
+    let host = browser.host_pid();
+    stop_service_worker(&cdp).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::path::Path::new(&format!("/proc/{host}")).exists() {
+        assert!(Instant::now() < deadline, "the host outlived its worker");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let targets = cdp.call("Target.getTargets", json!({}), None).await.unwrap();
+    let page = targets["targetInfos"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["type"] == "page" && t["url"].as_str().unwrap().contains("widgets.html"))
+        .unwrap_or_else(|| panic!("the tab among {targets}"))["targetId"]
+        .clone();
+    let session = cdp.attach(page.as_str().unwrap()).await.unwrap();
+    cdp.call("Page.navigate", json!({ "url": pages.url("dom/form.html") }), Some(&session))
+        .await
+        .unwrap();
+    let mut reads = 1; // snapshots taken of the tab so far
+    let after = loop {
+        let result = mcp.call("read_page", json!({ "tab_id": tab })).await;
+        reads += usize::from(result.is_error != Some(true));
+        if result.is_error != Some(true) && text(&result).contains("form.html") {
+            reads += 1;
+            break mcp.read_page(json!({ "tab_id": tab })).await;
+        }
+        assert!(Instant::now() < deadline + Duration::from_secs(10), "never read the form: {}", text(&result));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+
+    // The form's refs start past the widgets' ones, and its snapshot id past theirs: what the
+    // assistant kept from before names nothing on the new page.
+    let lines = after.lines.as_str();
+    let first = ref_in(lines, "textbox");
+    assert!(number(&first) > number(&kept), "{first} after {kept}:\n{lines}");
+    assert_eq!(after.snapshot_id(), format!("s{reads}"), "one count of snapshots for the tab");
+    let err = mcp.err("click", json!({ "tab_id": tab, "ref": kept })).await;
+    assert!(err.starts_with("stale_ref:"), "{err}");
+}
