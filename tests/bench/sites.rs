@@ -67,16 +67,9 @@ pub async fn run() {
 
 /// A debugger session on the extension's service worker.
 pub async fn service_worker(cdp: &Cdp) -> String {
-    let targets = cdp.call("Target.getTargets", json!({}), None).await.expect("list targets");
-    let worker = targets["targetInfos"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|t| {
-            t["type"] == "service_worker"
-                && t["url"].as_str().is_some_and(|u| u.ends_with("/background.js"))
-        })
-        .unwrap_or_else(|| panic!("no extension service worker among {targets}"));
-    let id = worker["targetId"].as_str().unwrap();
-    cdp.attach(id).await.expect("attach to the service worker")
+    let id = cdp
+        .target_id("service_worker", "/background.js")
+        .await
+        .expect("the extension's service worker");
+    cdp.attach(&id).await.expect("attach to the service worker")
 }

@@ -112,6 +112,19 @@ impl Cdp {
         str_field(&attached, "sessionId")
     }
 
+    /// The id of the first target of type `kind` (`page`, `service_worker`…) whose url
+    /// contains `url_part`.
+    pub async fn target_id(&self, kind: &str, url_part: &str) -> Result<String, String> {
+        let targets = self.call("Target.getTargets", json!({}), None).await?;
+        let found =
+            targets["targetInfos"].as_array().into_iter().flatten().find(|t| {
+                t["type"] == kind && t["url"].as_str().is_some_and(|u| u.contains(url_part))
+            });
+        let found =
+            found.ok_or_else(|| format!("no {kind} target at {url_part} among {targets}"))?;
+        str_field(found, "targetId")
+    }
+
     /// Open `url` in a new tab and attach to it; the session id.
     pub async fn open(&self, url: &str) -> Result<String, String> {
         let target = self.create_target(url).await?;

@@ -408,7 +408,8 @@ async fn a_frame_under_the_pages_own_overlay_is_not_clicked_through() {
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
     let tab = open(&mcp, pages.url("dom/covered-frame.html")).await;
-    mcp.ok("wait_for", json!({ "tab_id": tab, "text": "Close the veil", "timeout_ms": 5000 })).await;
+    mcp.ok("wait_for", json!({ "tab_id": tab, "text": "Close the veil", "timeout_ms": 5000 }))
+        .await;
     let button = ref_of(&mcp, &tab, "button \"Frame button\"").await;
     let input = ref_of(&mcp, &tab, "textbox \"Frame input\"").await;
     assert!(button.starts_with('f'), "a ref inside the frame: {button}");
@@ -421,7 +422,10 @@ async fn a_frame_under_the_pages_own_overlay_is_not_clicked_through() {
     ] {
         let err = mcp.err(tool, args).await;
         assert!(err.starts_with("not_actionable:") && err.contains("covered by"), "{tool}: {err}");
-        assert!(err.contains("div#veil") && err.contains("iframe#widget"), "{tool}: names both: {err}");
+        assert!(
+            err.contains("div#veil") && err.contains("iframe#widget"),
+            "{tool}: names both: {err}"
+        );
     }
     let page = mcp.read_page(json!({ "tab_id": tab, "mode": "full", "budget": 20000 })).await;
     let lines = page.lines.as_str();

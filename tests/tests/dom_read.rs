@@ -245,14 +245,8 @@ async fn a_hostile_page_gets_its_words_quoted_and_cannot_plant_refs() {
 /// Stop the extension's service worker, as Chrome does when it crashes or is updated: the
 /// pages and their agents live on. Through CDP's `Target.closeTarget`.
 async fn stop_service_worker(cdp: &tabwire_tests::cdp::Cdp) {
-    let targets = cdp.call("Target.getTargets", json!({}), None).await.unwrap();
-    let worker = targets["targetInfos"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|t| t["type"] == "service_worker" && t["url"].as_str().unwrap().ends_with("/background.js"))
-        .unwrap_or_else(|| panic!("no extension service worker among {targets}"));
-    cdp.call("Target.closeTarget", json!({ "targetId": worker["targetId"] }), None).await.unwrap();
+    let worker = cdp.target_id("service_worker", "/background.js").await.unwrap();
+    cdp.call("Target.closeTarget", json!({ "targetId": worker }), None).await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -278,15 +272,8 @@ async fn refs_and_snapshot_ids_never_repeat_in_a_tab_even_across_a_worker_restar
         assert!(Instant::now() < deadline, "the host outlived its worker");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let targets = cdp.call("Target.getTargets", json!({}), None).await.unwrap();
-    let page = targets["targetInfos"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["type"] == "page" && t["url"].as_str().unwrap().contains("widgets.html"))
-        .unwrap_or_else(|| panic!("the tab among {targets}"))["targetId"]
-        .clone();
-    let session = cdp.attach(page.as_str().unwrap()).await.unwrap();
+    let page = cdp.target_id("page", "widgets.html").await.unwrap();
+    let session = cdp.attach(&page).await.unwrap();
     cdp.call("Page.navigate", json!({ "url": pages.url("dom/form.html") }), Some(&session))
         .await
         .unwrap();
@@ -298,7 +285,11 @@ async fn refs_and_snapshot_ids_never_repeat_in_a_tab_even_across_a_worker_restar
             reads += 1;
             break mcp.read_page(json!({ "tab_id": tab })).await;
         }
-        assert!(Instant::now() < deadline + Duration::from_secs(10), "never read the form: {}", text(&result));
+        assert!(
+            Instant::now() < deadline + Duration::from_secs(10),
+            "never read the form: {}",
+            text(&result)
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
 
