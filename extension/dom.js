@@ -8,6 +8,7 @@
 // answer (sites.js), and sends to that document only (its documentId), so a tab that
 // navigated meanwhile answers nothing it was not checked for.
 
+import { blockingDialog, checkNoDialog, dialogOpen } from './dom/open-dialogs.js';
 import { trustedInput } from './dom/trusted.js';
 import { TabwireError, fail } from './errors.js';
 import { firstFreeRef, nextSnapshotId, numberingLoaded, setFirstFreeRef, tabState } from './dom/numbering.js';
@@ -77,6 +78,7 @@ function frameFor(id, frames, frameId) {
 
 // Ask the agent in one document. Errors come back as TabwireErrors.
 async function ask(id, frame, msg) {
+  await checkNoDialog(id);
   let answer;
   try {
     answer = await chrome.tabs.sendMessage(id, msg, { frameId: frame.frameId, documentId: frame.documentId });
@@ -511,6 +513,11 @@ export const domMethods = {
     const id = tabId(p);
     if (typeof p.accept !== 'boolean') fail('bad_request', '`accept` must be true (OK) or false (Cancel)');
     const { top, frames } = await topFrame(id, p);
+    const from = { origin: originOf(top.url), url: withoutFragment(top.url) };
+    // A dialog the browser shows already: Chrome gives extensions no way to answer it (its
+    // debugger, too, sees only dialogs opened after it attached), so the user must.
+    const open = await blockingDialog(id);
+    if (open) throw dialogOpen(id, open, 'ask the user to answer it in the browser; then handle_dialog says how to answer the page\'s next dialog (tabwire answers those, as they open, only when told to beforehand or while it acts)');
     const late = [];
     for (const f of frames.values()) {
       if (!allows(originOf(f.url))) continue;
@@ -518,6 +525,6 @@ export const domMethods = {
         late.push(...(await ask(id, f, { type: 'dom.arm', accept: p.accept, text: p.prompt_text ?? null })).late);
       } catch {} // a frame without the agent (about:blank) opens no dialog we could answer
     }
-    return { origin: originOf(top.url), url: withoutFragment(top.url), armed: { accept: p.accept, prompt_text: p.prompt_text ?? null }, answered_since: late };
+    return { ...from, armed: { accept: p.accept, prompt_text: p.prompt_text ?? null }, answered_since: late };
   },
 };

@@ -57,11 +57,18 @@
   // A dialog from the page (dom/dialogs.js): answer it now if tabwire is acting, else let the
   // browser show it.
   window.addEventListener('tabwire:dialog', (e) => {
-    if (performance.now() > answerDialogsUntil && !armed) return;
     let d;
     try {
       d = JSON.parse(e.detail);
     } catch {
+      return;
+    }
+    if (performance.now() > answerDialogsUntil && !armed) {
+      // The browser shows it and the page stops until someone answers: the worker must know
+      // now, before this thread blocks (the message leaves at once; the page may have faked
+      // the event, which the worker checks by asking this frame before it believes it).
+      const dialog = { type: String(d.type).slice(0, 10), message: String(d.message).slice(0, 500) };
+      chrome.runtime.sendMessage({ type: 'dom.dialog_shown', dialog }).catch(() => {});
       return;
     }
     const answer = armed ?? { accept: d.type === 'alert', text: null, by: 'default' };
@@ -75,6 +82,10 @@
       if (late.length > 20) late.shift();
     }
     window.dispatchEvent(new CustomEvent('tabwire:dialog-answer', { detail: JSON.stringify(answer) }));
+  });
+
+  window.addEventListener('tabwire:dialog-closed', () => {
+    chrome.runtime.sendMessage({ type: 'dom.dialog_closed' }).catch(() => {});
   });
 
   const fail = (code, message) => {
@@ -231,6 +242,11 @@
       const idle = w.answers < answers ? 0 : performance.now() - Math.max(w.last, w.since);
       if (idle < quiet || (w.leaving && quiet > 0)) return { idle, leaving: w.leaving, mutations: w.mutations, dialogs: w.dialogs };
       return { mutations: w.mutations, dialogs: w.dialogs, ...diff(w.before, lines()), next: ns.nextRef() };
+    },
+
+    // That this document's thread runs: no dialog of the browser's holds it.
+    ping() {
+      return true;
     },
 
     end() {

@@ -4,7 +4,8 @@
 // action runs (and for a moment after), the ISOLATED world's agent (dom/agent.js) answers the
 // dialog at once: as handle_dialog said beforehand, else alert OK, confirm Cancel, prompt
 // Cancel; and the action reports it. At any other time the page gets the browser's own dialog,
-// so the user's browsing is unchanged.
+// so the user's browsing is unchanged; the agent tells the worker, so that calls to the tab
+// fail at once with `dialog_open` rather than wait on a page that cannot answer.
 (() => {
   const native = { alert: window.alert, confirm: window.confirm, prompt: window.prompt };
   const ask = (type, message, value) => {
@@ -21,16 +22,24 @@
       return null;
     }
   };
+  // The browser's own dialog; the agent hears when it closed (it told the worker it opened).
+  const shown = (kind, ...args) => {
+    try {
+      return native[kind].apply(window, args);
+    } finally {
+      window.dispatchEvent(new CustomEvent('tabwire:dialog-closed'));
+    }
+  };
   window.alert = function alert(message) {
-    if (ask('alert', message) === null) native.alert.call(window, message);
+    if (ask('alert', message) === null) shown('alert', message);
   };
   window.confirm = function confirm(message) {
     const a = ask('confirm', message);
-    return a === null ? native.confirm.call(window, message) : a.accept === true;
+    return a === null ? shown('confirm', message) : a.accept === true;
   };
   window.prompt = function prompt(message, value = '') {
     const a = ask('prompt', message, value);
-    if (a === null) return native.prompt.call(window, message, value);
+    if (a === null) return shown('prompt', message, value);
     return a.accept ? String(a.text ?? value) : null;
   };
 })();

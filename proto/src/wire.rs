@@ -73,12 +73,15 @@ pub mod code {
     pub const SCRIPTS_NOT_ALLOWED: &str = "scripts_not_allowed";
     /// Trusted (debugger) input on a site where the user has not turned it on.
     pub const TRUSTED_INPUT_NOT_ENABLED: &str = "trusted_input_not_enabled";
+    /// The page shows the browser's own alert/confirm/prompt, which blocks it until answered
+    /// (handle_dialog, or the user); nothing was done.
+    pub const DIALOG_OPEN: &str = "dialog_open";
     /// Anything else that went wrong inside a peer.
     pub const INTERNAL: &str = "internal";
 
     /// Every code, in the order of the table in `specs/protocol.md` ("Error codes"); a test
     /// keeps the two, and the codes the extension throws, in step.
-    pub const ALL: [&str; 28] = [
+    pub const ALL: [&str; 29] = [
         TIMEOUT,
         BROWSER_DISCONNECTED,
         UNKNOWN_METHOD,
@@ -106,6 +109,7 @@ pub mod code {
         NOT_ACTIONABLE,
         SCRIPTS_NOT_ALLOWED,
         TRUSTED_INPUT_NOT_ENABLED,
+        DIALOG_OPEN,
         INTERNAL,
     ];
 }

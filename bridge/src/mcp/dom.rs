@@ -740,7 +740,9 @@ impl TabwireServer {
     /// Say how to answer the next alert/confirm/prompt of a tab. Dialogs never block tabwire:
     /// one opened by an action is answered at once (alert OK, confirm and prompt Cancel) and
     /// reported; to answer otherwise, call this first, then repeat the action (click, type or
-    /// press_key).
+    /// press_key). A dialog the page opened on its own, while tabwire was not acting, is the
+    /// browser's: it blocks the page (calls fail with dialog_open) and only the user can
+    /// answer it.
     #[tool(
         output_schema = schema_for_output::<DialogArmed>(),
         annotations(
