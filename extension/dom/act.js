@@ -142,13 +142,17 @@
   const input = (el, data, inputType = 'insertText') => el.dispatchEvent(new InputEvent('input', { bubbles: true, composed: true, inputType, data }));
   const change = (el) => el.dispatchEvent(new Event('change', { bubbles: true }));
 
+  // Whether fill hit-tests `el` (a user clicks into it first): selects and text fields.
+  ns.fillClicksInto = (el) => el.localName === 'select' || el.localName === 'textarea' || (el.localName === 'input' && !['checkbox', 'radio', 'file'].includes(el.type));
+
   // Set a form control to `value` as a user would leave it. Returns what it now holds.
-  ns.fill = (el, value) => {
+  // `targeted`: the caller scrolled it into view and hit-tested it already (ns.target).
+  ns.fill = (el, value, { targeted = false } = {}) => {
     const tag = el.localName;
     const kind = tag === 'input' ? (el.type || 'text') : tag;
     if (el.readOnly) fail('not_actionable', `${ns.describe(el)} is read-only`);
     if (tag === 'select') {
-      ns.target(el);
+      if (!targeted) ns.target(el);
       const wanted = Array.isArray(value) ? value.map(String) : [String(value)];
       const options = [...el.options];
       const pick = wanted.map((w) => options.find((o) => o.value === w) ?? options.find((o) => o.label.trim() === w) ?? options.find((o) => o.label.trim().toLowerCase() === w.toLowerCase()));
@@ -170,7 +174,7 @@
     if (kind === 'file') fail('bad_request', `${ns.describe(el)} is a file input; use upload_file`);
     if (typeof value !== 'string' && typeof value !== 'number') fail('bad_request', `the value for ${ns.describe(el)} must be text (or true/false for a checkbox)`);
     const text = String(value);
-    ns.target(el); // a field under an overlay is one a user could not click into either
+    if (!targeted) ns.target(el); // a field under an overlay is one a user could not click into either
     if (tag === 'input' || tag === 'textarea') {
       el.focus({ preventScroll: true });
       nativeSet(el, 'value', text);

@@ -156,9 +156,14 @@
           case 'click':
             result = ns.click(got(args), args);
             break;
-          case 'fill':
-            result.values = args.fields.map((f) => ns.fill(got(f), f.value));
+          case 'fill': {
+            // Every field is found, and those a user clicks into are hit-tested, before any is
+            // set: a field that cannot be reached fails the call with the others untouched.
+            const els = args.fields.map((f) => got(f));
+            for (const el of els) if (ns.fillClicksInto(el)) ns.target(el);
+            result.values = els.map((el, i) => ns.fill(el, args.fields[i].value, { targeted: ns.fillClicksInto(el) }));
             break;
+          }
           case 'type':
             result.value = ns.type(args.ref || args.selector ? got(args) : null, args.text, args.submit);
             break;

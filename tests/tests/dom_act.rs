@@ -390,10 +390,16 @@ async fn fill_and_type_refuse_a_field_under_an_overlay_as_a_user_could_not_reach
         assert!(err.starts_with("not_actionable:") && err.contains("covered by"), "{err}");
         assert!(err.contains("div#banner"), "names what covers it: {err}");
     }
+    // A reachable field and a covered one: refused before either is set.
+    let note = ref_of(&mcp, &tab, "textbox \"Note\"").await;
+    let both = json!([{ "ref": note, "value": "hello" }, { "ref": user, "value": "ada" }]);
+    let err = mcp.err("fill", json!({ "tab_id": tab, "fields": both })).await;
+    assert!(err.starts_with("not_actionable:") && err.contains("div#banner"), "{err}");
     let page = mcp.read_page(json!({ "tab_id": tab })).await;
     let lines = page.lines.as_str();
     assert!(lines.contains("combobox \"Plan\"") && lines.contains("[value=\"Free\"]"), "{lines}");
     assert!(!lines.contains("[value=\"ada\"]"), "nothing was typed: {lines}");
+    assert!(!lines.contains("[value=\"hello\"]"), "not the reachable field either: {lines}");
 
     // Once the banner is answered, the same calls land.
     click(&mcp, &tab, "button \"Accept cookies\"").await;
