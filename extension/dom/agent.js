@@ -204,6 +204,13 @@
         throw e;
       }
       // How long the DOM has been quiet already: the worker's first wait needs no question.
+      // The action's own changes are not delivered to the observer until this task ends:
+      // taken here, so that they count as now rather than as quiet.
+      const pending = w.observer.takeRecords().length;
+      if (pending) {
+        w.mutations += pending;
+        w.last = performance.now();
+      }
       return { ...result, notes, idle: performance.now() - Math.max(w.last, w.since), next: ns.nextRef() };
     },
 
