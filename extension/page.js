@@ -13,6 +13,7 @@
 // for size and depth here again (a hostile page can post to the relay without the SDK).
 
 import { checkDeclaration } from './commands.js';
+import { checkNoDialog } from './dom/open-dialogs.js';
 import { TabwireError, fail } from './errors.js';
 import { MAX_DEPTH, MAX_EVENT, deeperThan, forgetTab, rateLimit } from './limits.js';
 import { hostProblem, sendEvent } from './native.js';
@@ -250,8 +251,10 @@ function notAllowedNow(page) {
   return new TabwireError('site_not_allowed', `this site (${origin}) is not allowed to use tabwire (any more), so nothing was passed on; the user can allow it in the tabwire popup ("Allow tabwire on this site") or with \`tabwire sites allow ${origin}\``);
 }
 
-// Ask the page something; resolves with its reply. Aborts with `signal`.
-function call(page, msg, signal) {
+// Ask the page something; resolves with its reply. Aborts with `signal`. A page the browser's
+// own dialog blocks could not answer: `dialog_open` at once (dom/open-dialogs.js).
+async function call(page, msg, signal) {
+  await checkNoDialog(page.tabId);
   const id = nextCall++;
   return new Promise((resolve, reject) => {
     const onAbort = () => {

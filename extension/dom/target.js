@@ -3,10 +3,12 @@
 // that document or not at all — never in the page the tab navigated to meanwhile.
 
 import { TabwireError } from '../errors.js';
+import { checkNoDialog } from './open-dialogs.js';
 import { checkSite, expectedOrigin, originOf, sitesReady, withoutFragment } from '../sites.js';
 import { getTab } from '../tabs.js';
 
-// { tab, origin, url, documentId } of tab `id`'s top document, once it may answer.
+// { tab, origin, url, documentId } of tab `id`'s top document, once it may answer (its site
+// allowed, no dialog of the browser's blocking it).
 export async function topDocument(id, params) {
   await sitesReady;
   const expected = expectedOrigin(params);
@@ -15,6 +17,7 @@ export async function topDocument(id, params) {
   const url = frame?.url || tab.url || '';
   const origin = originOf(url);
   checkSite(id, origin, expected, url);
+  await checkNoDialog(id); // its scripts could not run
   return { tab, origin, url: withoutFragment(url), documentId: frame?.documentId ?? null };
 }
 

@@ -584,12 +584,18 @@ async fn a_dialog_the_page_opened_on_its_own_fails_calls_at_once_until_the_user_
     assert!(err.starts_with("dialog_open:"), "{err}");
     let err = mcp.err("handle_dialog", json!({ "tab_id": tab, "accept": true })).await;
     assert!(err.starts_with("dialog_open:") && err.contains("the user"), "{err}");
+    let err = mcp.err("screenshot", json!({ "tab_id": tab })).await;
+    assert!(err.starts_with("dialog_open:"), "tools that run scripts in the page too: {err}");
+    let err = mcp.err("get_state", json!({ "tab_id": tab, "force_refresh": true })).await;
+    assert!(err.starts_with("dialog_open:"), "and an app's own state: {err}");
 
     // The user answers it; the page goes on, and so does tabwire.
     cdp.call("Page.handleJavaScriptDialog", json!({ "accept": true }), Some(&page)).await.unwrap();
     let page = mcp.read_page(json!({ "tab_id": tab, "mode": "text" })).await;
     assert!(page.lines.as_str().contains("greeting answered"), "{page:?}");
     mcp.ok("click", json!({ "tab_id": tab, "selector": "button" })).await;
+    let state = mcp.ok("get_state", json!({ "tab_id": tab, "force_refresh": true })).await;
+    assert_eq!(state["state"]["said"], "clicked", "{state}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
