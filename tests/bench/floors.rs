@@ -58,7 +58,17 @@ pub async fn run() {
     )
     .await;
 
-    let lines: [(&str, &Mcp, &str, Value); 10] = [
+    // A second browser whose host and bridge keep the kernel's default scheduler slice
+    // (`TABWIRE_SCHED_SLICE=default`; proto/src/sched.rs): what the short slice buys.
+    let plain_browser = Chromium::start_with(&[("TABWIRE_SCHED_SLICE", "default")]);
+    let plain = Mcp::start_with(
+        &plain_browser.runtime_dir,
+        &[("TABWIRE_BENCH", "1"), ("TABWIRE_SCHED_SLICE", "default")],
+    )
+    .await;
+    let plain_tab = plain.ok("open_tab", json!({ "url": url })).await["tab"]["id"].clone();
+
+    let lines: [(&str, &Mcp, &str, Value); 13] = [
         ("F0 bench_echo: the bridge answers", &mcp, "bench_echo", json!({ "floor": "bridge" })),
         ("F1 bench_echo: the extension's worker", &mcp, "bench_echo", json!({ "floor": "worker" })),
         (
@@ -99,6 +109,24 @@ pub async fn run() {
             "get_state",
             json!({ "tab_id": tab, "force_refresh": true }),
         ),
+        (
+            "  F0 with the kernel's default slice",
+            &plain,
+            "bench_echo",
+            json!({ "floor": "bridge" }),
+        ),
+        (
+            "  F1 with the kernel's default slice",
+            &plain,
+            "bench_echo",
+            json!({ "floor": "worker" }),
+        ),
+        (
+            "  get_state forced with the kernel's default slice",
+            &plain,
+            "get_state",
+            json!({ "tab_id": plain_tab, "force_refresh": true }),
+        ),
     ];
     for (label, client, tool, args) in &lines {
         let got = client.ok(tool, args.clone()).await;
@@ -135,6 +163,8 @@ pub async fn run() {
     );
     in_the_worker(&mut browser, &tab).await;
     drop(blocking);
+    drop(plain);
+    drop(plain_browser);
     drop(mcp);
     drop(browser);
 
