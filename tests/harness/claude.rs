@@ -15,6 +15,7 @@ pub fn claude_cli() -> PathBuf {
     let dir = target.join("claude-code");
     let package = dir.join("node_modules/@anthropic-ai/claude-code");
     let claude = dir.join("node_modules/.bin/claude");
+    let lock = npm::lock(&dir);
     if !package.join("package.json").exists() {
         npm::install(&dir, &["@anthropic-ai/claude-code"], &[])
             .unwrap_or_else(|e| panic!("{e}\nso the Claude Code CLI cannot be tested"));
@@ -31,6 +32,7 @@ pub fn claude_cli() -> PathBuf {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(claude.exists(), "no claude binary at {}", claude.display());
+    drop(lock); // unlocks
     claude
 }
 

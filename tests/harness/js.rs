@@ -14,6 +14,7 @@ pub fn tools_dir() -> PathBuf {
     let target = bins::bin("tabwire").parent().unwrap().to_owned();
     let dir = target.join("js-tools");
     let source = bins::repo_root().join("tests/js");
+    let _lock = npm::lock(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let manifest = std::fs::read(source.join("package.json")).unwrap();
     let installed = std::fs::read(dir.join("package.json")).ok();

@@ -5,6 +5,18 @@
 use std::path::Path;
 use std::process::Command;
 
+/// Hold this while checking and installing into `dir`: one install at a time, across the test
+/// threads and the test processes (nextest). Two npm runs into one directory remove each
+/// other's files (seen in CI: ENOENT on Claude Code's `claude.exe`). Unlocked when dropped.
+pub fn lock(dir: &Path) -> std::fs::File {
+    let name = format!("{}.lock", dir.file_name().unwrap().to_string_lossy());
+    let parent = dir.parent().unwrap();
+    std::fs::create_dir_all(parent).unwrap();
+    let lock = std::fs::File::create(parent.join(name)).unwrap();
+    lock.lock().unwrap();
+    lock
+}
+
 /// `npm install --prefix DIR PACKAGES…` with `env` (no packages: what `DIR/package.json` lists).
 /// The error says what failed and how to fix it.
 pub fn install(dir: &Path, packages: &[&str], env: &[(&str, &str)]) -> Result<(), String> {
