@@ -160,8 +160,8 @@
             // Every field is found, and those a user clicks into are hit-tested, before any is
             // set: a field that cannot be reached fails the call with the others untouched.
             const els = args.fields.map((f) => got(f));
-            for (const el of els) if (ns.fillClicksInto(el)) ns.target(el);
-            result.values = els.map((el, i) => ns.fill(el, args.fields[i].value, { targeted: ns.fillClicksInto(el) }));
+            const targeted = els.map((el) => ns.fillClicksInto(el) && (ns.target(el), true));
+            result.values = els.map((el, i) => ns.fill(el, args.fields[i].value, { targeted: targeted[i] }));
             break;
           }
           case 'type':
