@@ -11,6 +11,7 @@ mod operations;
 mod sites;
 mod state;
 mod stats;
+mod tail;
 mod tools_list;
 mod workflows;
 
@@ -51,5 +52,9 @@ async fn main() {
     }
     if wanted("extra") {
         extra::run().await;
+    }
+    // Needs root and tracefs, so only when asked for by name.
+    if only.as_deref() == Some("tail") {
+        tail::run().await;
     }
 }
