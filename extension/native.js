@@ -1,6 +1,13 @@
 // The port to the native host "dev.tabwire.host" (specs/protocol.md): hello, requests and
 // their responses, cancel, chunk reassembly, events out, and reconnecting with backoff.
 // An open native port also keeps this service worker alive.
+//
+// The fast link: the host names a loopback WebSocket (event `fast_link`, only ever by Native
+// Messaging); once it is open, both sides send by it what they would send by the port, which
+// skips the wait Chrome's pipe reading can add (host/src/fast_link.rs). Order is kept: each
+// side sends the mark event `link` by the port as its last message there, and takes what comes
+// by the link only after the other side's mark. The port carries everything whenever the link
+// is down; the link is tried again after a pause.
 
 import { TabwireError, toWire } from './errors.js';
 import { setStatus } from './status.js';
@@ -22,6 +29,10 @@ let onConnect = () => {}; // sends what the host should hear right after hello
 //               refusal (then `reason` is null);
 //   backoff     the port closed for `reason`; `retry` reconnects after `delay`.
 const link = { state: 'idle', port: null, up: false, reason: 'not connected yet', delay: FIRST_DELAY_MS, retry: null };
+// The fast link: { url, ws, open (our mark sent: we send by it), marked (the host's mark came:
+// we take what it brings), held (what it brought before), retry, delay }.
+const fast = { url: null, ws: null, open: false, marked: false, held: [], retry: null, delay: 1000, sent: 0, received: 0 };
+const MAX_HELD = 4096;
 const inflight = new Map(); // request id → AbortController; gone once answered or cancelled
 const streams = new Map(); // chunk stream id → { count, parts, received, size }
 
@@ -104,6 +115,7 @@ export async function connect() {
 
 function disconnected(p, chromeSays) {
   if (link.port !== p) return;
+  closeFast(null); // its host is gone; the next one names a new link
   const reason = explain(chromeSays);
   Object.assign(link, { state: 'backoff', port: null, up: false, reason, retry: setTimeout(connect, link.delay) });
   const gone = new TabwireError('browser_disconnected', `the connection to the tabwire host closed: ${reason}`);
@@ -133,6 +145,15 @@ export function hostProblem() {
 
 function post(msg) {
   if (!link.port) throw new TabwireError('browser_disconnected', `tabwire is not connected to its host: ${hostProblem()}`);
+  // A link being closed drops what is sent on it: from the moment it closes, the port.
+  if (fast.open && fast.ws.readyState === WebSocket.OPEN) {
+    const text = JSON.stringify(msg);
+    const bytes = text.length * 3 > MAX_MESSAGE ? new TextEncoder().encode(text).length : text.length;
+    if (bytes > MAX_MESSAGE) throw new TabwireError('too_large', `the message is ${bytes} bytes as JSON, over the 64 MiB limit for one message. Keep one message under 64 MiB.`);
+    fast.ws.send(text);
+    fast.sent++;
+    return;
+  }
   try {
     link.port.postMessage(msg);
   } catch (e) {
@@ -155,6 +176,12 @@ function receive(msg) {
       return whole && receive(whole);
     }
     case 'event':
+      if (msg.event === 'fast_link') return openFast(msg.data?.url);
+      if (msg.event === 'link') {
+        fast.marked = true;
+        for (const m of fast.held.splice(0)) receive(m);
+        return;
+      }
       if (msg.event === 'host_status') {
         const d = msg.data ?? {};
         setStatus({ host_pid: d.host_pid ?? null, bridges: d.bridges ?? 0, host_version: d.host_version ?? null });
@@ -211,6 +238,77 @@ function trySend(reply) {
     trySend({ type: 'response', id: reply.id, error: { code: 'too_large', message: `the result is too large: ${err.message}` } });
   }
 }
+
+// Open the fast link the host named (a loopback WebSocket; anything else is ignored).
+function openFast(url) {
+  if (typeof url !== 'string' || !/^ws:\/\/127\.0\.0\.1:\d+\/[0-9a-f]+$/.test(url)) return;
+  closeFast(null);
+  fast.url = url;
+  fast.delay = 1000;
+  tryFast();
+}
+
+function tryFast() {
+  fast.retry = null;
+  if (!fast.url || !link.port) return;
+  let ws;
+  try {
+    ws = new WebSocket(fast.url);
+  } catch (e) {
+    console.warn('tabwire: the fast link could not be opened:', e.message);
+    return;
+  }
+  Object.assign(fast, { ws, open: false, marked: false, held: [] });
+  ws.onopen = () => {
+    if (fast.ws !== ws) return ws.close();
+    try {
+      post({ type: 'event', event: 'link', data: {} }); // our last message by the port
+    } catch {
+      return ws.close();
+    }
+    fast.open = true;
+    fast.delay = 1000;
+  };
+  ws.onmessage = (e) => {
+    if (fast.ws !== ws) return;
+    let msg;
+    try {
+      msg = JSON.parse(e.data);
+    } catch {
+      return closeFast(ws, 'the host sent something that is not JSON');
+    }
+    fast.received++;
+    if (fast.marked) return receive(msg);
+    if (fast.held.length >= MAX_HELD) return closeFast(ws, 'the host sent too much before its mark');
+    fast.held.push(msg);
+  };
+  ws.onclose = () => closeFast(ws, 'it closed');
+}
+
+// Back to the port only; try the link again later while the port is open. `ws` null: close
+// whatever link there is and forget its address (the host went).
+function closeFast(ws, why) {
+  if (ws && fast.ws !== ws) return;
+  const was = fast.ws;
+  Object.assign(fast, { ws: null, open: false, marked: false, held: [] });
+  if (was && was.readyState <= 1) was.close();
+  clearTimeout(fast.retry);
+  fast.retry = null;
+  if (!ws) {
+    fast.url = null;
+    return;
+  }
+  console.warn(`tabwire: the fast link closed (${why}); Native Messaging carries everything, and the link is tried again in ${fast.delay} ms`);
+  fast.retry = setTimeout(tryFast, fast.delay);
+  fast.delay = Math.min(fast.delay * 2, MAX_DELAY_MS);
+}
+
+// For the tests and the benchmark, through the debugger only (which can do anything in the
+// worker already): whether the link carries messages now, how many it carried, and a way to cut it.
+globalThis.tabwireFastLink = {
+  state: () => ({ open: fast.open, marked: fast.marked, url: fast.url, sent: fast.sent, received: fast.received }),
+  cut: () => fast.ws && closeFast(fast.ws, 'cut through the debugger'),
+};
 
 // Join a chunk stream (protocol.md, "Chunking"). Returns the whole message once complete.
 function reassemble({ id, index, count, data }) {

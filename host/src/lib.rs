@@ -6,7 +6,7 @@
 //!
 //! It speaks the protocol of `tabwire-proto`; the relay itself (`relay`, run by `lifecycle`)
 //! routes between the browser and the bridges, and the remaining modules are its parts: who
-//! may start it (`origin`), its two kinds of peers (`browser_io`, `bridge_conn` behind
+//! may start it (`origin`), its two kinds of peers (`browser_io` with its `fast_link`, `bridge_conn` behind
 //! `listener`), and its housekeeping (`event_buffer`, `frame_writer`, `logging`). All private:
 //! what a caller needs is re-exported here.
 
@@ -16,6 +16,7 @@ use tabwire_proto::{chunk, codec, extension_id, limits, runtime_dir, sites, wire
 mod bridge_conn;
 mod browser_io;
 mod event_buffer;
+mod fast_link;
 mod frame_writer;
 mod lifecycle;
 mod listener;

@@ -15,6 +15,7 @@ use tokio::sync::{Semaphore, mpsc, watch};
 use crate::Shutdown;
 use crate::bridge_conn::Shared;
 use crate::browser_io;
+use crate::fast_link::FastLink;
 use crate::limits;
 use crate::listener;
 use crate::relay::{Input, Relay};
@@ -66,7 +67,7 @@ pub async fn run(config: Config, shutdown: Shutdown) -> i32 {
         socket: socket.clone(),
         browser: String::new(),
         profile: String::new(),
-        extension_id: config.extension_id,
+        extension_id: config.extension_id.clone(),
         extension_version: String::new(),
         protocol: wire::PROTOCOL_VERSION,
         started_at: runtime_dir::now_ms(),
@@ -76,6 +77,17 @@ pub async fn run(config: Config, shutdown: Shutdown) -> i32 {
         remove(&[&socket]);
         return 1;
     }
+    // The fast link's listener (fast_link.rs); without it, Native Messaging carries everything.
+    let fast = match FastLink::bind().await {
+        Ok(f) => f,
+        Err(e) => {
+            tracing::warn!(
+                "no fast link (cannot listen on 127.0.0.1: {e}); Native Messaging carries everything"
+            );
+            None
+        }
+    };
+    let extension_id = config.extension_id.clone();
     tracing::info!(pid, socket = %socket.display(), "tabwire-host ready");
 
     let (relay_tx, relay_rx) = mpsc::channel(RELAY_QUEUE);
@@ -83,8 +95,19 @@ pub async fn run(config: Config, shutdown: Shutdown) -> i32 {
     let (hello_tx, hello_rx) = watch::channel(None);
     let (alive_tx, mut alive_rx) = mpsc::channel::<()>(1);
 
-    tokio::spawn(browser_io::read_loop(stdin, relay_tx.clone()));
-    tokio::spawn(browser_io::write_loop(stdout, browser_rx, relay_tx.clone()));
+    let (marks_tx, marks_rx) = mpsc::unbounded_channel();
+    let (links_tx, links_rx) = mpsc::channel(1);
+    let address = fast.as_ref().map(FastLink::url);
+    let linking = fast.map(|f| tokio::spawn(f.accept_loop(extension_id, links_tx)));
+    tokio::spawn(browser_io::read_loop(stdin, relay_tx.clone(), marks_tx));
+    tokio::spawn(browser_io::write_loop(
+        stdout,
+        browser_rx,
+        relay_tx.clone(),
+        links_rx,
+        marks_rx,
+        address,
+    ));
     let shared = Shared {
         relay: relay_tx.clone(),
         alive: alive_tx.clone(),
@@ -103,6 +126,9 @@ pub async fn run(config: Config, shutdown: Shutdown) -> i32 {
     // No new bridges; let the attached ones take their last frames, within bounds.
     accepting.abort();
     let _ = accepting.await;
+    if let Some(linking) = linking {
+        linking.abort();
+    }
     records.abort();
     drop(alive_tx);
     let flushed = tokio::time::timeout(FLUSH_GRACE, alive_rx.recv()).await.is_ok();

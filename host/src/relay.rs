@@ -111,6 +111,9 @@ pub enum Input {
     BrowserEnded { reason: String, bad_input: bool },
     /// SIGTERM, SIGINT or Ctrl-C.
     Stop { reason: String },
+    /// The fast link to the extension came up, or went (`reason` says why); Native Messaging
+    /// carries everything while it is down.
+    FastLink { up: bool, reason: String },
 }
 
 /// A message for the browser writer, with the budget credit it holds (see
@@ -248,8 +251,36 @@ impl Relay {
                 tracing::info!("stopping: {reason}");
                 return Some(Exit { code: 0, reason });
             }
+            Input::FastLink { up: true, .. } => {}
+            Input::FastLink { up: false, reason } => self.link_lost(&reason),
         }
         None
+    }
+
+    /// A request or its answer may have gone down with the fast link: fail every request in
+    /// flight now, with an error that says to call again, and cancel them in the extension
+    /// (by Native Messaging, which carries everything again).
+    fn link_lost(&mut self, reason: &str) {
+        for (host_id, p) in std::mem::take(&mut self.pending) {
+            self.timeouts.try_remove(&p.key);
+            if let Some(bridge) = self.bridges.get_mut(&p.bridge) {
+                bridge.inflight.remove(&host_id);
+            }
+            let reply = Response::err(
+                p.id,
+                code::BROWSER_DISCONNECTED,
+                format!(
+                    "the fast link to the browser's extension closed while `{}` was in flight \
+                     ({reason}); the browser is still there: call again",
+                    p.method
+                ),
+            );
+            self.send_to_bridge(
+                p.bridge,
+                Outgoing::Frame(Message::Response(reply).to_bytes().into()),
+            );
+            self.send_to_browser(&Message::Cancel(Cancel { id: host_id }));
+        }
     }
 
     fn attach(&mut self, id: BridgeId, link: BridgeLink) {

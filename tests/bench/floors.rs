@@ -68,7 +68,13 @@ pub async fn run() {
     .await;
     let plain_tab = plain.ok("open_tab", json!({ "url": url })).await["tab"]["id"].clone();
 
-    let lines: [(&str, &Mcp, &str, Value); 13] = [
+    // A third browser whose host keeps everything on Native Messaging (`TABWIRE_FAST_LINK=off`;
+    // host/src/fast_link.rs): what the fast link buys.
+    let native_browser = Chromium::start_with(&[("TABWIRE_FAST_LINK", "off")]);
+    let native = Mcp::start_with(&native_browser.runtime_dir, &[("TABWIRE_BENCH", "1")]).await;
+    let native_tab = native.ok("open_tab", json!({ "url": url })).await["tab"]["id"].clone();
+
+    let lines: [(&str, &Mcp, &str, Value); 16] = [
         ("F0 bench_echo: the bridge answers", &mcp, "bench_echo", json!({ "floor": "bridge" })),
         ("F1 bench_echo: the extension's worker", &mcp, "bench_echo", json!({ "floor": "worker" })),
         (
@@ -127,6 +133,24 @@ pub async fn run() {
             "get_state",
             json!({ "tab_id": plain_tab, "force_refresh": true }),
         ),
+        (
+            "  F1 by Native Messaging only (no fast link)",
+            &native,
+            "bench_echo",
+            json!({ "floor": "worker" }),
+        ),
+        (
+            "  F2 by Native Messaging only",
+            &native,
+            "bench_echo",
+            json!({ "floor": "content", "tab_id": native_tab }),
+        ),
+        (
+            "  get_state forced by Native Messaging only",
+            &native,
+            "get_state",
+            json!({ "tab_id": native_tab, "force_refresh": true }),
+        ),
     ];
     for (label, client, tool, args) in &lines {
         let got = client.ok(tool, args.clone()).await;
@@ -165,6 +189,8 @@ pub async fn run() {
     drop(blocking);
     drop(plain);
     drop(plain_browser);
+    drop(native);
+    drop(native_browser);
     drop(mcp);
     drop(browser);
 

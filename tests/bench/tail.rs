@@ -374,7 +374,7 @@ fn explain(label: &str, windows: &[(u64, u64)], waits: &Waits) -> String {
         g.2 += w.ahead_ran_ms;
     }
     let mut groups: Vec<_> = groups.into_iter().collect();
-    groups.sort_by(|a, b| b.1.0.cmp(&a.1.0));
+    groups.sort_by_key(|g| std::cmp::Reverse(g.1.0));
     for (key, (n, total, ahead)) in groups.iter().take(6) {
         let n = *n as f64;
         let _ = writeln!(

@@ -187,14 +187,24 @@ impl Host {
         })
     }
 
-    /// The next message to the browser that is not a `host_status` event.
+    /// The next message to the browser that is not the host's own news: `host_status`, and the
+    /// fast link's address (`fast_link`), which this stand-in for the extension ignores as an
+    /// extension without the link would; [`Host::recv_fast_link`] reads it.
     pub fn recv(&self) -> Value {
         loop {
             let v = parse(&self.recv_frame());
-            if v["event"] != "host_status" {
+            if !own_news(&v) {
                 return v;
             }
         }
+    }
+
+    /// The fast link's URL, from the `fast_link` event the host sends first (specs/protocol.md,
+    /// "The fast link"); call it before anything else reads from the host.
+    pub fn recv_fast_link(&self) -> String {
+        let v = parse(&self.recv_frame());
+        assert_eq!(v["event"], "fast_link", "the host's first message names the link: {v}");
+        v["data"]["url"].as_str().expect("a url").to_owned()
     }
 
     /// The next `host_status` event's data, skipping anything else.
@@ -212,13 +222,13 @@ impl Host {
         while self.recv_status()["bridges"] != bridges {}
     }
 
-    /// Anything the host wrote to the browser within `wait`, other than `host_status`.
+    /// Anything the host wrote to the browser within `wait`, other than its own news (`recv`).
     pub fn try_recv(&self, wait: Duration) -> Option<Value> {
         let deadline = Instant::now() + wait;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let v = parse(&self.frames.recv_timeout(left).ok()?);
-            if v["event"] != "host_status" {
+            if !own_news(&v) {
                 return Some(v);
             }
         }
@@ -282,6 +292,11 @@ impl Drop for Host {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// What the host says to the extension about itself, not on behalf of a bridge.
+fn own_news(v: &Value) -> bool {
+    v["type"] == "event" && (v["event"] == "host_status" || v["event"] == "fast_link")
 }
 
 pub fn parse(frame: &[u8]) -> Value {
