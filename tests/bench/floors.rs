@@ -4,8 +4,11 @@
 //!
 //! Floors (`bench_echo`, served only with `TABWIRE_BENCH=1`): F0 answered by the bridge, F1 by
 //! the extension's service worker, F2 by the tab's content script, F3 by window.tabwire in the
-//! page's world. The tabwire lines are measured in interleaved rounds, so a burst of load from
-//! elsewhere on the machine lands on all of them alike. Then the peers (`harness::peers`), each
+//! page's world. The goal lines run first with one browser and one bridge on the machine;
+//! then the variants that need a bridge or a browser of their own (blocking stdio, busy
+//! polling, the kernel's default slice, Native Messaging only), each beside its baseline.
+//! Lines are measured in interleaved rounds, so a burst of load from elsewhere on the machine
+//! lands on all of them alike. Then the peers (`harness::peers`), each
 //! reading the same fixture page's state with its own evaluate tool; and cold start, from
 //! launching the program to the first read, for each.
 
@@ -43,6 +46,42 @@ pub async fn run() {
     let cold = started.elapsed();
     assert_eq!(first["state"]["items"][0], "first", "{first}");
 
+    // Phase 1, the goal lines: this browser and this bridge alone on the machine.
+    let f0 = json!({ "floor": "bridge" });
+    let f1 = json!({ "floor": "worker" });
+    let f2_in = |tab: &Value| json!({ "floor": "content", "tab_id": tab });
+    let forced_in = |tab: &Value| json!({ "tab_id": tab, "force_refresh": true });
+    let forced = forced_in(&tab);
+    let goal_lines: [Line; 6] = [
+        ("F0 bench_echo: the bridge answers", &mcp, "bench_echo", f0.clone()),
+        ("F1 bench_echo: the extension's worker", &mcp, "bench_echo", f1.clone()),
+        ("F2 bench_echo: the tab's content script", &mcp, "bench_echo", f2_in(&tab)),
+        (
+            "F3 bench_echo: window.tabwire in the page",
+            &mcp,
+            "bench_echo",
+            json!({ "floor": "page", "tab_id": tab }),
+        ),
+        ("tabwire get_state from the cache", &mcp, "get_state", json!({ "tab_id": tab })),
+        ("tabwire get_state forced (provideState)", &mcp, "get_state", forced.clone()),
+    ];
+    let (p50, p99s) = measure(&goal_lines).await;
+    let (f0_p50, f2, f3, cached, forced_p50) = (p50[0], p50[2], p50[3], p50[4], p50[5]);
+    let forced_p99 = p99s[5];
+    println!(
+        "  goals: forced ≤ 1.10 × F3: {:.2}×   F3 − F2 ≤ 0.10 ms: {:+.3} ms   cache ≤ 1.3 × F0: {:.2}×",
+        forced_p50 / f3,
+        f3 - f2,
+        cached / f0_p50
+    );
+    println!(
+        "  cold start tabwire (Chromium + host + extension, tabwire mcp, open_tab, first forced read): {:.0} ms",
+        ms(cold)
+    );
+
+    // Phase 2, what each choice buys: variants that need their own bridge or browser, each
+    // beside its baseline from the first browser, in the same interleaved rounds.
+    println!("  what each choice buys (the variants and their baselines, in the same rounds):");
     // The same server, but reading and writing MCP through tokio's blocking stdio (what rmcp's
     // `transport::stdio()` does): what the reactor pipes save.
     let blocking = Mcp::start_with(
@@ -50,14 +89,12 @@ pub async fn run() {
         &[("TABWIRE_BENCH", "1"), ("TABWIRE_BENCH_STDIO", "blocking")],
     )
     .await;
-
     // The same server with `TABWIRE_BUSY_POLL=1`: its CPU kept awake while a call is out.
     let busy = Mcp::start_with(
         &browser.runtime_dir,
         &[("TABWIRE_BENCH", "1"), ("TABWIRE_BUSY_POLL", "1")],
     )
     .await;
-
     // A second browser whose host and bridge keep the kernel's default scheduler slice
     // (`TABWIRE_SCHED_SLICE=default`; proto/src/sched.rs): what the short slice buys.
     let plain_browser = Chromium::start_with(&[("TABWIRE_SCHED_SLICE", "default")]);
@@ -67,126 +104,47 @@ pub async fn run() {
     )
     .await;
     let plain_tab = plain.ok("open_tab", json!({ "url": url })).await["tab"]["id"].clone();
-
     // A third browser whose host keeps everything on Native Messaging (`TABWIRE_FAST_LINK=off`;
     // host/src/fast_link.rs): what the fast link buys.
     let native_browser = Chromium::start_with(&[("TABWIRE_FAST_LINK", "off")]);
     let native = Mcp::start_with(&native_browser.runtime_dir, &[("TABWIRE_BENCH", "1")]).await;
     let native_tab = native.ok("open_tab", json!({ "url": url })).await["tab"]["id"].clone();
-
-    let lines: [(&str, &Mcp, &str, Value); 16] = [
-        ("F0 bench_echo: the bridge answers", &mcp, "bench_echo", json!({ "floor": "bridge" })),
-        ("F1 bench_echo: the extension's worker", &mcp, "bench_echo", json!({ "floor": "worker" })),
-        (
-            "F2 bench_echo: the tab's content script",
-            &mcp,
-            "bench_echo",
-            json!({ "floor": "content", "tab_id": tab }),
-        ),
-        (
-            "F3 bench_echo: window.tabwire in the page",
-            &mcp,
-            "bench_echo",
-            json!({ "floor": "page", "tab_id": tab }),
-        ),
-        ("tabwire get_state from the cache", &mcp, "get_state", json!({ "tab_id": tab })),
-        (
-            "tabwire get_state forced (provideState)",
-            &mcp,
-            "get_state",
-            json!({ "tab_id": tab, "force_refresh": true }),
-        ),
-        (
-            "  F0 through tokio's blocking stdio instead",
-            &blocking,
-            "bench_echo",
-            json!({ "floor": "bridge" }),
-        ),
+    let choice_lines: [Line; 14] = [
+        ("F0", &mcp, "bench_echo", f0.clone()),
+        ("F1", &mcp, "bench_echo", f1.clone()),
+        ("F2", &mcp, "bench_echo", f2_in(&tab)),
+        ("get_state from the cache", &mcp, "get_state", json!({ "tab_id": tab })),
+        ("get_state forced", &mcp, "get_state", forced.clone()),
+        ("  F0 through tokio's blocking stdio instead", &blocking, "bench_echo", f0.clone()),
         (
             "  cached get_state through tokio's blocking stdio",
             &blocking,
             "get_state",
             json!({ "tab_id": tab }),
         ),
-        ("  F1 with TABWIRE_BUSY_POLL=1", &busy, "bench_echo", json!({ "floor": "worker" })),
-        (
-            "  get_state forced with TABWIRE_BUSY_POLL=1",
-            &busy,
-            "get_state",
-            json!({ "tab_id": tab, "force_refresh": true }),
-        ),
-        (
-            "  F0 with the kernel's default slice",
-            &plain,
-            "bench_echo",
-            json!({ "floor": "bridge" }),
-        ),
-        (
-            "  F1 with the kernel's default slice",
-            &plain,
-            "bench_echo",
-            json!({ "floor": "worker" }),
-        ),
+        ("  F1 with TABWIRE_BUSY_POLL=1", &busy, "bench_echo", f1.clone()),
+        ("  get_state forced with TABWIRE_BUSY_POLL=1", &busy, "get_state", forced.clone()),
+        ("  F1 with the kernel's default slice", &plain, "bench_echo", f1.clone()),
         (
             "  get_state forced with the kernel's default slice",
             &plain,
             "get_state",
-            json!({ "tab_id": plain_tab, "force_refresh": true }),
+            forced_in(&plain_tab),
         ),
-        (
-            "  F1 by Native Messaging only (no fast link)",
-            &native,
-            "bench_echo",
-            json!({ "floor": "worker" }),
-        ),
-        (
-            "  F2 by Native Messaging only",
-            &native,
-            "bench_echo",
-            json!({ "floor": "content", "tab_id": native_tab }),
-        ),
+        ("  F1 by Native Messaging only (no fast link)", &native, "bench_echo", f1.clone()),
+        ("  F2 by Native Messaging only", &native, "bench_echo", f2_in(&native_tab)),
         (
             "  get_state forced by Native Messaging only",
             &native,
             "get_state",
-            json!({ "tab_id": native_tab, "force_refresh": true }),
+            forced_in(&native_tab),
         ),
     ];
-    for (label, client, tool, args) in &lines {
-        let got = client.ok(tool, args.clone()).await;
-        assert!(!got.is_null(), "{label}: {got}");
-    }
-    let mut samples: Vec<Sample> = lines.iter().map(|_| Sample::new()).collect();
-    for _ in 0..ROUNDS {
-        for ((_, client, tool, args), sample) in lines.iter().zip(&mut samples) {
-            for _ in 0..PER_ROUND {
-                let t = Instant::now();
-                client.ok(tool, args.clone()).await;
-                sample.push(t.elapsed());
-            }
-        }
-    }
-    let (mut p50, mut p99s) = (Vec::new(), Vec::new());
-    for ((label, _, _, _), sample) in lines.iter().zip(&mut samples) {
-        let (median, p99) = sample.print(label);
-        println!("  {:<58} p99 = {:.1} × p50", "", p99 / median);
-        p50.push(median);
-        p99s.push(p99);
-    }
-    let (f0, f2, f3, cached, forced) = (p50[0], p50[2], p50[3], p50[4], p50[5]);
-    let forced_p99 = p99s[5];
-    println!(
-        "  goals: forced ≤ 1.10 × F3: {:.2}×   F3 − F2 ≤ 0.10 ms: {:+.3} ms   cache ≤ 1.3 × F0: {:.2}×",
-        forced / f3,
-        f3 - f2,
-        cached / f0
-    );
-    println!(
-        "  cold start tabwire (Chromium + host + extension, tabwire mcp, open_tab, first forced read): {:.0} ms",
-        ms(cold)
-    );
+    measure(&choice_lines).await;
+    // Last: closing its debugger pipe may end the browser.
     in_the_worker(&mut browser, &tab).await;
     drop(blocking);
+    drop(busy);
     drop(plain);
     drop(plain_browser);
     drop(native);
@@ -207,7 +165,7 @@ pub async fn run() {
                     "  {:<58} cold start {:.0} ms; tabwire forced is {:.1}× faster at p50, {:.1}× at p99, cached {:.0}× at p50",
                     "",
                     ms(cold),
-                    median / forced,
+                    median / forced_p50,
                     p99 / forced_p99,
                     median / cached
                 );
@@ -216,6 +174,36 @@ pub async fn run() {
         }
     }
     println!();
+}
+
+/// One line: its label, the client, the tool and its arguments.
+type Line<'a> = (&'a str, &'a Mcp, &'a str, Value);
+
+/// Measure `lines` in interleaved rounds (so a burst of load from elsewhere on the machine lands
+/// on all of them alike) and print each; their p50s and p99s in ms.
+async fn measure(lines: &[Line<'_>]) -> (Vec<f64>, Vec<f64>) {
+    for (label, client, tool, args) in lines {
+        let got = client.ok(tool, args.clone()).await;
+        assert!(!got.is_null(), "{label}: {got}");
+    }
+    let mut samples: Vec<Sample> = lines.iter().map(|_| Sample::new()).collect();
+    for _ in 0..ROUNDS {
+        for ((_, client, tool, args), sample) in lines.iter().zip(&mut samples) {
+            for _ in 0..PER_ROUND {
+                let t = Instant::now();
+                client.ok(tool, args.clone()).await;
+                sample.push(t.elapsed());
+            }
+        }
+    }
+    let (mut p50, mut p99s) = (Vec::new(), Vec::new());
+    for ((label, _, _, _), sample) in lines.iter().zip(&mut samples) {
+        let (median, p99) = sample.print(label);
+        println!("  {:<58} p99 = {:.1} × p50", "", p99 / median);
+        p50.push(median);
+        p99s.push(p99);
+    }
+    (p50, p99s)
 }
 
 /// The page hops without MCP, the host or Native Messaging: the worker's own methods called in
