@@ -8,7 +8,7 @@
 // answer (sites.js), and sends to that document only (its documentId), so a tab that
 // navigated meanwhile answers nothing it was not checked for.
 
-import { blockingDialog, checkNoDialog, dialogOpen } from './dom/open-dialogs.js';
+import { blockingDialog, checkNoDialog, dialogOpen, failOnDialog } from './dom/open-dialogs.js';
 import { trustedInput } from './dom/trusted.js';
 import { TabwireError, fail } from './errors.js';
 import { firstFreeRef, nextSnapshotId, numberingLoaded, setFirstFreeRef, tabState } from './dom/numbering.js';
@@ -80,11 +80,17 @@ function frameFor(id, frames, frameId) {
 async function ask(id, frame, msg) {
   await checkNoDialog(id);
   let answer;
+  // A dialog the page opens meanwhile stops it from answering until the user answers the
+  // dialog: the call fails then with `dialog_open` rather than at its timeout.
+  const dialog = failOnDialog(id);
   try {
-    answer = await chrome.tabs.sendMessage(id, msg, { frameId: frame.frameId, documentId: frame.documentId });
+    answer = await Promise.race([chrome.tabs.sendMessage(id, msg, { frameId: frame.frameId, documentId: frame.documentId }), dialog.promise]);
   } catch (e) {
+    if (e instanceof TabwireError) throw e;
     if (/closed before a response|back\/forward cache|moved into/i.test(e.message)) throw new TabwireError('page_error', `the page in tab ${id} went away (it navigated or reloaded) before answering; call read_page again`);
     throw new TabwireError('no_handler', `tabwire's page agent is not running in ${frame.frameId === 0 ? `tab ${id}` : `frame f${frame.frameId} of tab ${id}`} (${withoutFragment(frame.url)}): the page loaded before the extension was installed or reloaded or before its site was allowed; reload the tab (navigate to its url) and try again`);
+  } finally {
+    dialog.stop();
   }
   if (answer === undefined) throw new TabwireError('no_handler', `tabwire's page agent did not answer in tab ${id}; reload the tab and try again`);
   if (answer.error) throw new TabwireError(answer.error.code, answer.error.message);

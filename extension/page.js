@@ -13,7 +13,7 @@
 // for size and depth here again (a hostile page can post to the relay without the SDK).
 
 import { checkDeclaration } from './commands.js';
-import { checkNoDialog } from './dom/open-dialogs.js';
+import { checkNoDialog, failOnDialog } from './dom/open-dialogs.js';
 import { TabwireError, fail } from './errors.js';
 import { MAX_DEPTH, MAX_EVENT, deeperThan, forgetTab, rateLimit } from './limits.js';
 import { hostProblem, sendEvent } from './native.js';
@@ -252,10 +252,21 @@ function notAllowedNow(page) {
 }
 
 // Ask the page something; resolves with its reply. Aborts with `signal`. A page the browser's
-// own dialog blocks could not answer: `dialog_open` at once (dom/open-dialogs.js).
+// own dialog blocks could not answer: `dialog_open` at once, also when the dialog opens while
+// the call waits (a command that asks `confirm()`; dom/open-dialogs.js).
 async function call(page, msg, signal) {
   await checkNoDialog(page.tabId);
   const id = nextCall++;
+  const dialog = failOnDialog(page.tabId);
+  try {
+    return await Promise.race([ask(page, msg, signal, id), dialog.promise]);
+  } finally {
+    dialog.stop();
+    page.calls.delete(id);
+  }
+}
+
+function ask(page, msg, signal, id) {
   return new Promise((resolve, reject) => {
     const onAbort = () => {
       page.calls.delete(id);

@@ -14,6 +14,7 @@ import { TabwireError } from '../errors.js';
 const PING_MS = 300; // an agent whose thread runs answers well within this
 
 const open = new Map(); // tab id → { frameId, documentId, type, message, since }
+const watching = new Map(); // tab id → Set of functions to call when the agent says one opened
 
 chrome.runtime.onMessage.addListener((msg, sender) => {
   const id = sender.tab?.id;
@@ -21,6 +22,7 @@ chrome.runtime.onMessage.addListener((msg, sender) => {
   if (msg.type === 'dom.dialog_shown') {
     const d = msg.dialog ?? {};
     open.set(id, { frameId: sender.frameId, documentId: sender.documentId, type: String(d.type), message: String(d.message ?? ''), since: Date.now() });
+    for (const told of watching.get(id) ?? []) told();
   } else if (msg.type === 'dom.dialog_closed' && open.get(id)?.documentId === sender.documentId) {
     open.delete(id);
   }
@@ -41,6 +43,27 @@ export async function blockingDialog(id) {
     return null;
   }
   return d;
+}
+
+// For a call already waiting on tab `id`'s page: `promise` rejects with `dialog_open` once a
+// dialog opens there and is believed (pinged, as above), since the page cannot answer until the
+// user does; it never settles otherwise. Call `stop()` when the call is over.
+export function failOnDialog(id) {
+  let stop = () => {};
+  const promise = new Promise((_, reject) => {
+    const told = async () => {
+      const d = await blockingDialog(id);
+      if (d) reject(dialogOpen(id, d));
+    };
+    const set = watching.get(id) ?? new Set();
+    watching.set(id, set.add(told));
+    stop = () => {
+      set.delete(told);
+      if (set.size === 0 && watching.get(id) === set) watching.delete(id);
+    };
+  });
+  promise.catch(() => {}); // a call that ended first does not look at it
+  return { promise, stop };
 }
 
 // Throws `dialog_open` when a dialog of the browser's blocks tab `id`.

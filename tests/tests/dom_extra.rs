@@ -602,6 +602,33 @@ async fn a_dialog_the_page_opened_on_its_own_fails_calls_at_once_until_the_user_
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dialog_that_opens_while_a_call_waits_ends_it_at_once() {
+    let browser = Chromium::start();
+    let pages = Fixtures::serve();
+    let mcp = Mcp::start(&browser.runtime_dir).await;
+    let tab = mcp.ok("open_tab", json!({ "url": pages.url("dom/greeting.html?after=2000") })).await
+        ["tab"]["id"]
+        .clone();
+    // The wait is under way in the page when the greeting blocks it: it ends then, saying why,
+    // not 20 s later as a timeout that blames the page.
+    let started = Instant::now();
+    let args = json!({ "tab_id": tab, "text": "never shown", "timeout_ms": 20_000 });
+    let err = mcp.err("wait_for", args).await;
+    let took = started.elapsed();
+    assert!(err.starts_with("dialog_open:") && err.contains("Welcome back"), "{err}");
+    assert!(took < Duration::from_secs(8), "at the dialog, not the timeout: {took:?}");
+
+    // So does a command whose page asks the user first.
+    let url = pages.url("dom/greeting.html?after=600000");
+    let tab = mcp.ok("open_tab", json!({ "url": url })).await["tab"]["id"].clone();
+    let started = Instant::now();
+    let args = json!({ "tab_id": tab, "type": "confirm", "payload": { "text": "Delete all?" } });
+    let err = mcp.err("send_command", args).await;
+    assert!(err.starts_with("dialog_open:") && err.contains("confirm \"Delete all?\""), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_that_fakes_an_open_dialog_does_not_stop_tabwire() {
     let browser = Chromium::start();
     let pages = Fixtures::serve();
