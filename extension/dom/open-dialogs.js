@@ -14,7 +14,8 @@ import { TabwireError } from '../errors.js';
 const PING_MS = 300; // an agent whose thread runs answers well within this
 
 const open = new Map(); // tab id → { frameId, documentId, type, message, since }
-const watching = new Map(); // tab id → Set of functions to call when the agent says one opened
+const watching = new Map(); // tab id → Set of calls waiting on its page (their `fail`)
+const checking = new Map(); // tab id → true when another report came during the check running
 
 chrome.runtime.onMessage.addListener((msg, sender) => {
   const id = sender.tab?.id;
@@ -22,7 +23,7 @@ chrome.runtime.onMessage.addListener((msg, sender) => {
   if (msg.type === 'dom.dialog_shown') {
     const d = msg.dialog ?? {};
     open.set(id, { frameId: sender.frameId, documentId: sender.documentId, type: String(d.type), message: String(d.message ?? ''), since: Date.now() });
-    for (const told of watching.get(id) ?? []) told();
+    if (watching.has(id)) recheck(id);
   } else if (msg.type === 'dom.dialog_closed' && open.get(id)?.documentId === sender.documentId) {
     open.delete(id);
   }
@@ -51,19 +52,32 @@ export async function blockingDialog(id) {
 export function failOnDialog(id) {
   let stop = () => {};
   const promise = new Promise((_, reject) => {
-    const told = async () => {
-      const d = await blockingDialog(id);
-      if (d) reject(dialogOpen(id, d));
-    };
+    const fail = (d) => reject(dialogOpen(id, d));
     const set = watching.get(id) ?? new Set();
-    watching.set(id, set.add(told));
+    watching.set(id, set.add(fail));
     stop = () => {
-      set.delete(told);
+      set.delete(fail);
       if (set.size === 0 && watching.get(id) === set) watching.delete(id);
     };
   });
   promise.catch(() => {}); // a call that ended first does not look at it
   return { promise, stop };
+}
+
+// A dialog was reported in tab `id` while calls wait on it: ping, and fail them if it is real.
+// One ping at a time per tab, whatever the number of waiting calls or of reports (a page can
+// fake reports as fast as it likes); a report during a ping brings one more ping after it.
+async function recheck(id) {
+  if (checking.has(id)) return void checking.set(id, true);
+  try {
+    do {
+      checking.set(id, false);
+      const d = await blockingDialog(id);
+      if (d) for (const fail of watching.get(id) ?? []) fail(d);
+    } while (checking.get(id) && watching.has(id));
+  } finally {
+    checking.delete(id);
+  }
 }
 
 // Throws `dialog_open` when a dialog of the browser's blocks tab `id`.

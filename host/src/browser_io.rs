@@ -12,7 +12,6 @@
 //! mark — so nothing sent before the switch is overtaken by what was sent after it.
 
 use futures::StreamExt;
-use serde_json::value::RawValue;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 use tokio_util::codec::FramedRead;
@@ -23,7 +22,7 @@ use crate::fast_link::{InUse, Link};
 use crate::frame_writer::FrameWriter;
 use crate::limits;
 use crate::relay::{Input, ToBrowser};
-use crate::wire::{Event, Message};
+use crate::wire::{self, Event, Message};
 
 /// The event each side sends by Native Messaging as its last message there before it uses the
 /// fast link; the host's tells the extension where the link is, too (`fast_link`).
@@ -100,7 +99,7 @@ pub async fn write_loop<W: AsyncWrite + Unpin>(
                         msg.take().or_else(|| messages.try_recv().ok())
                     {
                         if fast.is_up() {
-                            match fast.feed(&m).await {
+                            match fast.feed(m.clone()).await {
                                 Ok(()) => continue,
                                 // Then this message goes by Native Messaging, below.
                                 Err(why) => lost(&mut fast, &relay, why).await,
@@ -172,8 +171,7 @@ async fn write_native<W: AsyncWrite + Unpin>(
 
 /// One of the host's own events toward the extension.
 fn event(name: &str, data: serde_json::Value) -> Vec<u8> {
-    let data = RawValue::from_string(data.to_string()).expect("JSON");
-    Message::Event(Event::new(name, None, data)).to_bytes()
+    Message::Event(Event::new(name, None, wire::raw(&data))).to_bytes()
 }
 
 /// The link is gone: back to Native Messaging both ways, and the relay fails what was asked

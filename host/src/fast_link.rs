@@ -20,14 +20,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use futures::{SinkExt, StreamExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, mpsc};
 use tokio_tungstenite::WebSocketStream;
-use tokio_tungstenite::tungstenite::Message as WsMessage;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::http::StatusCode;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::{Message as WsMessage, Utf8Bytes};
 
 use crate::limits;
 use crate::wire::Message;
@@ -144,12 +145,13 @@ impl InUse {
         *self = InUse { link: Some(link), held: Vec::new(), marked: false };
     }
 
-    /// Queue one message (the relay's UTF-8 JSON) on the link; `flush` sends what is queued.
-    /// An error means the link is lost (the caller then calls [`InUse::close`]).
-    pub async fn feed(&mut self, json: &[u8]) -> Result<(), String> {
+    /// Queue one message (the relay's UTF-8 JSON, shared, not copied) on the link; `flush`
+    /// sends what is queued. An error means the link is lost (the caller then calls
+    /// [`InUse::close`]).
+    pub async fn feed(&mut self, json: Bytes) -> Result<(), String> {
         let link = self.link.as_mut().expect("feed only while up");
-        let text = String::from_utf8(json.to_vec()).expect("the relay serializes UTF-8 JSON");
-        link.feed(WsMessage::text(text)).await.map_err(|e| format!("writing to it failed: {e}"))
+        let text = Utf8Bytes::try_from(json).expect("the relay serializes UTF-8 JSON");
+        link.feed(WsMessage::Text(text)).await.map_err(|e| format!("writing to it failed: {e}"))
     }
 
     pub async fn flush(&mut self) -> Result<(), String> {

@@ -87,7 +87,7 @@ pub async fn run(config: Config, shutdown: Shutdown) -> i32 {
             None
         }
     };
-    let extension_id = config.extension_id.clone();
+    let extension_id = config.extension_id;
     tracing::info!(pid, socket = %socket.display(), "tabwire-host ready");
 
     let (relay_tx, relay_rx) = mpsc::channel(RELAY_QUEUE);

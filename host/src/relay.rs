@@ -263,23 +263,12 @@ impl Relay {
     fn link_lost(&mut self, reason: &str) {
         for (host_id, p) in std::mem::take(&mut self.pending) {
             self.timeouts.try_remove(&p.key);
-            if let Some(bridge) = self.bridges.get_mut(&p.bridge) {
-                bridge.inflight.remove(&host_id);
-            }
-            let reply = Response::err(
-                p.id,
-                code::BROWSER_DISCONNECTED,
-                format!(
-                    "the fast link to the browser's extension closed while `{}` was in flight \
-                     ({reason}); the browser is still there: call again",
-                    p.method
-                ),
+            let message = format!(
+                "the fast link to the browser's extension closed while `{}` was in flight \
+                 ({reason}); the browser is still there: call again",
+                p.method
             );
-            self.send_to_bridge(
-                p.bridge,
-                Outgoing::Frame(Message::Response(reply).to_bytes().into()),
-            );
-            self.send_to_browser(&Message::Cancel(Cancel { id: host_id }));
+            self.give_up(host_id, p, code::BROWSER_DISCONNECTED, message);
         }
     }
 
@@ -430,20 +419,23 @@ impl Relay {
     fn expire(&mut self, host_id: &str) {
         let Some(p) = self.pending.remove(host_id) else { return };
         tracing::warn!(bridge = p.bridge, id = %p.id, host_id, method = %p.method, timeout_ms = p.timeout_ms, "request timed out");
-        if let Some(bridge) = self.bridges.get_mut(&p.bridge) {
-            bridge.inflight.remove(host_id);
-        }
-        let reply = Response::err(
-            p.id,
-            code::TIMEOUT,
-            format!(
-                "the browser did not answer `{}` within {} ms; the host cancelled it. The tab \
-                 may be busy or the page slow: retry, or pass a larger timeout_ms",
-                p.method, p.timeout_ms
-            ),
+        let message = format!(
+            "the browser did not answer `{}` within {} ms; the host cancelled it. The tab may be \
+             busy or the page slow: retry, or pass a larger timeout_ms",
+            p.method, p.timeout_ms
         );
+        self.give_up(host_id.to_owned(), p, code::TIMEOUT, message);
+    }
+
+    /// End a request the relay no longer waits for (its `pending` entry already taken): its
+    /// bridge gets the error, the extension the cancel.
+    fn give_up(&mut self, host_id: String, p: Pending, code: &str, message: String) {
+        if let Some(bridge) = self.bridges.get_mut(&p.bridge) {
+            bridge.inflight.remove(&host_id);
+        }
+        let reply = Response::err(p.id, code, message);
         self.send_to_bridge(p.bridge, Outgoing::Frame(Message::Response(reply).to_bytes().into()));
-        self.send_to_browser(&Message::Cancel(Cancel { id: host_id.to_owned() }));
+        self.send_to_browser(&Message::Cancel(Cancel { id: host_id }));
     }
 
     fn on_browser_message(&mut self, msg: Message) {

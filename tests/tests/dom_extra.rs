@@ -642,4 +642,17 @@ async fn a_page_that_fakes_an_open_dialog_does_not_stop_tabwire() {
     tokio::time::sleep(Duration::from_millis(300)).await; // the agent's report reached the worker
     let page = mcp.read_page(json!({ "tab_id": tab })).await;
     assert!(page.lines.as_str().contains("textbox"), "{page:?}");
+
+    // Nor does a flood of fakes while a call waits on the page: the wait ends when what it
+    // waits for shows, not with a dialog the page made up. (They start after the 2 s in which
+    // the agent answers dialogs itself, as it does after an action such as this evaluate.)
+    let flood = format!(
+        "() => {{ setTimeout(() => {{ const t = setInterval(() => {{ {fake} }}, 5); \
+         setTimeout(() => {{ clearInterval(t); document.body.append('the awaited text'); }}, 1500); }}, 2500); }}"
+    );
+    mcp.ok("evaluate", json!({ "tab_id": tab, "function": flood })).await;
+    let args = json!({ "tab_id": tab, "text": "the awaited text", "timeout_ms": 15_000 });
+    let waited = mcp.ok("wait_for", args).await;
+    assert_eq!(waited["met"], true, "{waited}");
+    assert!(waited["ms"].as_u64().unwrap() >= 3_000, "it waited through the fakes: {waited}");
 }
