@@ -6,8 +6,9 @@
 // Messaging); once it is open, both sides send by it what they would send by the port, which
 // skips the wait Chrome's pipe reading can add (host/src/fast_link.rs). Order is kept: each
 // side sends the mark event `link` by the port as its last message there, and takes what comes
-// by the link only after the other side's mark. The port carries everything whenever the link
-// is down; the link is tried again after a pause.
+// by the link only after the other side's mark. Each link is numbered (`?n=` in its URL, and
+// `{n}` in both marks), so a mark that comes late for an earlier link releases nothing. The
+// port carries everything whenever the link is down; the link is tried again after a pause.
 
 import { TabwireError, toWire } from './errors.js';
 import { setStatus } from './status.js';
@@ -29,9 +30,10 @@ let onConnect = () => {}; // sends what the host should hear right after hello
 //               refusal (then `reason` is null);
 //   backoff     the port closed for `reason`; `retry` reconnects after `delay`.
 const link = { state: 'idle', port: null, up: false, reason: 'not connected yet', delay: FIRST_DELAY_MS, retry: null };
-// The fast link: { url, ws, open (our mark sent: we send by it), marked (the host's mark came:
-// we take what it brings), held (what it brought before), retry, delay }.
-const fast = { url: null, ws: null, open: false, marked: false, held: [], retry: null, delay: 1000, sent: 0, received: 0 };
+// The fast link: { url, ws, n (its number; the last one given out), open (our mark sent: we
+// send by it), marked (the host's mark for it came: we take what it brings), held (what it
+// brought before), retry, delay }.
+const fast = { url: null, ws: null, n: 0, open: false, marked: false, held: [], retry: null, delay: 1000, sent: 0, received: 0 };
 const MAX_HELD = 4096;
 const inflight = new Map(); // request id → AbortController; gone once answered or cancelled
 const streams = new Map(); // chunk stream id → { count, parts, received, size }
@@ -178,6 +180,7 @@ function receive(msg) {
     case 'event':
       if (msg.event === 'fast_link') return openFast(msg.data?.url);
       if (msg.event === 'link') {
+        if (!fast.ws || msg.data?.n !== fast.n) return; // late, for a link that is gone
         fast.marked = true;
         for (const m of fast.held.splice(0)) receive(m);
         return;
@@ -252,17 +255,18 @@ function tryFast() {
   fast.retry = null;
   if (!fast.url || !link.port) return;
   let ws;
+  const n = fast.n + 1;
   try {
-    ws = new WebSocket(fast.url);
+    ws = new WebSocket(`${fast.url}?n=${n}`);
   } catch (e) {
     console.warn('tabwire: the fast link could not be opened:', e.message);
     return;
   }
-  Object.assign(fast, { ws, open: false, marked: false, held: [] });
+  Object.assign(fast, { ws, n, open: false, marked: false, held: [] });
   ws.onopen = () => {
     if (fast.ws !== ws) return ws.close();
     try {
-      post({ type: 'event', event: 'link', data: {} }); // our last message by the port
+      post({ type: 'event', event: 'link', data: { n } }); // our last message by the port
     } catch {
       return ws.close();
     }
@@ -306,7 +310,7 @@ function closeFast(ws, why) {
 // For the tests and the benchmark, through the debugger only (which can do anything in the
 // worker already): whether the link carries messages now, how many it carried, and a way to cut it.
 globalThis.tabwireFastLink = {
-  state: () => ({ open: fast.open, marked: fast.marked, url: fast.url, sent: fast.sent, received: fast.received }),
+  state: () => ({ open: fast.open, marked: fast.marked, url: fast.url, n: fast.n, sent: fast.sent, received: fast.received }),
   cut: () => fast.ws && closeFast(fast.ws, 'cut through the debugger'),
 };
 

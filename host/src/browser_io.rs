@@ -34,16 +34,19 @@ pub const ADDRESS: &str = "fast_link";
 pub async fn read_loop<R: AsyncRead + Unpin>(
     input: R,
     relay: mpsc::Sender<Input>,
-    marks: mpsc::UnboundedSender<()>,
+    marks: mpsc::UnboundedSender<u64>,
 ) {
     let mut frames = FramedRead::new(input, FrameCodec::host_to_browser());
     let (reason, bad_input) = loop {
         match frames.next().await {
             None => break ("the browser closed the connection (stdin ended)".to_owned(), false),
             Some(Ok(frame)) => match Message::parse(&frame) {
-                Ok(Message::Event(e)) if e.event == MARK => {
-                    let _ = marks.send(());
-                }
+                Ok(Message::Event(e)) if e.event == MARK => match link_number(&e) {
+                    Some(n) => {
+                        let _ = marks.send(n);
+                    }
+                    None => tracing::warn!("the extension's mark names no link: {}", e.data),
+                },
                 Ok(msg) => {
                     if relay.send(Input::FromBrowser(msg)).await.is_err() {
                         return; // The relay is gone; nobody is left to tell.
@@ -77,7 +80,7 @@ pub async fn write_loop<W: AsyncWrite + Unpin>(
     mut messages: mpsc::UnboundedReceiver<ToBrowser>,
     relay: mpsc::Sender<Input>,
     mut links: mpsc::Receiver<Link>,
-    mut marks: mpsc::UnboundedReceiver<()>,
+    mut marks: mpsc::UnboundedReceiver<u64>,
     address: Option<String>,
 ) {
     let mut out = FrameWriter::new(output, limits::MAX_TO_BROWSER);
@@ -113,20 +116,20 @@ pub async fn write_loop<W: AsyncWrite + Unpin>(
                     out.flush().await?;
                 }
                 new = links.recv() => {
-                    let Some(mut new) = new else { continue };
+                    let Some(new) = new else { continue };
                     if fast.is_up() {
-                        let _ = new.close(None).await; // one link at a time
+                        new.close().await; // one link at a time
                         continue;
                     }
                     // Our mark goes by Native Messaging; everything after it by the link.
-                    out.write(&event(MARK, serde_json::json!({}))).await?;
+                    out.write(&event(MARK, serde_json::json!({ "n": new.n }))).await?;
                     out.flush().await?;
                     fast.take(new);
                     tracing::info!("the extension's fast link is up");
                     let _ = relay.send(Input::FastLink { up: true, reason: String::new() }).await;
                 }
-                Some(()) = marks.recv() => {
-                    for msg in fast.marked() {
+                Some(n) = marks.recv() => {
+                    for msg in fast.marked(n) {
                         if relay.send(Input::FromBrowser(msg)).await.is_err() {
                             return Ok(());
                         }
@@ -167,6 +170,15 @@ async fn write_native<W: AsyncWrite + Unpin>(
         out.write(&piece).await?;
     }
     Ok(())
+}
+
+/// The number of the link a mark is for (`{"n": 1}`).
+fn link_number(mark: &Event) -> Option<u64> {
+    #[derive(serde::Deserialize)]
+    struct Mark {
+        n: u64,
+    }
+    serde_json::from_str::<Mark>(mark.data.get()).ok().map(|m| m.n)
 }
 
 /// One of the host's own events toward the extension.

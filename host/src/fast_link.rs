@@ -33,8 +33,20 @@ use tokio_tungstenite::tungstenite::{Message as WsMessage, Utf8Bytes};
 use crate::limits;
 use crate::wire::Message;
 
-/// An accepted, checked link.
-pub type Link = WebSocketStream<TcpStream>;
+/// An accepted, checked link and its number: the extension numbers each link it opens (`?n=`
+/// in the URL, counting from 1) and names that number in its mark, so a mark that comes late
+/// for an earlier link cannot release what a later one brought (specs/protocol.md).
+pub struct Link {
+    pub n: u64,
+    ws: WebSocketStream<TcpStream>,
+}
+
+impl Link {
+    /// Close a link that will not be used.
+    pub async fn close(mut self) {
+        let _ = self.ws.close(None).await;
+    }
+}
 
 /// Messages the link may bring before the extension's mark has come by Native Messaging; more
 /// means the extension is not following the protocol, and the link is closed.
@@ -101,14 +113,18 @@ impl FastLink {
             tokio::spawn(async move {
                 let _permit = permit;
                 let _ = stream.set_nodelay(true);
+                let mut n = 0;
                 let shake = tokio_tungstenite::accept_hdr_async_with_config(
                     stream,
-                    |req: &Request, resp: Response| check.judge(req, resp),
+                    |req: &Request, resp: Response| {
+                        n = number(req.uri().query()).unwrap_or(0);
+                        check.judge(req, resp)
+                    },
                     Some(config()),
                 );
                 match tokio::time::timeout(HANDSHAKE_TIMEOUT, shake).await {
-                    Ok(Ok(link)) => {
-                        let _ = links.send(link).await;
+                    Ok(Ok(ws)) => {
+                        let _ = links.send(Link { n, ws }).await;
                     }
                     Ok(Err(e)) => tracing::warn!("fast link: refused a connection: {e}"),
                     Err(_) => tracing::warn!(
@@ -122,15 +138,16 @@ impl FastLink {
 
 /// The link in use, if any, and what keeps each direction in order across the switch
 /// (specs/protocol.md, "The fast link"): what the link brings is passed on only once the
-/// extension's mark has come by Native Messaging, so it cannot overtake what the extension
-/// sent there before.
+/// extension's mark for that link has come by Native Messaging, so it cannot overtake what the
+/// extension sent there before.
 #[derive(Default)]
 pub struct InUse {
     link: Option<Link>,
     /// What the link brought before the extension's mark.
     held: Vec<Message>,
-    /// The extension's mark came.
-    marked: bool,
+    /// The number of the newest link the extension marked; it may mark a link before the host
+    /// has taken it, and a late mark for an earlier link matches none.
+    marked: u64,
 }
 
 impl InUse {
@@ -142,7 +159,13 @@ impl InUse {
     /// Messaging.
     pub fn take(&mut self, link: Link) {
         debug_assert!(self.link.is_none(), "one link at a time");
-        *self = InUse { link: Some(link), held: Vec::new(), marked: false };
+        self.held.clear();
+        self.link = Some(link);
+    }
+
+    /// The extension's mark for the link in use has come: what the link brings goes on.
+    fn is_marked(&self) -> bool {
+        self.link.as_ref().is_some_and(|l| l.n == self.marked)
     }
 
     /// Queue one message (the relay's UTF-8 JSON, shared, not copied) on the link; `flush`
@@ -151,20 +174,21 @@ impl InUse {
     pub async fn feed(&mut self, json: Bytes) -> Result<(), String> {
         let link = self.link.as_mut().expect("feed only while up");
         let text = Utf8Bytes::try_from(json).expect("the relay serializes UTF-8 JSON");
-        link.feed(WsMessage::Text(text)).await.map_err(|e| format!("writing to it failed: {e}"))
+        link.ws.feed(WsMessage::Text(text)).await.map_err(|e| format!("writing to it failed: {e}"))
     }
 
     pub async fn flush(&mut self) -> Result<(), String> {
         match self.link.as_mut() {
-            Some(link) => link.flush().await.map_err(|e| format!("writing to it failed: {e}")),
+            Some(link) => link.ws.flush().await.map_err(|e| format!("writing to it failed: {e}")),
             None => Ok(()),
         }
     }
 
-    /// The extension's mark came by Native Messaging: what the link brought before it, in order.
-    pub fn marked(&mut self) -> Vec<Message> {
-        self.marked = true;
-        std::mem::take(&mut self.held)
+    /// The extension's mark for link `n` came by Native Messaging: what the link brought before
+    /// it, in order, when `n` is the link in use; nothing for a mark of another link.
+    pub fn marked(&mut self, n: u64) -> Vec<Message> {
+        self.marked = self.marked.max(n);
+        if self.is_marked() { std::mem::take(&mut self.held) } else { Vec::new() }
     }
 
     /// The next message to pass on from the link; Err(why) when the link is lost. Pending
@@ -172,7 +196,7 @@ impl InUse {
     pub async fn next(&mut self) -> Result<Message, String> {
         let Some(link) = self.link.as_mut() else { return std::future::pending().await };
         loop {
-            let msg = match link.next().await {
+            let msg = match link.ws.next().await {
                 Some(Ok(WsMessage::Text(text))) => Message::parse(text.as_bytes())
                     .map_err(|e| format!("it sent something that is not a message: {e}"))?,
                 Some(Ok(WsMessage::Close(_))) | None => {
@@ -181,7 +205,7 @@ impl InUse {
                 Some(Ok(_)) => continue, // pings, pongs, binary frames: no messages
                 Some(Err(e)) => return Err(format!("reading from it failed: {e}")),
             };
-            if self.marked {
+            if link.n == self.marked {
                 return Ok(msg);
             }
             if self.held.len() >= MAX_HELD {
@@ -195,8 +219,9 @@ impl InUse {
 
     /// Stop using the link (closing it, if it is still open) and forget what it held.
     pub async fn close(&mut self) {
-        if let Some(mut link) = std::mem::take(self).link {
-            let _ = link.close(None).await;
+        self.held.clear();
+        if let Some(mut link) = self.link.take() {
+            let _ = link.ws.close(None).await;
         }
     }
 }
@@ -219,8 +244,17 @@ impl Check {
         if origin != self.origin {
             return Err(refuse("only the tabwire extension that started this host may connect"));
         }
+        if number(req.uri().query()).is_none() {
+            return Err(refuse("the link's number is missing: connect to the URL with ?n=1, 2, …"));
+        }
         Ok(resp)
     }
+}
+
+/// The link's number from the URL's query, `n=<1 or more>`.
+fn number(query: Option<&str>) -> Option<u64> {
+    let n = query?.split('&').find_map(|pair| pair.strip_prefix("n="))?.parse().ok()?;
+    (n > 0).then_some(n)
 }
 
 fn refuse(why: &str) -> ErrorResponse {
@@ -257,16 +291,21 @@ mod tests {
 
     #[test]
     fn only_the_token_and_the_extensions_origin_pass() {
-        assert_eq!(judge("/abc", Some("chrome-extension://ext")), Ok(()));
+        assert_eq!(judge("/abc?n=1", Some("chrome-extension://ext")), Ok(()));
+        assert_eq!(judge("/abc?n=27", Some("chrome-extension://ext")), Ok(()));
         for (path, origin) in [
-            ("/abd", Some("chrome-extension://ext")),
-            ("/ab", Some("chrome-extension://ext")),
-            ("/abc/", Some("chrome-extension://ext")),
-            ("/", Some("chrome-extension://ext")),
-            ("/abc", Some("https://evil.example")),
-            ("/abc", Some("chrome-extension://other")),
-            ("/abc", Some("null")),
-            ("/abc", None),
+            ("/abd?n=1", Some("chrome-extension://ext")),
+            ("/ab?n=1", Some("chrome-extension://ext")),
+            ("/abc/?n=1", Some("chrome-extension://ext")),
+            ("/?n=1", Some("chrome-extension://ext")),
+            ("/abc?n=1", Some("https://evil.example")),
+            ("/abc?n=1", Some("chrome-extension://other")),
+            ("/abc?n=1", Some("null")),
+            ("/abc?n=1", None),
+            // Every link is numbered, from 1.
+            ("/abc", Some("chrome-extension://ext")),
+            ("/abc?n=0", Some("chrome-extension://ext")),
+            ("/abc?n=x", Some("chrome-extension://ext")),
         ] {
             assert_eq!(judge(path, origin), Err(StatusCode::FORBIDDEN), "{path} {origin:?}");
         }

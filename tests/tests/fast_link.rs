@@ -109,18 +109,26 @@ async fn only_the_extension_gets_in() {
              ws.onopen = () => r('open'); ws.onclose = e => r('closed ' + e.code); }})"
         )
     };
-    for target in [url.clone(), format!("{base}/{}", "0".repeat(token.len())), format!("{base}/")] {
+    let numbered = format!("{url}?n=99");
+    for target in
+        [numbered.clone(), format!("{base}/{}?n=99", "0".repeat(token.len())), format!("{base}/")]
+    {
         let got = cdp.eval(&page, &try_from_page(target.clone())).await.unwrap();
         assert_eq!(got, "closed 1006", "{target}");
     }
 
     // A local process: without the token, or with it but without the extension's Origin, it
-    // gets 403 and a sentence saying why.
+    // gets 403 and a sentence saying why; so does a link without its number.
     let extension = format!("chrome-extension://{}", browser.host().unwrap().extension_id);
     for (target, origin, why) in [
-        (format!("{base}/{}", "0".repeat(token.len())), Some(extension.as_str()), "not the token"),
-        (url.clone(), None, "only the tabwire extension"),
-        (url.clone(), Some("http://127.0.0.1"), "only the tabwire extension"),
+        (
+            format!("{base}/{}?n=99", "0".repeat(token.len())),
+            Some(extension.as_str()),
+            "not the token",
+        ),
+        (numbered.clone(), None, "only the tabwire extension"),
+        (numbered.clone(), Some("http://127.0.0.1"), "only the tabwire extension"),
+        (url.clone(), Some(extension.as_str()), "number is missing"),
     ] {
         let mut request = target.as_str().into_client_request().unwrap();
         if let Some(o) = origin {
@@ -153,15 +161,18 @@ fn the_switch_keeps_order_and_a_lost_link_fails_its_calls_with_what_to_do() {
     let mut bridge = host.connect();
     bridge.recv_hello();
 
-    let mut request = url.as_str().into_client_request().unwrap();
+    // The extension numbers its links; say this is its second, after a first that was lost.
+    let mut request = format!("{url}?n=2").into_client_request().unwrap();
     let origin = format!("chrome-extension://{EXTENSION_ID}");
     request.headers_mut().insert("Origin", origin.parse().unwrap());
     let tcp =
         std::net::TcpStream::connect(url.trim_start_matches("ws://").split('/').next().unwrap())
             .unwrap();
     let (mut ws, _) = tungstenite::client(request, tcp).expect("the extension's handshake passes");
-    // The host's mark comes by Native Messaging; then requests come by the link only.
-    assert_eq!(host.recv()["event"], "link");
+    // The host's mark, naming the link, comes by Native Messaging; then requests come by the
+    // link only.
+    let mark = host.recv();
+    assert_eq!((&mark["event"], &mark["data"]), (&json!("link"), &json!({ "n": 2 })), "{mark}");
     bridge.request("1", "ping", "null");
     let asked: Value = match ws.read().unwrap() {
         WsMessage::Text(t) => serde_json::from_str(&t).unwrap(),
@@ -175,7 +186,10 @@ fn the_switch_keeps_order_and_a_lost_link_fails_its_calls_with_what_to_do() {
     let answer = json!({ "type": "response", "id": asked["id"], "result": { "pong": 1 } });
     ws.send(WsMessage::text(answer.to_string())).unwrap();
     assert_eq!(bridge.try_recv(Duration::from_millis(200)), None, "held until the mark");
-    host.send(r#"{"type":"event","event":"link","data":{}}"#);
+    // A mark that comes late for the first link releases nothing.
+    host.send(r#"{"type":"event","event":"link","data":{"n":1}}"#);
+    assert_eq!(bridge.try_recv(Duration::from_millis(200)), None, "held until its own mark");
+    host.send(r#"{"type":"event","event":"link","data":{"n":2}}"#);
     assert_eq!(bridge.recv(), json!({ "type": "response", "id": "1", "result": { "pong": 1 } }));
 
     // The link closes with a request on it: the bridge hears why and what to do, the browser
