@@ -35,6 +35,9 @@ const link = { state: 'idle', port: null, up: false, reason: 'not connected yet'
 // brought before), retry, delay }.
 const fast = { url: null, ws: null, n: 0, open: false, marked: false, held: [], retry: null, delay: 1000, sent: 0, received: 0 };
 const MAX_HELD = 4096;
+// What carries messages now, for the popup.
+const BY_FAST_LINK = 'the fast link (a loopback WebSocket to tabwire-host)';
+const BY_PORT = 'Native Messaging';
 const inflight = new Map(); // request id → AbortController; gone once answered or cancelled
 const streams = new Map(); // chunk stream id → { count, parts, received, size }
 
@@ -88,7 +91,7 @@ export async function connect() {
   const up = () => {
     if (link.port !== p || link.up) return;
     Object.assign(link, { up: true, reason: null });
-    setStatus({ connected: true, last_error: null });
+    setStatus({ connected: true, last_error: null, carrier: fast.open ? BY_FAST_LINK : BY_PORT });
   };
   const settled = setTimeout(up, 500);
   p.onMessage.addListener((msg) => {
@@ -124,7 +127,7 @@ function disconnected(p, chromeSays) {
   for (const ctl of inflight.values()) ctl.abort(gone);
   inflight.clear();
   streams.clear();
-  setStatus({ connected: false, host_pid: null, bridges: 0, last_error: reason });
+  setStatus({ connected: false, host_pid: null, bridges: 0, last_error: reason, carrier: null });
   console.warn(`tabwire: host disconnected (${reason}); reconnecting in ${link.delay} ms`);
   link.delay = Math.min(link.delay * 2, MAX_DELAY_MS);
 }
@@ -272,6 +275,7 @@ function tryFast() {
     }
     fast.open = true;
     fast.delay = 1000;
+    setStatus({ carrier: BY_FAST_LINK });
   };
   ws.onmessage = (e) => {
     if (fast.ws !== ws) return;
@@ -303,6 +307,7 @@ function closeFast(ws, why) {
     return;
   }
   console.warn(`tabwire: the fast link closed (${why}); Native Messaging carries everything, and the link is tried again in ${fast.delay} ms`);
+  setStatus({ carrier: `${BY_PORT}: the fast link closed (${why}); it is tried again in ${fast.delay / 1000} s` });
   fast.retry = setTimeout(tryFast, fast.delay);
   fast.delay = Math.min(fast.delay * 2, MAX_DELAY_MS);
 }

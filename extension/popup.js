@@ -11,6 +11,7 @@ const show = (status) => {
   el('connected').textContent = s.connected ? 'connected' : 'not connected';
   el('connected').className = s.connected ? 'on' : 'off';
   el('host_pid').textContent = s.host_pid ?? '—';
+  el('carrier').textContent = s.connected ? (s.carrier ?? '—') : '—';
   el('bridges').textContent = s.connected ? String(s.bridges ?? 0) : '—';
   el('since').textContent = s.since ? new Date(s.since).toLocaleTimeString() : '—';
   el('last_error').textContent = s.last_error ?? '—';

@@ -6,6 +6,7 @@ const status = {
   host_pid: null,
   bridges: 0,
   last_error: null,
+  carrier: null, // what carries messages to the host now (native.js)
   since: Date.now(),
   extension_id: chrome.runtime.id,
 };

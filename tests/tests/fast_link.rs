@@ -1,6 +1,7 @@
 //! The fast link (host/src/fast_link.rs) through real Chromium: the extension opens it by
 //! itself, calls then go by it, Native Messaging carries them while it is cut and until it is
-//! back, and nobody but the extension that started the host gets in — not a page that learned
+//! back (the popup says which carries them), and nobody but the extension that started the
+//! host gets in — not a page that learned
 //! its address, not a local process without the token.
 
 use std::time::Duration;
@@ -39,6 +40,15 @@ async fn state(cdp: &Cdp, worker: &str) -> Value {
     cdp.eval(worker, "tabwireFastLink.state()").await.unwrap()
 }
 
+/// Wait until the popup's "Messages go by" shows `what`.
+async fn popup_says(cdp: &Cdp, popup: &str, what: &str) {
+    let expr = format!("document.querySelector('#carrier').textContent.includes({what:?})");
+    if let Err(e) = cdp.wait_for(popup, &expr, WITHIN).await {
+        let shown = cdp.eval(popup, "document.body.innerText").await;
+        panic!("the popup should say {what:?}: {e}\n{shown:?}");
+    }
+}
+
 async fn forced_read(mcp: &Mcp, tab: &Value) -> Result<Value, String> {
     let r = mcp.call("get_state", json!({ "tab_id": tab, "force_refresh": true })).await;
     match r.is_error {
@@ -50,9 +60,12 @@ async fn forced_read(mcp: &Mcp, tab: &Value) -> Result<Value, String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn calls_go_by_the_fast_link_and_by_native_messaging_while_it_is_cut() {
     let (browser, cdp, mcp, _pages, tab, worker) = browser().await;
+    let popup = format!("chrome-extension://{EXTENSION_ID}/popup.html?tab={tab}");
+    let popup = cdp.open(&popup).await.unwrap();
 
     // It comes up by itself; forced reads then go by it, both ways.
     let before = up(&cdp, &worker).await;
+    popup_says(&cdp, &popup, "the fast link (a loopback WebSocket").await;
     for _ in 0..20 {
         assert_eq!(forced_read(&mcp, &tab).await.unwrap()["source"], "fresh");
     }
@@ -69,6 +82,8 @@ async fn calls_go_by_the_fast_link_and_by_native_messaging_while_it_is_cut() {
     cdp.eval(&worker, "tabwireFastLink.cut(), true").await.unwrap();
     let cut = state(&cdp, &worker).await;
     assert_eq!(cut["open"], false, "{cut}");
+    popup_says(&cdp, &popup, "Native Messaging: the fast link closed (cut through the debugger)")
+        .await;
     let mut failed = vec![];
     for _ in 0..20 {
         match forced_read(&mcp, &tab).await {
@@ -85,6 +100,7 @@ async fn calls_go_by_the_fast_link_and_by_native_messaging_while_it_is_cut() {
 
     // It comes back after its pause, and carries the calls again.
     let back = up(&cdp, &worker).await;
+    popup_says(&cdp, &popup, "the fast link (a loopback WebSocket").await;
     assert_eq!(forced_read(&mcp, &tab).await.unwrap()["source"], "fresh");
     let last = state(&cdp, &worker).await;
     assert!(moved("received", &back, &last) >= 1, "{back} {last}");
