@@ -183,7 +183,9 @@ function receive(msg) {
     case 'event':
       if (msg.event === 'fast_link') return openFast(msg.data?.url);
       if (msg.event === 'link') {
-        if (!fast.ws || msg.data?.n !== fast.n) return; // late, for a link that is gone
+        // Late, for a link that is gone? (A host from before numbered links names none.)
+        const n = msg.data?.n;
+        if (!fast.ws || (n !== undefined && n !== fast.n)) return;
         fast.marked = true;
         for (const m of fast.held.splice(0)) receive(m);
         return;

@@ -21,10 +21,6 @@ fn main() -> ExitCode {
             EnvFilter::try_from_env("TABWIRE_LOG").unwrap_or_else(|_| EnvFilter::new("warn")),
         )
         .init();
-    // Woken sooner on a busy CPU (proto/src/sched.rs); before the runtime's threads exist.
-    if let Err(why) = tabwire_proto::sched::prefer_short_slices() {
-        tracing::debug!("the kernel kept its default scheduler slice: {why}");
-    }
     // One thread: an MCP session handles one client, and hopping threads costs more than it
     // gains on the small messages this carries (see /work/shared/notes/rmcp-3.9.md).
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {

@@ -36,10 +36,6 @@ pub fn main() -> ExitCode {
     if let Some(why) = moved {
         tracing::warn!("{why}");
     }
-    // Woken sooner on a busy CPU (proto/src/sched.rs); before the runtime's threads exist.
-    if let Err(why) = tabwire_proto::sched::prefer_short_slices() {
-        tracing::debug!("the kernel kept its default scheduler slice: {why}");
-    }
     // One thread: every hop between the tasks of a message's way is a local wake-up, not a
     // cross-thread one, and the work per message is tiny.
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {

@@ -18,7 +18,6 @@ pub mod extension_id;
 pub mod limits;
 pub mod pipes;
 pub mod runtime_dir;
-pub mod sched;
 mod shutdown;
 pub mod sites;
 pub mod socket;

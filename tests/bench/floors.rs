@@ -4,9 +4,11 @@
 //!
 //! Floors (`bench_echo`, served only with `TABWIRE_BENCH=1`): F0 answered by the bridge, F1 by
 //! the extension's service worker, F2 by the tab's content script, F3 by window.tabwire in the
-//! page's world. The goal lines run first with one browser and one bridge on the machine;
-//! then the variants that need a bridge or a browser of their own (blocking stdio, busy
-//! polling, the kernel's default slice, Native Messaging only), each beside its baseline.
+//! page's world. The goal lines run first with one browser and one bridge on the machine,
+//! beside the machine's own floors (`bare`: the same round trips with no tabwire code); then
+//! the variants that need a bridge of their own (blocking stdio, busy polling) beside their
+//! baselines, and then Native Messaging only, in a browser of its own (each browser with one
+//! bridge).
 //! Lines are measured in interleaved rounds, so a burst of load from elsewhere on the machine
 //! lands on all of them alike. Then the peers (`harness::peers`), each
 //! reading the same fixture page's state with its own evaluate tool; and cold start, from
@@ -18,6 +20,7 @@ use serde_json::{Value, json};
 use tabwire_tests::peers::Peer;
 use tabwire_tests::{Cdp, Chromium, Fixtures, Mcp};
 
+use crate::bare::{Cat, WorkerEcho};
 use crate::stats::{Sample, ms};
 
 /// Calls per line: `ROUNDS` rounds of `PER_ROUND`, the lines taking turns.
@@ -38,49 +41,65 @@ pub async fn run() {
     let url = pages.url("app.html");
 
     let started = Instant::now();
-    // With a CDP pipe, unused until the end, where it times the page hops inside the worker.
+    // With a CDP pipe: to set up the worker's bare echo (then detached), and at the end to time
+    // the page hops inside the worker.
     let mut browser = Chromium::start_with_cdp();
     let mcp = Mcp::start_with(&browser.runtime_dir, &[("TABWIRE_BENCH", "1")]).await;
     let tab = mcp.ok("open_tab", json!({ "url": url })).await["tab"]["id"].clone();
     let first = mcp.ok("get_state", json!({ "tab_id": tab, "force_refresh": true })).await;
     let cold = started.elapsed();
     assert_eq!(first["state"]["items"][0], "first", "{first}");
+    let (to_browser, from_browser) = browser.take_cdp_pipe().expect("started with a CDP pipe");
+    let cdp = Cdp::new(to_browser, from_browser);
+    let cat = Cat::start();
+    let worker_echo = WorkerEcho::start(&cdp).await;
 
-    // Phase 1, the goal lines: this browser and this bridge alone on the machine.
+    // Phase 1, the goal lines: this browser and this bridge alone on the machine, and the
+    // machine's own floors (no tabwire code) beside F0 and F1.
     let f0 = json!({ "floor": "bridge" });
     let f1 = json!({ "floor": "worker" });
     let f2_in = |tab: &Value| json!({ "floor": "content", "tab_id": tab });
     let forced_in = |tab: &Value| json!({ "tab_id": tab, "force_refresh": true });
     let forced = forced_in(&tab);
-    let goal_lines: [Line; 6] = [
-        ("F0 bench_echo: the bridge answers", &mcp, "bench_echo", f0.clone()),
-        ("F1 bench_echo: the extension's worker", &mcp, "bench_echo", f1.clone()),
-        ("F2 bench_echo: the tab's content script", &mcp, "bench_echo", f2_in(&tab)),
+    let cached = json!({ "tab_id": tab });
+    let goal_lines = [
+        ("machine: a line echoed by cat over two pipes", Via::Cat(&cat)),
+        ("F0 bench_echo: the bridge answers", Via::Tool(&mcp, "bench_echo", f0.clone())),
+        ("machine: a WebSocket echo in the extension's worker", Via::Worker(&worker_echo)),
+        ("F1 bench_echo: the extension's worker", Via::Tool(&mcp, "bench_echo", f1.clone())),
+        ("F2 bench_echo: the tab's content script", Via::Tool(&mcp, "bench_echo", f2_in(&tab))),
         (
             "F3 bench_echo: window.tabwire in the page",
-            &mcp,
-            "bench_echo",
-            json!({ "floor": "page", "tab_id": tab }),
+            Via::Tool(&mcp, "bench_echo", json!({ "floor": "page", "tab_id": tab })),
         ),
-        ("tabwire get_state from the cache", &mcp, "get_state", json!({ "tab_id": tab })),
-        ("tabwire get_state forced (provideState)", &mcp, "get_state", forced.clone()),
+        ("tabwire get_state from the cache", Via::Tool(&mcp, "get_state", cached.clone())),
+        ("tabwire get_state forced (provideState)", Via::Tool(&mcp, "get_state", forced.clone())),
     ];
     let (p50, p99s) = measure(&goal_lines).await;
-    let (f0_p50, f2, f3, cached, forced_p50) = (p50[0], p50[2], p50[3], p50[4], p50[5]);
-    let forced_p99 = p99s[5];
+    let (f0_p50, f2, f3, cached_p50, forced_p50) = (p50[1], p50[4], p50[5], p50[6], p50[7]);
+    let forced_p99 = p99s[7];
     println!(
         "  goals: forced ≤ 1.10 × F3: {:.2}×   F3 − F2 ≤ 0.10 ms: {:+.3} ms   cache ≤ 1.3 × F0: {:.2}×",
         forced_p50 / f3,
         f3 - f2,
-        cached / f0_p50
+        cached_p50 / f0_p50
+    );
+    println!(
+        "  p99 / p50: cat {:.1}, F0 {:.1}; worker echo {:.1}, F1 {:.1}",
+        p99s[0] / p50[0],
+        p99s[1] / p50[1],
+        p99s[2] / p50[2],
+        p99s[3] / p50[3]
     );
     println!(
         "  cold start tabwire (Chromium + host + extension, tabwire mcp, open_tab, first forced read): {:.0} ms",
         ms(cold)
     );
+    drop(worker_echo);
+    drop(cat);
 
-    // Phase 2, what each choice buys: variants that need their own bridge or browser, each
-    // beside its baseline from the first browser, in the same interleaved rounds.
+    // Phase 2, what each choice buys: variants, each beside its baseline in the same
+    // interleaved rounds. First the bridge's own choices, as extra bridges on this browser.
     println!("  what each choice buys (the variants and their baselines, in the same rounds):");
     // The same server, but reading and writing MCP through tokio's blocking stdio (what rmcp's
     // `transport::stdio()` does): what the reactor pipes save.
@@ -95,61 +114,50 @@ pub async fn run() {
         &[("TABWIRE_BENCH", "1"), ("TABWIRE_BUSY_POLL", "1")],
     )
     .await;
-    // A second browser whose host and bridge keep the kernel's default scheduler slice
-    // (`TABWIRE_SCHED_SLICE=default`; proto/src/sched.rs): what the short slice buys.
-    let plain_browser = Chromium::start_with(&[("TABWIRE_SCHED_SLICE", "default")]);
-    let plain = Mcp::start_with(
-        &plain_browser.runtime_dir,
-        &[("TABWIRE_BENCH", "1"), ("TABWIRE_SCHED_SLICE", "default")],
-    )
-    .await;
-    let plain_tab = plain.ok("open_tab", json!({ "url": url })).await["tab"]["id"].clone();
-    // A third browser whose host keeps everything on Native Messaging (`TABWIRE_FAST_LINK=off`;
-    // host/src/fast_link.rs): what the fast link buys.
+    let bridge_lines = [
+        ("F0", Via::Tool(&mcp, "bench_echo", f0.clone())),
+        ("  F0 through tokio's blocking stdio instead", Via::Tool(&blocking, "bench_echo", f0)),
+        ("get_state from the cache", Via::Tool(&mcp, "get_state", cached.clone())),
+        (
+            "  cached get_state through tokio's blocking stdio",
+            Via::Tool(&blocking, "get_state", cached),
+        ),
+        ("F1", Via::Tool(&mcp, "bench_echo", f1.clone())),
+        ("  F1 with TABWIRE_BUSY_POLL=1", Via::Tool(&busy, "bench_echo", f1.clone())),
+        ("get_state forced", Via::Tool(&mcp, "get_state", forced.clone())),
+        (
+            "  get_state forced with TABWIRE_BUSY_POLL=1",
+            Via::Tool(&busy, "get_state", forced.clone()),
+        ),
+    ];
+    measure(&bridge_lines).await;
+    drop(blocking);
+    drop(busy);
+
+    // Then a browser whose host keeps everything on Native Messaging (`TABWIRE_FAST_LINK=off`;
+    // host/src/fast_link.rs), with one bridge as the baseline's browser has again now: what the
+    // fast link buys.
     let native_browser = Chromium::start_with(&[("TABWIRE_FAST_LINK", "off")]);
     let native = Mcp::start_with(&native_browser.runtime_dir, &[("TABWIRE_BENCH", "1")]).await;
     let native_tab = native.ok("open_tab", json!({ "url": url })).await["tab"]["id"].clone();
-    let choice_lines: [Line; 14] = [
-        ("F0", &mcp, "bench_echo", f0.clone()),
-        ("F1", &mcp, "bench_echo", f1.clone()),
-        ("F2", &mcp, "bench_echo", f2_in(&tab)),
-        ("get_state from the cache", &mcp, "get_state", json!({ "tab_id": tab })),
-        ("get_state forced", &mcp, "get_state", forced.clone()),
-        ("  F0 through tokio's blocking stdio instead", &blocking, "bench_echo", f0.clone()),
-        (
-            "  cached get_state through tokio's blocking stdio",
-            &blocking,
-            "get_state",
-            json!({ "tab_id": tab }),
-        ),
-        ("  F1 with TABWIRE_BUSY_POLL=1", &busy, "bench_echo", f1.clone()),
-        ("  get_state forced with TABWIRE_BUSY_POLL=1", &busy, "get_state", forced.clone()),
-        ("  F1 with the kernel's default slice", &plain, "bench_echo", f1.clone()),
-        (
-            "  get_state forced with the kernel's default slice",
-            &plain,
-            "get_state",
-            forced_in(&plain_tab),
-        ),
-        ("  F1 by Native Messaging only (no fast link)", &native, "bench_echo", f1.clone()),
-        ("  F2 by Native Messaging only", &native, "bench_echo", f2_in(&native_tab)),
+    let browser_lines = [
+        ("F1", Via::Tool(&mcp, "bench_echo", f1.clone())),
+        ("F2", Via::Tool(&mcp, "bench_echo", f2_in(&tab))),
+        ("get_state forced", Via::Tool(&mcp, "get_state", forced)),
+        ("  F1 by Native Messaging only (no fast link)", Via::Tool(&native, "bench_echo", f1)),
+        ("  F2 by Native Messaging only", Via::Tool(&native, "bench_echo", f2_in(&native_tab))),
         (
             "  get_state forced by Native Messaging only",
-            &native,
-            "get_state",
-            forced_in(&native_tab),
+            Via::Tool(&native, "get_state", forced_in(&native_tab)),
         ),
     ];
-    measure(&choice_lines).await;
-    // Last: closing its debugger pipe may end the browser.
-    in_the_worker(&mut browser, &tab).await;
-    drop(blocking);
-    drop(busy);
-    drop(plain);
-    drop(plain_browser);
+    measure(&browser_lines).await;
     drop(native);
     drop(native_browser);
+    // Last: closing its debugger pipe may end the browser.
+    in_the_worker(&cdp, &tab).await;
     drop(mcp);
+    drop(cdp);
     drop(browser);
 
     let peers = [
@@ -167,7 +175,7 @@ pub async fn run() {
                     ms(cold),
                     median / forced_p50,
                     p99 / forced_p99,
-                    median / cached
+                    median / cached_p50
                 );
             }
             Err(why) => println!("  {:<58} not measured: {why}", peer.name()),
@@ -176,28 +184,50 @@ pub async fn run() {
     println!();
 }
 
-/// One line: its label, the client, the tool and its arguments.
-type Line<'a> = (&'a str, &'a Mcp, &'a str, Value);
+/// What one line calls.
+enum Via<'a> {
+    /// A tool over MCP: the client, the tool and its arguments.
+    Tool(&'a Mcp, &'a str, Value),
+    /// A line echoed by `cat` (no tabwire code).
+    Cat(&'a Cat),
+    /// A WebSocket echo in the extension's worker (no tabwire code).
+    Worker(&'a WorkerEcho),
+}
+
+impl Via<'_> {
+    async fn call(&self) {
+        match self {
+            Via::Tool(client, tool, args) => {
+                let got = client.ok(tool, args.clone()).await;
+                assert!(!got.is_null(), "{tool}: {got}");
+            }
+            Via::Cat(cat) => cat.round_trip().await,
+            Via::Worker(echo) => echo.round_trip().await,
+        }
+    }
+}
+
+/// One line: its label and what it calls.
+type Line<'a> = (&'a str, Via<'a>);
 
 /// Measure `lines` in interleaved rounds (so a burst of load from elsewhere on the machine lands
 /// on all of them alike) and print each; their p50s and p99s in ms.
 async fn measure(lines: &[Line<'_>]) -> (Vec<f64>, Vec<f64>) {
-    for (label, client, tool, args) in lines {
-        let got = client.ok(tool, args.clone()).await;
-        assert!(!got.is_null(), "{label}: {got}");
+    for (_, via) in lines {
+        via.call().await;
     }
     let mut samples: Vec<Sample> = lines.iter().map(|_| Sample::new()).collect();
     for _ in 0..ROUNDS {
-        for ((_, client, tool, args), sample) in lines.iter().zip(&mut samples) {
+        for ((_, via), sample) in lines.iter().zip(&mut samples) {
             for _ in 0..PER_ROUND {
                 let t = Instant::now();
-                client.ok(tool, args.clone()).await;
+                via.call().await;
                 sample.push(t.elapsed());
             }
         }
     }
     let (mut p50, mut p99s) = (Vec::new(), Vec::new());
-    for ((label, _, _, _), sample) in lines.iter().zip(&mut samples) {
+    for ((label, _), sample) in lines.iter().zip(&mut samples) {
         let (median, p99) = sample.print(label);
         println!("  {:<58} p99 = {:.1} × p50", "", p99 / median);
         p50.push(median);
@@ -209,13 +239,11 @@ async fn measure(lines: &[Line<'_>]) -> (Vec<f64>, Vec<f64>) {
 /// The page hops without MCP, the host or Native Messaging: the worker's own methods called in
 /// a loop through the debugger, the three kinds taking turns, timed with the worker's clock
 /// (coarse, so means over many calls).
-async fn in_the_worker(browser: &mut Chromium, tab: &Value) {
+async fn in_the_worker(cdp: &Cdp, tab: &Value) {
     // Batches short enough for the debugger's 10 s answer time.
     const BATCHES: usize = 10;
     const CALLS: usize = 200;
-    let (to_browser, from_browser) = browser.take_cdp_pipe().expect("started with a CDP pipe");
-    let cdp = Cdp::new(to_browser, from_browser);
-    let worker = crate::sites::service_worker(&cdp).await;
+    let worker = crate::sites::service_worker(cdp).await;
     let script = format!(
         r#"(async () => {{
             const m = globalThis.tabwireMethods, tab_id = {tab}, n = {CALLS};

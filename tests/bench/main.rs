@@ -2,6 +2,7 @@
 //! build): latencies through a real headless Chromium, printed as numbers. Not a test: nothing
 //! here passes or fails on time. Each section prints its own baseline measured in the same run.
 
+mod bare;
 mod dom;
 mod dom_tasks;
 mod extra;
