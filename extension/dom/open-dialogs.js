@@ -7,13 +7,16 @@
 // is showing"). handle_dialog beforehand makes the agent answer the page's next one itself.
 //
 // The agent says when a dialog opens and closes. A page can fake those events, so a dialog is
-// believed only while its frame does not answer a ping: a faked one costs one short ping.
+// believed only while its frame does not answer a ping: a faked one costs one short ping. Each
+// document of a tab has its own entry, so a frame that fakes a report cannot hide a real
+// dialog of another frame by taking its place (the ping would go to the liar, which answers).
 
 import { TabwireError } from '../errors.js';
 
 const PING_MS = 300; // an agent whose thread runs answers well within this
+const MAX_PER_TAB = 32; // reports kept per tab; more frames than this reporting at once are ignored
 
-const open = new Map(); // tab id → { frameId, documentId, type, message, since }
+const open = new Map(); // tab id → Map of document id → { frameId, documentId, type, message, since }
 const watching = new Map(); // tab id → Set of calls waiting on its page (their `fail`)
 const checking = new Map(); // tab id → true when another report came during the check running
 
@@ -22,28 +25,43 @@ chrome.runtime.onMessage.addListener((msg, sender) => {
   if (sender.id !== chrome.runtime.id || id === undefined || typeof msg?.type !== 'string') return;
   if (msg.type === 'dom.dialog_shown') {
     const d = msg.dialog ?? {};
-    open.set(id, { frameId: sender.frameId, documentId: sender.documentId, type: String(d.type), message: String(d.message ?? ''), since: Date.now() });
+    const reports = open.get(id) ?? new Map();
+    if (reports.size >= MAX_PER_TAB && !reports.has(sender.documentId)) return;
+    reports.set(sender.documentId, { frameId: sender.frameId, documentId: sender.documentId, type: String(d.type), message: String(d.message ?? ''), since: Date.now() });
+    open.set(id, reports);
     if (watching.has(id)) recheck(id);
-  } else if (msg.type === 'dom.dialog_closed' && open.get(id)?.documentId === sender.documentId) {
-    open.delete(id);
+  } else if (msg.type === 'dom.dialog_closed') {
+    forget(id, (d) => d.documentId === sender.documentId);
   }
 });
 chrome.tabs.onRemoved.addListener((id) => open.delete(id));
 chrome.webNavigation.onCommitted.addListener(({ tabId, frameId }) => {
-  if (open.get(tabId)?.frameId === frameId) open.delete(tabId); // the document that held it went
+  forget(tabId, (d) => d.frameId === frameId); // the document that held it went
 });
 
-// The dialog that blocks tab `id` now, or null. One ping when the agent said one opened.
+// Drop tab `id`'s reports that `which` picks.
+function forget(id, which) {
+  const reports = open.get(id);
+  if (!reports) return;
+  for (const [doc, d] of reports) if (which(d)) reports.delete(doc);
+  if (reports.size === 0) open.delete(id);
+}
+
+// The dialog that blocks tab `id` now, or null: the oldest reported one whose frame does not
+// answer a ping. One ping per frame that reported one, all at once.
 export async function blockingDialog(id) {
-  const d = open.get(id);
-  if (!d) return null;
-  const answered = chrome.tabs.sendMessage(id, { type: 'dom.ping' }, { frameId: d.frameId, documentId: d.documentId }).then(() => true, () => true);
-  const late = new Promise((resolve) => setTimeout(resolve, PING_MS, false));
-  if (await Promise.race([answered, late])) {
-    if (open.get(id) === d) open.delete(id); // answered meanwhile, or never there
-    return null;
-  }
-  return d;
+  const reports = [...(open.get(id)?.values() ?? [])];
+  if (reports.length === 0) return null;
+  const silent = await Promise.all(reports.map(async (d) => {
+    const answered = chrome.tabs.sendMessage(id, { type: 'dom.ping' }, { frameId: d.frameId, documentId: d.documentId }).then(() => true, () => true);
+    const late = new Promise((resolve) => setTimeout(resolve, PING_MS, false));
+    if (await Promise.race([answered, late])) {
+      forget(id, (e) => e === d); // answered meanwhile, or never there
+      return null;
+    }
+    return d;
+  }));
+  return silent.filter(Boolean).sort((a, b) => a.since - b.since)[0] ?? null;
 }
 
 // For a call already waiting on tab `id`'s page: `promise` rejects with `dialog_open` once a

@@ -629,6 +629,28 @@ async fn a_dialog_that_opens_while_a_call_waits_ends_it_at_once() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frame_that_fakes_a_dialog_report_does_not_hide_the_real_one() {
+    let browser = Chromium::start();
+    let pages = Fixtures::serve();
+    let mcp = Mcp::start(&browser.runtime_dir).await;
+    // The page greets with its alert at 1 s; its cross-site frame, which runs on, reports a
+    // dialog of its own about a second later that it never opened.
+    let url = pages.url("dom/greeting.html?after=1000&liar=2000");
+    let tab = mcp.ok("open_tab", json!({ "url": url })).await["tab"]["id"].clone();
+    tokio::time::sleep(Duration::from_millis(3500)).await;
+    // The frame's lie answers its ping and is dropped; the page's own dialog is still there,
+    // and calls say so at once, not at their timeout.
+    for _ in 0..2 {
+        let started = Instant::now();
+        let err = mcp.err("read_page", json!({ "tab_id": tab })).await;
+        assert!(err.starts_with("dialog_open:") && err.contains("Welcome back"), "{err}");
+        assert!(!err.contains("nothing is open here"), "{err}");
+        let took = started.elapsed();
+        assert!(took < Duration::from_secs(3), "at once, not at the timeout: {took:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_that_fakes_an_open_dialog_does_not_stop_tabwire() {
     let browser = Chromium::start();
     let pages = Fixtures::serve();
