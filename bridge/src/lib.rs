@@ -23,6 +23,5 @@ mod page;
 pub mod serve;
 pub mod session;
 mod state_cache;
-mod warm;
 mod workers;
 mod workflows;

@@ -6,11 +6,12 @@
 //! the extension's service worker, F2 by the tab's content script, F3 by window.tabwire in the
 //! page's world. The goal lines run first with one browser and one bridge on the machine,
 //! beside the machine's own floors (`bare`: the same round trips with no tabwire code); then
-//! the variants that need a bridge of their own (blocking stdio, busy polling) beside their
-//! baselines, and then Native Messaging only, in a browser of its own (each browser with one
-//! bridge).
+//! the variant that needs a bridge of its own (blocking stdio) beside its baselines, and then
+//! Native Messaging only, in a browser of its own (each browser with one bridge).
 //! Lines are measured in interleaved rounds, so a burst of load from elsewhere on the machine
-//! lands on all of them alike. Then the peers (`harness::peers`), each
+//! lands on all of them alike, and each round starts one line further on, so that no line
+//! always follows the same one; beside each line, the CPU time per call of the server and of
+//! this client. Then the peers (`harness::peers`), each
 //! reading the same fixture page's state with its own evaluate tool; and cold start, from
 //! launching the program to the first read, for each.
 
@@ -21,6 +22,7 @@ use tabwire_tests::peers::Peer;
 use tabwire_tests::{Cdp, Chromium, Fixtures, Mcp};
 
 use crate::bare::{Cat, WorkerEcho};
+use crate::cpu::run_ns;
 use crate::stats::{Sample, ms};
 
 /// Calls per line: `ROUNDS` rounds of `PER_ROUND`, the lines taking turns.
@@ -108,12 +110,6 @@ pub async fn run() {
         &[("TABWIRE_BENCH", "1"), ("TABWIRE_BENCH_STDIO", "blocking")],
     )
     .await;
-    // The same server with `TABWIRE_BUSY_POLL=1`: its CPU kept awake while a call is out.
-    let busy = Mcp::start_with(
-        &browser.runtime_dir,
-        &[("TABWIRE_BENCH", "1"), ("TABWIRE_BUSY_POLL", "1")],
-    )
-    .await;
     let bridge_lines = [
         ("F0", Via::Tool(&mcp, "bench_echo", f0.clone())),
         ("  F0 through tokio's blocking stdio instead", Via::Tool(&blocking, "bench_echo", f0)),
@@ -122,17 +118,9 @@ pub async fn run() {
             "  cached get_state through tokio's blocking stdio",
             Via::Tool(&blocking, "get_state", cached),
         ),
-        ("F1", Via::Tool(&mcp, "bench_echo", f1.clone())),
-        ("  F1 with TABWIRE_BUSY_POLL=1", Via::Tool(&busy, "bench_echo", f1.clone())),
-        ("get_state forced", Via::Tool(&mcp, "get_state", forced.clone())),
-        (
-            "  get_state forced with TABWIRE_BUSY_POLL=1",
-            Via::Tool(&busy, "get_state", forced.clone()),
-        ),
     ];
     measure(&bridge_lines).await;
     drop(blocking);
-    drop(busy);
 
     // Then a browser whose host keeps everything on Native Messaging (`TABWIRE_FAST_LINK=off`;
     // host/src/fast_link.rs), with one bridge as the baseline's browser has again now: what the
@@ -167,10 +155,13 @@ pub async fn run() {
     ];
     for peer in peers {
         match measure_peer(peer, &url).await {
-            Ok((mut sample, cold)) => {
+            Ok((mut sample, cold, cpu)) => {
                 let (median, p99) = sample.print(&peer.name());
+                let cpu = cpu
+                    .map(|us| format!("; CPU per call: its node process {us:.0} µs"))
+                    .unwrap_or_default();
                 println!(
-                    "  {:<58} cold start {:.0} ms; tabwire forced is {:.1}× faster at p50, {:.1}× at p99, cached {:.0}× at p50",
+                    "  {:<58} cold start {:.0} ms; tabwire forced is {:.1}× faster at p50, {:.1}× at p99, cached {:.0}× at p50{cpu}",
                     "",
                     ms(cold),
                     median / forced_p50,
@@ -205,31 +196,62 @@ impl Via<'_> {
             Via::Worker(echo) => echo.round_trip().await,
         }
     }
+
+    /// The process that answers, when it is one of ours whose CPU time we can read.
+    fn server(&self) -> Option<u32> {
+        match self {
+            Via::Tool(client, ..) => client.pid,
+            Via::Cat(_) | Via::Worker(_) => None,
+        }
+    }
 }
 
 /// One line: its label and what it calls.
 type Line<'a> = (&'a str, Via<'a>);
 
 /// Measure `lines` in interleaved rounds (so a burst of load from elsewhere on the machine lands
-/// on all of them alike) and print each; their p50s and p99s in ms.
+/// on all of them alike), each round starting one line further on (so no line always comes
+/// right after the same one: the browser is still busy for a while after a line that used it,
+/// which fell on the cached read every time when the order was fixed); print each, with the
+/// CPU time per call of the server and of this client (the time their threads ran, from the
+/// scheduler). Their p50s and p99s in ms.
 async fn measure(lines: &[Line<'_>]) -> (Vec<f64>, Vec<f64>) {
     for (_, via) in lines {
         via.call().await;
     }
+    let client = std::process::id();
     let mut samples: Vec<Sample> = lines.iter().map(|_| Sample::new()).collect();
-    for _ in 0..ROUNDS {
-        for ((_, via), sample) in lines.iter().zip(&mut samples) {
+    // Per line: nanoseconds the server and this client ran.
+    let mut cpu = vec![(0u64, 0u64); lines.len()];
+    for round in 0..ROUNDS {
+        for i in (0..lines.len()).map(|k| (k + round) % lines.len()) {
+            let via = &lines[i].1;
+            let (server_before, client_before) = (via.server().map(run_ns), run_ns(client));
             for _ in 0..PER_ROUND {
                 let t = Instant::now();
                 via.call().await;
-                sample.push(t.elapsed());
+                samples[i].push(t.elapsed());
             }
+            let server = via.server().map(run_ns).zip(server_before).map(|(a, b)| a - b);
+            cpu[i].0 += server.unwrap_or(0);
+            cpu[i].1 += run_ns(client) - client_before;
         }
     }
+    let calls = (ROUNDS * PER_ROUND) as f64;
     let (mut p50, mut p99s) = (Vec::new(), Vec::new());
-    for ((label, _), sample) in lines.iter().zip(&mut samples) {
+    for (((label, via), sample), (server, client)) in lines.iter().zip(&mut samples).zip(cpu) {
         let (median, p99) = sample.print(label);
-        println!("  {:<58} p99 = {:.1} × p50", "", p99 / median);
+        let per_call = |ns: u64| ns as f64 / calls / 1000.0;
+        let server = match via.server() {
+            Some(_) => format!("the server {:.1} µs, ", per_call(server)),
+            None => String::new(),
+        };
+        println!(
+            "  {:<58} p99 = {:.1} × p50; CPU per call: {server}this client {:.1} µs",
+            "",
+            p99 / median,
+            per_call(client)
+        );
         p50.push(median);
         p99s.push(p99);
     }
@@ -282,7 +304,11 @@ async fn in_the_worker(cdp: &Cdp, tab: &Value) {
 }
 
 /// Start `peer`, open `url`, read once (cold start), then time its reads.
-async fn measure_peer(peer: Peer, url: &str) -> Result<(Sample, std::time::Duration), String> {
+/// A peer's latencies, its cold start, and the CPU time its server (node) ran per call.
+async fn measure_peer(
+    peer: Peer,
+    url: &str,
+) -> Result<(Sample, std::time::Duration, Option<f64>), String> {
     let started = Instant::now();
     let running = peer.start().await?;
     let result = async {
@@ -298,12 +324,15 @@ async fn measure_peer(peer: Peer, url: &str) -> Result<(Sample, std::time::Durat
             PEER_CALLS
         };
         let mut sample = Sample::new();
+        let server = running.mcp.pid;
+        let before = server.map(run_ns);
         for _ in 0..calls {
             let t = Instant::now();
             running.evaluate(READ_STATE).await?;
             sample.push(t.elapsed());
         }
-        Ok((sample, cold))
+        let cpu = server.map(run_ns).zip(before).map(|(a, b)| (a - b) as f64 / calls as f64);
+        Ok((sample, cold, cpu.map(|ns| ns / 1000.0)))
     }
     .await;
     running.stop().await;

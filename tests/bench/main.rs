@@ -3,6 +3,7 @@
 //! here passes or fails on time. Each section prints its own baseline measured in the same run.
 
 mod bare;
+mod cpu;
 mod dom;
 mod dom_tasks;
 mod extra;

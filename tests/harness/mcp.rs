@@ -19,6 +19,9 @@ pub struct Mcp {
     pub client: RunningService<RoleClient, ()>,
     /// The HTTP server this session lives in (kept running while the session is used).
     pub serve: Option<Arc<Serve>>,
+    /// The `tabwire mcp` child's process id (none for an HTTP session): the benchmarks read
+    /// its CPU time.
+    pub pid: Option<u32>,
 }
 
 impl Mcp {
@@ -33,7 +36,7 @@ impl Mcp {
 
     /// A new MCP session of `serve`, over streamable HTTP.
     pub async fn http(serve: &Arc<Serve>) -> Mcp {
-        Mcp { client: serve.client(()).await, serve: Some(serve.clone()) }
+        Mcp { client: serve.client(()).await, serve: Some(serve.clone()), pid: None }
     }
 
     /// `tabwire mcp` over stdio, with extra environment (always stdio: a session's id and
@@ -49,8 +52,9 @@ impl Mcp {
             cmd.env(k, v);
         }
         let transport = TokioChildProcess::new(cmd).expect("spawn tabwire mcp");
+        let pid = transport.id();
         let client = ().serve(transport).await.expect("MCP handshake with tabwire mcp");
-        Mcp { client, serve: None }
+        Mcp { client, serve: None, pid }
     }
 
     /// Call a tool; the raw result (errors included).

@@ -74,9 +74,10 @@ impl Peer {
         }
         cmd.current_dir(&profile).env("HOME", &profile).stderr(std::process::Stdio::null());
         let transport = TokioChildProcess::new(cmd).map_err(|e| format!("spawn node: {e}"))?;
+        let pid = transport.id();
         let client =
             ().serve(transport).await.map_err(|e| format!("MCP handshake with {self:?}: {e}"))?;
-        Ok(Running { peer: self, mcp: Mcp { client, serve: None }, profile })
+        Ok(Running { peer: self, mcp: Mcp { client, serve: None, pid }, profile })
     }
 }
 

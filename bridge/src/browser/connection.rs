@@ -204,7 +204,6 @@ impl Connection {
         params: Box<RawValue>,
         timeout: Duration,
     ) -> (Reply, u64) {
-        let _warm = crate::warm::hold();
         let id = uuid::Uuid::new_v4().to_string();
         let (tx, rx) = oneshot::channel();
         match &mut *self.link.state.lock().expect("connection state poisoned") {
