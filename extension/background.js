@@ -38,6 +38,7 @@ import { connect, isConnected, sendEvent, startNative } from './native.js';
 import { listenForPages, pageMethods } from './page.js';
 import { allowedBy, checkSite, currentSites, onSitesChanged, siteMethods, sitesReady, syncContentScripts } from './sites.js';
 import { watchSettling } from './settle.js';
+import { carrier } from './status.js';
 import { tabMethods, watchTabs } from './tabs.js';
 import { listenForWorkflows, workflowMethods } from './workflow.js';
 
@@ -45,7 +46,7 @@ import { listenForWorkflows, workflowMethods } from './workflow.js';
 const VERSION = chrome.runtime.getManifest().version;
 
 const methods = {
-  ping: () => ({ pong: true, extension_version: VERSION }),
+  ping: () => ({ pong: true, extension_version: VERSION, carrier: carrier() }),
   echo: (params) => params,
   ...tabMethods,
   ...pageMethods,

@@ -142,16 +142,18 @@ pub async fn live_findings(core: &Core) -> Vec<Finding> {
         let selector = host.pid.to_string();
         let t = Instant::now();
         match core.invoke_within::<Ping>(Some(&selector), &(), PING_TIMEOUT).await {
-            Ok(_) => out.push(Finding::ok(
-                check,
-                format!(
-                    "{} (profile {}, extension {}) answered in {:.2} ms",
-                    info.browser,
-                    info.profile,
-                    info.extension_version,
-                    t.elapsed().as_secs_f64() * 1000.0
-                ),
-            )),
+            Ok(pong) => {
+                let ms = t.elapsed().as_secs_f64() * 1000.0;
+                let (browser, profile, version) =
+                    (&info.browser, &info.profile, &info.extension_version);
+                let mut detail = format!(
+                    "{browser} (profile {profile}, extension {version}) answered in {ms:.2} ms"
+                );
+                if let Some(carrier) = pong.carrier {
+                    detail.push_str(&format!("; messages go by {carrier}"));
+                }
+                out.push(Finding::ok(check, detail))
+            }
             Err(e) => out.push(Finding::broken(
                 check,
                 format!("{} did not answer a ping: {e}", info.browser),

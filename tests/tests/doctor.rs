@@ -28,6 +28,15 @@ fn healthy_setup_pings_through_the_browser() {
     let (ok, text) = doctor(&browser, &[]);
     assert!(ok, "doctor should pass:\n{text}");
     assert!(text.contains("answered in"), "a measured ping:\n{text}");
+    // And what carries the messages: Native Messaging until the fast link is up, a moment later.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut text = text;
+    while !text.contains("; messages go by the fast link (a loopback WebSocket to tabwire-host)") {
+        assert!(text.contains("; messages go by Native Messaging"), "{text}");
+        assert!(std::time::Instant::now() < deadline, "the fast link never came up:\n{text}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        text = doctor(&browser, &[]).1;
+    }
 
     // With an assistant session running, doctor names it.
     let mut session = Command::new(bins::bin("tabwire"))

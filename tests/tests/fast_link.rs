@@ -1,6 +1,6 @@
 //! The fast link (host/src/fast_link.rs) through real Chromium: the extension opens it by
 //! itself, calls then go by it, Native Messaging carries them while it is cut and until it is
-//! back (the popup says which carries them), and nobody but the extension that started the
+//! back (the popup and `tabwire doctor` say which carries them), and nobody but the extension that started the
 //! host gets in — not a page that learned
 //! its address, not a local process without the token.
 
@@ -49,6 +49,16 @@ async fn popup_says(cdp: &Cdp, popup: &str, what: &str) {
     }
 }
 
+/// What the diagnose tool (`tabwire doctor` as a tool) found pinging the browser.
+async fn ping_finding(mcp: &Mcp) -> String {
+    let diagnosis = mcp.ok("diagnose", json!({})).await;
+    let findings = diagnosis["findings"].as_array().unwrap();
+    let ping = findings.iter().find(|f| f["check"].as_str().unwrap().starts_with("ping via host"));
+    let ping = ping.unwrap_or_else(|| panic!("no ping: {diagnosis}"));
+    assert_eq!(ping["ok"], true, "{ping}");
+    ping["detail"].as_str().unwrap().to_owned()
+}
+
 async fn forced_read(mcp: &Mcp, tab: &Value) -> Result<Value, String> {
     let r = mcp.call("get_state", json!({ "tab_id": tab, "force_refresh": true })).await;
     match r.is_error {
@@ -66,6 +76,8 @@ async fn calls_go_by_the_fast_link_and_by_native_messaging_while_it_is_cut() {
     // It comes up by itself; forced reads then go by it, both ways.
     let before = up(&cdp, &worker).await;
     popup_says(&cdp, &popup, "the fast link (a loopback WebSocket").await;
+    let ping = ping_finding(&mcp).await;
+    assert!(ping.contains("messages go by the fast link (a loopback WebSocket"), "{ping}");
     for _ in 0..20 {
         assert_eq!(forced_read(&mcp, &tab).await.unwrap()["source"], "fresh");
     }
@@ -84,6 +96,14 @@ async fn calls_go_by_the_fast_link_and_by_native_messaging_while_it_is_cut() {
     assert_eq!(cut["open"], false, "{cut}");
     popup_says(&cdp, &popup, "Native Messaging: the fast link closed (cut through the debugger)")
         .await;
+    // So does the ping of `tabwire doctor` and of the diagnose tool.
+    let ping = ping_finding(&mcp).await;
+    assert!(
+        ping.contains(
+            "messages go by Native Messaging: the fast link closed (cut through the debugger)"
+        ),
+        "{ping}"
+    );
     let mut failed = vec![];
     for _ in 0..20 {
         match forced_read(&mcp, &tab).await {

@@ -13,6 +13,10 @@ pub struct Pong {
     pub pong: bool,
     #[serde(default)]
     pub extension_version: Option<String>,
+    /// What carries messages between the extension and its host now: the fast link, or
+    /// Native Messaging and why (the popup's "Messages go by").
+    #[serde(default)]
+    pub carrier: Option<String>,
 }
 
 methods! {
