@@ -35,6 +35,7 @@ mod unix {
     use std::sync::Arc;
     use tabwire_proto::limits::MAX_BRIDGES;
     use tabwire_proto::socket::{AcceptBackoff, bind_private, check_peer};
+    use tabwire_proto::stream;
     use tokio::net::UnixListener;
     use tokio::sync::Semaphore;
 
@@ -82,8 +83,15 @@ mod unix {
                     tracing::warn!("refused a bridge: {MAX_BRIDGES} are attached already");
                     continue;
                 };
+                // Halves that do not wake the host each time the bridge reads.
+                let (reader, writer) = match stream::split(stream) {
+                    Ok(halves) => halves,
+                    Err(e) => {
+                        tracing::warn!("cannot take a bridge's connection: {e}");
+                        continue;
+                    }
+                };
                 next_id += 1;
-                let (reader, writer) = stream.into_split();
                 bridge_conn::start(next_id, reader, writer, shared.clone(), slot).await;
             }
         }

@@ -4,9 +4,9 @@
 //! (`chunk`), every size and time limit with why (`limits`), which extension may start the host
 //! (`extension_id`), stdin and stdout as reactor pipes (`pipes`), the grammar of the sites the
 //! user allows (`sites`), where the sockets and records live (`runtime_dir`), and how every
-//! local socket is bound, checked and accepted on (`socket`). Both programs also end the same
-//! way: on a [`Shutdown`] their `main` makes from SIGTERM and SIGINT. The contract in words is
-//! `specs/protocol.md`.
+//! local socket is bound, checked and accepted on (`socket`) and split for the reactor
+//! (`stream`). Both programs also end the same way: on a [`Shutdown`] their `main` makes from
+//! SIGTERM and SIGINT. The contract in words is `specs/protocol.md`.
 //!
 //! Each module is a namespace the host and the bridge both use by name (`wire::code`,
 //! `runtime_dir::resolve`), so they stay public; what is not part of the contract stays
@@ -21,6 +21,8 @@ pub mod runtime_dir;
 mod shutdown;
 pub mod sites;
 pub mod socket;
+#[cfg(unix)]
+pub mod stream;
 pub mod wire;
 
 pub use shutdown::{Shutdown, Trigger};

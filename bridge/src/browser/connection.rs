@@ -16,9 +16,9 @@ use tabwire_proto::codec::FrameCodec;
 use tabwire_proto::limits::CONNECT_TIMEOUT;
 use tabwire_proto::runtime_dir::{HostRecord, now_ms};
 use tabwire_proto::socket::{PeerError, check_peer};
+use tabwire_proto::stream;
 use tabwire_proto::wire::{Cancel, Hello, Message, PROTOCOL_VERSION, Request, code};
 use tokio::net::UnixStream;
-use tokio::net::unix::OwnedReadHalf;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::codec::{FramedRead, FramedWrite};
 use tokio_util::sync::CancellationToken;
@@ -137,7 +137,11 @@ impl Connection {
                 return Err(AttachError::UnknownPeer { socket, source });
             }
         }
-        let (read, write) = stream.into_split();
+        // Halves that do not wake this thread each time the host reads (proto's `stream`).
+        let (read, write) = match stream::split(stream) {
+            Ok(halves) => halves,
+            Err(source) => return Err(AttachError::Connect { socket, source }),
+        };
         let mut frames = FramedRead::new(read, FrameCodec::socket());
 
         let hello = match frames.next().await {
@@ -265,7 +269,7 @@ impl Drop for InFlight<'_> {
 }
 
 async fn write_loop(
-    mut sink: FramedWrite<tokio::net::unix::OwnedWriteHalf, FrameCodec>,
+    mut sink: FramedWrite<stream::WriteHalf, FrameCodec>,
     mut to_write: mpsc::UnboundedReceiver<Message>,
 ) {
     while let Some(message) = to_write.recv().await {
@@ -278,7 +282,7 @@ async fn write_loop(
 
 /// Read frames until the socket ends: answers go to their callers, events to `inbox`.
 async fn read_loop(
-    mut frames: FramedRead<OwnedReadHalf, FrameCodec>,
+    mut frames: FramedRead<stream::ReadHalf, FrameCodec>,
     link: Arc<Link>,
     inbox: Inbox,
 ) {
