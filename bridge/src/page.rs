@@ -123,7 +123,8 @@ impl Core {
             (Ok(answer), arrival) => {
                 let state: Arc<RawValue> = Arc::from(answer.state);
                 let from = Provenance { origin: answer.origin, url: answer.url };
-                self.state_cache().put(&key, tab_id, state.clone(), from.clone(), arrival);
+                let stored =
+                    self.state_cache().put(&key, tab_id, state.clone(), from.clone(), arrival);
                 Ok(StateRead {
                     tab_id,
                     from,
@@ -131,7 +132,7 @@ impl Core {
                     state,
                     source: Source::Fresh,
                     age_ms: 0,
-                    fetched_at_ms: tabwire_proto::runtime_dir::now_ms(),
+                    fetched_at_ms: stored.unwrap_or_else(tabwire_proto::runtime_dir::now_ms),
                     warning: None,
                 })
             }

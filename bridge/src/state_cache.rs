@@ -63,8 +63,10 @@ impl StateCache {
         slots.get(&(browser.to_owned(), tab_id)).and_then(|s| s.entry.clone())
     }
 
-    /// Store a state that arrived as frame number `arrival`. Returns false (and stores nothing)
-    /// when the tab already has something that arrived later.
+    /// Store a state that arrived as frame number `arrival`; the time it is stored as having
+    /// arrived (milliseconds since the Unix epoch), which a fresh read reports too, so that the
+    /// cache's copy and the read say the same. None (and nothing stored) when the tab already
+    /// has something that arrived later.
     pub fn put(
         &self,
         browser: &str,
@@ -72,16 +74,16 @@ impl StateCache {
         state: Arc<RawValue>,
         from: Provenance,
         arrival: u64,
-    ) -> bool {
+    ) -> Option<u64> {
         let mut slots = self.slots.lock().expect("state cache poisoned");
         let slot = slots.entry((browser.to_owned(), tab_id)).or_default();
         if arrival < slot.arrival {
-            return false;
+            return None;
         }
         slot.arrival = arrival;
         let fetched_at_ms = tabwire_proto::runtime_dir::now_ms();
         slot.entry = Some(Cached { state, from, fetched_at_ms, at: Instant::now() });
-        true
+        Some(fetched_at_ms)
     }
 
     /// The tab was closed: forget it.
@@ -181,8 +183,8 @@ mod tests {
     #[test]
     fn an_older_answer_does_not_replace_a_newer_update() {
         let cache = StateCache::default();
-        assert!(cache.put("p", 1, raw("2"), from("http://a"), 20));
-        assert!(!cache.put("p", 1, raw("1"), from("http://a"), 10));
+        assert!(cache.put("p", 1, raw("2"), from("http://a"), 20).is_some());
+        assert!(cache.put("p", 1, raw("1"), from("http://a"), 10).is_none());
         assert_eq!(cache.get("p", 1).unwrap().state.get(), "2");
         assert!(cache.get("p", 2).is_none());
         assert!(cache.get("q", 1).is_none());
@@ -207,7 +209,7 @@ mod tests {
         cache.tab_removed("p", 1, 10);
         assert!(cache.get("p", 1).is_none());
         assert!(
-            !cache.put("p", 1, raw("\"late\""), from("http://a"), 9),
+            cache.put("p", 1, raw("\"late\""), from("http://a"), 9).is_none(),
             "a late answer does not bring it back"
         );
     }
