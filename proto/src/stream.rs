@@ -68,7 +68,7 @@ impl AsyncRead for ReadHalf {
 }
 
 /// Writes straight to the socket; registered with the reactor only while the kernel has no
-/// room. Dropping it shuts the socket down for writing, as tokio's write half does.
+/// room, from a write that found it full until one that goes through whole. Dropping it shuts the socket down for writing, as tokio's write half does.
 #[derive(Debug)]
 pub struct WriteHalf {
     /// Set while a write waits for room. Declared first: it is deregistered before the
@@ -114,6 +114,10 @@ impl AsyncWrite for WriteHalf {
                         guard.clear_ready();
                         continue;
                     }
+                    // A part went: the rest of a large write will find the kernel full again,
+                    // so stay registered until a write goes through whole (registering anew
+                    // for every part cost large messages up to four fifths of their speed).
+                    Ok(n) if n < buf.len() => return Poll::Ready(Ok(n)),
                     done => {
                         drop(guard);
                         this.waiting = None;

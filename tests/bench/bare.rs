@@ -6,7 +6,9 @@
 //!   bridge: this process writes a line, `cat` wakes, writes it back, this process wakes.
 //! - [`WorkerEcho`]: a WebSocket text echoed by a handler in the extension's service worker —
 //!   the shape of the fast link (F1) without `tabwire mcp`, `tabwire-host` or the extension's
-//!   dispatch: set up through the debugger, which then detaches.
+//!   dispatch: set up through the debugger, which then detaches. With a tab, the worker passes
+//!   each text to a content script in that tab by a port and sends back its answer: the shape
+//!   of F2, the least any extension pays to ask a page something, with no tabwire code.
 
 use futures::{SinkExt, StreamExt};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -58,15 +60,35 @@ pub struct WorkerEcho {
 
 impl WorkerEcho {
     /// Listen on loopback, have the worker (through the debugger, then detached) connect and
-    /// echo every text it gets.
-    pub async fn start(cdp: &Cdp) -> WorkerEcho {
+    /// echo every text it gets: itself, or with `tab`, by a content script in that tab's top
+    /// frame (injected into the extension's isolated world, where tabwire's relay runs, and
+    /// connected as the relay is: `chrome.runtime.connect` from the tab, messages as objects).
+    pub async fn start(cdp: &Cdp, tab: Option<i64>) -> WorkerEcho {
         let listener = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let worker = crate::sites::service_worker(cdp).await;
-        let script = format!(
-            "(() => {{ const ws = new WebSocket('ws://127.0.0.1:{port}/'); \
-             ws.onmessage = (e) => ws.send(e.data); globalThis.benchEcho = ws; return true; }})()"
-        );
+        let script = match tab {
+            None => format!(
+                "(() => {{ const ws = new WebSocket('ws://127.0.0.1:{port}/'); \
+                 ws.onmessage = (e) => ws.send(e.data); globalThis.benchEcho = ws; return true; }})()"
+            ),
+            // tabwire's own onConnect listeners ignore a port of another name.
+            Some(tab) => format!(
+                "(async () => {{ \
+                   const port = await new Promise((resolve, reject) => {{ \
+                     const on = (p) => {{ if (p.name !== 'bench-bare-echo') return; \
+                       chrome.runtime.onConnect.removeListener(on); resolve(p); }}; \
+                     chrome.runtime.onConnect.addListener(on); \
+                     chrome.scripting.executeScript({{ target: {{ tabId: {tab} }}, func: () => {{ \
+                       const p = chrome.runtime.connect({{ name: 'bench-bare-echo' }}); \
+                       p.onMessage.addListener((m) => p.postMessage(m)); }} }}).catch(reject); \
+                   }}); \
+                   const ws = new WebSocket('ws://127.0.0.1:{port}/'); \
+                   ws.onmessage = (e) => port.postMessage({{ text: e.data }}); \
+                   port.onMessage.addListener((m) => ws.send(m.text)); \
+                   globalThis.benchTabEcho = {{ ws, port }}; return true; }})()"
+            ),
+        };
         cdp.eval(&worker, &script).await.expect("open the echo socket in the worker");
         let (tcp, _) = listener.accept().await.unwrap();
         tcp.set_nodelay(true).unwrap();
