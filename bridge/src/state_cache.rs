@@ -183,7 +183,8 @@ mod tests {
     #[test]
     fn an_older_answer_does_not_replace_a_newer_update() {
         let cache = StateCache::default();
-        assert!(cache.put("p", 1, raw("2"), from("http://a"), 20).is_some());
+        let stored = cache.put("p", 1, raw("2"), from("http://a"), 20).expect("stored");
+        assert_eq!(cache.get("p", 1).unwrap().fetched_at_ms, stored, "one time, for both");
         assert!(cache.put("p", 1, raw("1"), from("http://a"), 10).is_none());
         assert_eq!(cache.get("p", 1).unwrap().state.get(), "2");
         assert!(cache.get("p", 2).is_none());
