@@ -238,14 +238,21 @@ impl Check {
     #[allow(clippy::result_large_err)] // the signature tungstenite asks for
     fn judge(&self, req: &Request, resp: Response) -> Result<Response, ErrorResponse> {
         let origin = req.headers().get("origin").and_then(|o| o.to_str().ok()).unwrap_or("");
+        // A stranger (no token, or not the extension's Origin) gets a bare 403: nothing that
+        // names the product or says which check failed. The host's own log says why.
         if !same(req.uri().path().as_bytes(), self.path.as_bytes()) {
-            return Err(refuse("not the token this host gave its extension"));
+            tracing::debug!("fast link: refused a handshake without this host's token");
+            return Err(refuse(None));
         }
         if origin != self.origin {
-            return Err(refuse("only the tabwire extension that started this host may connect"));
+            tracing::debug!("fast link: refused a handshake from Origin {origin:?}");
+            return Err(refuse(None));
         }
+        // Only the extension that holds the token gets this far: it may hear why.
         if number(req.uri().query()).is_none() {
-            return Err(refuse("the link's number is missing: connect to the URL with ?n=1, 2, …"));
+            return Err(refuse(Some(
+                "tabwire-host: the link's number is missing: connect to the URL with ?n=1, 2, …\n",
+            )));
         }
         Ok(resp)
     }
@@ -257,8 +264,9 @@ fn number(query: Option<&str>) -> Option<u64> {
     (n > 0).then_some(n)
 }
 
-fn refuse(why: &str) -> ErrorResponse {
-    let mut resp = ErrorResponse::new(Some(format!("tabwire-host: {why}\n")));
+/// A 403, with a body only for the extension itself.
+fn refuse(why: Option<&str>) -> ErrorResponse {
+    let mut resp = ErrorResponse::new(why.map(str::to_owned));
     *resp.status_mut() = StatusCode::FORBIDDEN;
     resp
 }

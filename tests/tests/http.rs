@@ -117,6 +117,78 @@ async fn only_this_users_clients_get_in() {
     assert_eq!(session_records(&dir), Vec::<String>::new());
 }
 
+/// Connections that never send a whole request are closed: with nothing, a partial head, a
+/// head sent a byte at a time, or a head without its body. They cost a descriptor each, so a
+/// local process must not be able to hold them for ever (600, more than the 512 connection
+/// slots, are all gone within seconds, and a real client is served after them).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_that_send_no_whole_request_are_closed() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpStream;
+
+    let dir = bins::scratch_dir("idle");
+    let serve = Serve::start(&dir, &[]);
+    let port = port(&serve);
+    let bearer = format!("Bearer {}", serve.token);
+    let addr = format!("127.0.0.1:{port}");
+
+    // Two bytes a second: a head that never ends.
+    let mut slow = TcpStream::connect(&addr).await.unwrap();
+    // The token holder's head with a body that never comes.
+    let mut bodiless = TcpStream::connect(&addr).await.unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: {bearer}\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Length: 1000\r\n\r\n{{"
+    );
+    bodiless.write_all(head.as_bytes()).await.unwrap();
+    // Past these two, more idle connections than there are slots.
+    let start = Instant::now();
+    let mut idle = Vec::new();
+    for i in 0..600 {
+        let mut tcp = TcpStream::connect(&addr).await.unwrap();
+        if i % 2 == 1 {
+            tcp.write_all(format!("POST /mcp HTTP/1.1\r\nHost: {addr}").as_bytes()).await.unwrap();
+        }
+        idle.push(tcp);
+    }
+
+    /// What the server sent before it closed (within `within`), or None if still open.
+    async fn closed(tcp: &mut TcpStream, within: Duration) -> Option<String> {
+        let mut got = Vec::new();
+        let read = tokio::time::timeout(within, tcp.read_to_end(&mut got)).await;
+        read.ok().map(|_| String::from_utf8_lossy(&got).into_owned())
+    }
+    let slow_closed = tokio::spawn(async move {
+        for b in b"POST /mcp HTTP/1.1\r\nHost: 127".iter().cycle() {
+            if slow.write_all(&[*b]).await.is_err() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            if start.elapsed() > Duration::from_secs(20) {
+                return false;
+            }
+        }
+        true
+    });
+    for (i, tcp) in idle.iter_mut().enumerate() {
+        let left = Duration::from_secs(9).saturating_sub(start.elapsed());
+        // Closed without an answer, or (past the 512 slots) at once with 503.
+        let answer = closed(tcp, left).await;
+        let answer = answer.unwrap_or_else(|| panic!("idle connection {i} still open after 9 s"));
+        assert!(answer.is_empty() || answer.starts_with("HTTP/1.1 503"), "{i}: {answer}");
+    }
+    assert!(slow_closed.await.unwrap(), "a head sent a byte at a time still open after 20 s");
+    let answer = closed(&mut bodiless, Duration::from_secs(15)).await;
+    let answer = answer.expect("a head without its body still open after 15 s");
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("did not arrive within 10 s"), "{answer}");
+
+    // Nothing was held: a client is served as before.
+    let answer = init(&serve, &[("Authorization", &bearer)]).await;
+    assert_eq!(answer.status, 200, "{answer:?}");
+}
+
 #[test]
 fn an_address_other_machines_can_reach_is_refused() {
     let dir = bins::scratch_dir("bind");

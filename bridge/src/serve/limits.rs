@@ -16,8 +16,12 @@ pub const QUIET_WAIT_SECS: u64 = 130;
 /// TCP connections at once (SSE streams included: a client holds one per call in progress
 /// plus one for notifications). One more is answered 503 and closed.
 pub const MAX_CONNECTIONS: usize = 512;
-/// How long a client may take to send a request's head.
+/// How long a client may take to send a request's head; also how long a connection may sit
+/// idle between requests (hyper closes it then, answered or not).
 pub const HEAD_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a client may take to send a request's body once its head passed the door; then
+/// 408 and the connection closes.
+pub const BODY_TIMEOUT: Duration = Duration::from_secs(10);
 /// The largest request body (a JSON-RPC message); larger ones get 413.
 pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// How long a stopping server waits for its sessions to end (workers told, records removed).

@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Full};
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::Incoming;
 use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HOST, ORIGIN, WWW_AUTHENTICATE};
 use hyper::server::conn::http1;
@@ -183,7 +183,32 @@ impl Front {
             let message = self.sessions.full_message();
             return refuse(StatusCode::SERVICE_UNAVAILABLE, code::TOO_MANY_CONNECTIONS, &message);
         }
-        self.mcp.handle(request).await
+        // The body must arrive whole within BODY_TIMEOUT and fit MAX_BODY_BYTES: a client that
+        // sends a head and then nothing would otherwise hold its connection and a task for ever.
+        let (parts, body) = request.into_parts();
+        let read = Limited::new(body, limits::MAX_BODY_BYTES).collect();
+        let body = match tokio::time::timeout(limits::BODY_TIMEOUT, read).await {
+            Ok(Ok(body)) => body.to_bytes(),
+            Ok(Err(e)) if e.is::<LengthLimitError>() => {
+                let message = format!(
+                    "a request is at most {} MiB of JSON; send less at once",
+                    limits::MAX_BODY_BYTES >> 20
+                );
+                return refuse(StatusCode::PAYLOAD_TOO_LARGE, code::TOO_LARGE, &message);
+            }
+            Ok(Err(e)) => {
+                let message = format!("the request's body could not be read: {e}");
+                return refuse(StatusCode::BAD_REQUEST, code::BAD_REQUEST, &message);
+            }
+            Err(_) => {
+                let message = format!(
+                    "the request's body did not arrive within {} s; send the whole request at once",
+                    limits::BODY_TIMEOUT.as_secs()
+                );
+                return refuse(StatusCode::REQUEST_TIMEOUT, code::TIMEOUT, &message);
+            }
+        };
+        self.mcp.handle(Request::from_parts(parts, Full::new(body))).await
     }
 }
 
