@@ -43,8 +43,10 @@ fn walk(root: &Path, dir: &Path, files: &mut Vec<(String, PathBuf)>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         let name = path.file_name().unwrap().to_string_lossy();
-        if name.starts_with('.') || name == "build.json" {
-            continue; // editor files; a build.json left by an unpack into the checkout
+        if name.starts_with('.') || name == "build.json" || name.ends_with(".test.js") {
+            // Editor files; a build.json left by an unpack into the checkout; the unit tests of
+            // lib/, which Node runs and the browser never loads.
+            continue;
         }
         if path.is_dir() {
             walk(root, &path, files);

@@ -6,9 +6,19 @@ source scripts/setup.sh
 # Tests drive the real binaries, so build all of them first.
 cargo build --locked --workspace --bins
 cargo test --locked --workspace --no-fail-fast "$@"
+# The extension's pure logic (extension/lib/), in Node, without a browser.
+node --test extension/lib/*.test.js
 # The same state, event, session and operation flows with every client a session of
 # `tabwire serve --http` (rmcp's streamable-HTTP client) instead of a `tabwire mcp` child.
 if [ "$#" -eq 0 ]; then
     TABWIRE_TEST_MCP=http cargo test --locked -p tabwire-tests --no-fail-fast \
         --test browser_state --test browser_events --test sessions --test operations
+fi
+# The Windows build under Wine (its unit tests and the real-browser test), and what this machine
+# can check of macOS and of CI (scripts/cross.sh).
+if [ "$#" -eq 0 ]; then
+    ./scripts/windows.sh
+    if [ -x scripts/cross.sh ]; then
+        ./scripts/cross.sh
+    fi
 fi

@@ -110,7 +110,7 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// An exclusive advisory lock (`flock`) on a lock file beside the data, released when dropped
 /// (closing the file releases it): writers of one file from several `tabwire mcp` processes take
 /// turns at read-modify-write. Separate opens exclude each other within one process too.
-/// (Windows has no flock here: there the last writer wins.)
+/// On Windows the same with `LockFileEx`.
 pub struct Lock(#[allow(dead_code)] fs::File);
 
 impl Lock {
@@ -138,7 +138,33 @@ impl Lock {
         }
     }
 
-    #[cfg(not(unix))]
+    /// Windows: `LockFileEx` on the whole file, waiting for it; released when the handle
+    /// closes, and per handle as `flock` is per open.
+    #[cfg(windows)]
+    fn take(file: fs::File) -> io::Result<Lock> {
+        use std::os::windows::io::AsRawHandle;
+        use windows_sys::Win32::Storage::FileSystem::{LOCKFILE_EXCLUSIVE_LOCK, LockFileEx};
+        // SAFETY: OVERLAPPED is plain data; zeroed, it names offset 0.
+        let mut from_start = unsafe { std::mem::zeroed() };
+        // SAFETY: a handle we own, open for writing, kept open as long as the Lock; the range
+        // is every byte the file can have. A synchronous handle: the call waits for the lock.
+        let ok = unsafe {
+            LockFileEx(
+                file.as_raw_handle() as _,
+                LOCKFILE_EXCLUSIVE_LOCK,
+                0,
+                u32::MAX,
+                u32::MAX,
+                &mut from_start,
+            )
+        };
+        if ok == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Lock(file))
+    }
+
+    #[cfg(not(any(unix, windows)))]
     fn take(file: fs::File) -> io::Result<Lock> {
         Ok(Lock(file))
     }

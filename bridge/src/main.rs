@@ -22,7 +22,7 @@ fn main() -> ExitCode {
         )
         .init();
     // One thread: an MCP session handles one client, and hopping threads costs more than it
-    // gains on the small messages this carries (see /work/shared/notes/rmcp-3.9.md).
+    // gains on the small messages this carries.
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {

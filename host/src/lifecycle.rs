@@ -74,6 +74,7 @@ pub async fn run(config: Config, shutdown: Shutdown) -> i32 {
     };
     if let Err(e) = runtime_dir::write_record(&record_path, &record) {
         tracing::error!(path = %record_path.display(), "cannot write the host record: {e}");
+        #[cfg(unix)]
         remove(&[&socket]);
         return 1;
     }

@@ -2,152 +2,127 @@
 //!
 //! Unix: `hosts/<pid>.sock`, created with mode 0600 inside the 0700 runtime directory, and
 //! every accepted peer's uid checked against ours (`SO_PEERCRED`) — the directory mode is the
-//! first wall, the uid check the second. Windows: a named pipe `\\.\pipe\tabwire-<user>-<pid>`
-//! that refuses remote clients (compiled there, tested only on Linux).
+//! first wall, the uid check the second. Windows: a named pipe whose name is derived from the
+//! same place (`runtime_dir::endpoint`), that only this user may open (an explicit DACL),
+//! whose name no one can take first, that refuses remote clients, and whose every client's
+//! user is checked; `tabwire_proto::socket` keeps these rules for both.
 
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tabwire_proto::limits::MAX_BRIDGES;
+use tabwire_proto::socket::{self, AcceptBackoff, bind_private, check_peer};
+use tabwire_proto::stream;
+use tokio::sync::Semaphore;
 
 use crate::bridge_conn::{self, Shared};
 use crate::relay::BridgeId;
+use crate::runtime_dir;
 
-/// Where the host of process `pid` listens, inside the runtime directory's `hosts/`.
+/// Where the host of process `pid` listens, for its record in the runtime directory's `hosts/`.
 pub fn socket_path(hosts_dir: &Path, pid: u32) -> PathBuf {
+    runtime_dir::endpoint(hosts_dir, &pid.to_string())
+}
+
+/// A bound socket, ready to accept bridges.
+pub struct Listener {
+    inner: socket::Listener,
+}
+
+/// Bind `path`, private from the first moment. A socket file left there by an earlier process
+/// with our pid (pids are reused) is removed first; a pipe goes with its process.
+pub fn bind(path: &Path) -> io::Result<Listener> {
     #[cfg(unix)]
-    {
-        hosts_dir.join(format!("{pid}.sock"))
+    match std::fs::remove_file(path) {
+        Ok(()) => tracing::info!(path = %path.display(), "removed a stale socket"),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
     }
-    #[cfg(not(unix))]
-    {
-        let _ = hosts_dir;
-        let user = std::env::var("USERNAME").unwrap_or_else(|_| "user".into());
-        PathBuf::from(format!(r"\\.\pipe\tabwire-{user}-{pid}"))
-    }
+    Ok(Listener { inner: bind_private(path)? })
 }
 
-#[cfg(unix)]
-pub use unix::bind;
-
-#[cfg(unix)]
-mod unix {
-    use super::*;
-    use std::fs;
-    use std::sync::Arc;
-    use tabwire_proto::limits::MAX_BRIDGES;
-    use tabwire_proto::socket::{AcceptBackoff, bind_private, check_peer};
-    use tabwire_proto::stream;
-    use tokio::net::UnixListener;
-    use tokio::sync::Semaphore;
-
-    /// A bound socket, ready to accept bridges.
-    pub struct Listener {
-        inner: UnixListener,
-    }
-
-    /// Bind `path` with mode 0600. A file left there by an earlier process with our pid
-    /// (pids are reused) is removed first.
-    pub fn bind(path: &Path) -> io::Result<Listener> {
-        match fs::remove_file(path) {
-            Ok(()) => tracing::info!(path = %path.display(), "removed a stale socket"),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e),
-        }
-        // 0600 from the first moment, not fixed afterwards.
-        Ok(Listener { inner: bind_private(path)? })
-    }
-
-    impl Listener {
-        /// Accept bridges forever, starting a connection for each one of our own user, at
-        /// most [`MAX_BRIDGES`] at once: one more is closed at once, and its bridge reports
-        /// that the host closed the connection before its hello.
-        pub async fn accept_loop(self, shared: Shared) {
-            let slots = Arc::new(Semaphore::new(MAX_BRIDGES));
-            let mut backoff = AcceptBackoff::default();
-            let mut next_id: BridgeId = 0;
-            loop {
-                let stream = match self.inner.accept().await {
-                    Ok((stream, _)) => stream,
-                    Err(e) => {
-                        backoff.failed("the host socket", &e).await;
-                        continue;
-                    }
-                };
-                backoff.reset();
-                if let Err(e) = check_peer(&stream) {
-                    tracing::warn!(
-                        "refused a bridge connection: {e}; only this user may use the host"
-                    );
+impl Listener {
+    /// Accept bridges forever, starting a connection for each one of our own user, at most
+    /// [`MAX_BRIDGES`] at once: one more is closed at once, and its bridge reports that the
+    /// host closed the connection before its hello.
+    pub async fn accept_loop(self, shared: Shared) {
+        let slots = Arc::new(Semaphore::new(MAX_BRIDGES));
+        let mut backoff = AcceptBackoff::default();
+        let mut next_id: BridgeId = 0;
+        loop {
+            let stream = match self.inner.accept().await {
+                Ok(stream) => stream,
+                Err(e) => {
+                    backoff.failed("the host socket", &e).await;
                     continue;
                 }
-                let Ok(slot) = slots.clone().try_acquire_owned() else {
-                    tracing::warn!("refused a bridge: {MAX_BRIDGES} are attached already");
-                    continue;
-                };
-                // Halves that do not wake the host each time the bridge reads.
-                let (reader, writer) = match stream::split(stream) {
-                    Ok(halves) => halves,
-                    Err(e) => {
-                        tracing::warn!("cannot take a bridge's connection: {e}");
-                        continue;
-                    }
-                };
-                next_id += 1;
-                bridge_conn::start(next_id, reader, writer, shared.clone(), slot).await;
+            };
+            backoff.reset();
+            if let Err(e) = check_peer(&stream) {
+                tracing::warn!("refused a bridge connection: {e}; only this user may use the host");
+                continue;
             }
+            let Ok(slot) = slots.clone().try_acquire_owned() else {
+                tracing::warn!("refused a bridge: {MAX_BRIDGES} are attached already");
+                continue;
+            };
+            // Halves that do not wake the host each time the bridge reads.
+            let (reader, writer) = match stream::split(stream) {
+                Ok(halves) => halves,
+                Err(e) => {
+                    tracing::warn!("cannot take a bridge's connection: {e}");
+                    continue;
+                }
+            };
+            next_id += 1;
+            bridge_conn::start(next_id, reader, writer, shared.clone(), slot).await;
         }
     }
 }
 
-#[cfg(windows)]
-pub use windows::bind;
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
 
-#[cfg(windows)]
-mod windows {
+    use bytes::Bytes;
+    use futures::{SinkExt, StreamExt};
+    use tokio::sync::mpsc;
+    use tokio_util::codec::Framed;
+
     use super::*;
-    use tokio::net::windows::named_pipe::{NamedPipeServer, ServerOptions};
+    use crate::codec::FrameCodec;
+    use crate::relay::{Input, Outgoing};
+    use crate::wire::{Cancel, Message};
 
-    /// The first instance of the pipe, created at bind time so clients can find it at once.
-    ///
-    /// Known gap: the pipe keeps Windows' default security descriptor (the user, SYSTEM and
-    /// administrators may connect; others only read). An explicit DACL is future work.
-    pub struct Listener {
-        name: String,
-        first: NamedPipeServer,
-    }
+    /// A bridge of this user connects to the host's socket (a named pipe on Windows), and a
+    /// frame goes each way.
+    #[tokio::test]
+    async fn a_frame_goes_each_way_between_a_bridge_and_the_host() {
+        let dir = std::env::temp_dir().join(format!("tw-listener-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = socket_path(&dir, 1);
+        let listener = bind(&path).unwrap();
+        let (relay, mut inputs) = mpsc::channel(8);
+        let (alive, _alive) = mpsc::channel(1);
+        let budget = Arc::new(Semaphore::new(1 << 20));
+        tokio::spawn(listener.accept_loop(Shared { relay, alive, budget }));
 
-    pub fn bind(path: &Path) -> io::Result<Listener> {
-        let name = path.to_string_lossy().into_owned();
-        let first = ServerOptions::new()
-            .first_pipe_instance(true)
-            .reject_remote_clients(true)
-            .create(&name)?;
-        Ok(Listener { name, first })
-    }
-
-    impl Listener {
-        pub async fn accept_loop(self, shared: Shared) {
-            let Listener { name, first } = self;
-            let mut server = first;
-            let mut next_id: BridgeId = 0;
-            loop {
-                if let Err(e) = server.connect().await {
-                    tracing::warn!("accepting a bridge failed: {e}");
-                    continue;
-                }
-                let connected = server;
-                server = match ServerOptions::new().reject_remote_clients(true).create(&name) {
-                    Ok(s) => s,
-                    Err(e) => {
-                        tracing::error!(
-                            "cannot create the next pipe instance, no more bridges can connect: {e}"
-                        );
-                        return;
-                    }
-                };
-                next_id += 1;
-                let (reader, writer) = tokio::io::split(connected);
-                bridge_conn::start(next_id, reader, writer, shared.clone(), ()).await;
-            }
+        let stream = socket::connect(&path, Duration::from_secs(5)).await.unwrap();
+        let mut bridge = Framed::new(stream, FrameCodec::socket());
+        let Some(Input::BridgeAttached { link, .. }) = inputs.recv().await else {
+            panic!("the bridge was not attached");
+        };
+        let cancel = Message::Cancel(Cancel { id: "r1".into() });
+        bridge.send(Bytes::from(cancel.to_bytes())).await.unwrap();
+        match inputs.recv().await {
+            Some(Input::FromBridge { msg, .. }) => assert_eq!(msg.to_bytes(), cancel.to_bytes()),
+            other => panic!("expected the bridge's message, got {other:?}"),
         }
+        let answer = Bytes::from(Message::Cancel(Cancel { id: "r2".into() }).to_bytes());
+        link.tx.send(Outgoing::Frame(answer.clone())).await.unwrap();
+        let back = bridge.next().await.expect("a frame").expect("a whole frame");
+        assert_eq!(&back[..], &answer[..]);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

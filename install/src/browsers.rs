@@ -13,8 +13,12 @@
 //!   depends on the brand.
 //! - Windows reads no directory: the default value of the registry key
 //!   `HKCU\Software\<vendor>\NativeMessagingHosts\<host name>` names the manifest file. Google
-//!   Chrome of every channel, and forks that keep Chrome's key (Brave, Vivaldi, Opera), read
-//!   `Software\Google\Chrome`; Chromium reads `Software\Chromium`; Edge `Software\Microsoft\Edge`.
+//!   Chrome of every channel, and forks that keep Chrome's key (Brave, Vivaldi, Opera, Arc), read
+//!   `Software\Google\Chrome`; Chromium reads `Software\Chromium`; Edge `Software\Microsoft\Edge`
+//!   (Microsoft's native-messaging page). Brave also gets `Software\BraveSoftware\Brave-Browser`:
+//!   installers disagree on which one Brave reads, and a key a browser does not read is inert.
+//! - Arc reads Chrome's per-user folder on macOS, not only its own (users of KeePassXC's browser
+//!   integration found it connects only once Chrome's folder has the manifest), so it gets both.
 //!
 //! Paths are computed by pure functions of an [`Os`] and a home directory, so the macOS and
 //! Windows strings are checked by unit tests on every OS.
@@ -133,8 +137,10 @@ struct Row {
     windows: Option<(WinBase, &'static str)>,
     linux_system: Option<&'static str>,
     macos_system: Option<&'static str>,
-    /// `Software\<vendor>` of the registry key Windows builds read.
-    windows_vendor: Option<&'static str>,
+    /// `Software\<vendor>` of each registry key Windows builds read (none: not on Windows).
+    windows_keys: &'static [&'static str],
+    /// Another browser whose per-user manifest folder this one reads too (Linux, macOS).
+    also_reads: Option<Browser>,
     /// Executables on `PATH` that reveal the browser is installed (Linux).
     binaries: &'static [&'static str],
 }
@@ -143,8 +149,9 @@ const CHROME_LINUX_SYSTEM: &str = "/etc/opt/chrome/native-messaging-hosts";
 const CHROME_MACOS_SYSTEM: &str = "/Library/Google/Chrome/NativeMessagingHosts";
 const EDGE_LINUX_SYSTEM: &str = "/etc/opt/edge/native-messaging-hosts";
 const EDGE_MACOS_SYSTEM: &str = "/Library/Microsoft/Edge/NativeMessagingHosts";
-const CHROME_KEY: &str = r"Software\Google\Chrome";
-const EDGE_KEY: &str = r"Software\Microsoft\Edge";
+const CHROME_KEYS: &[&str] = &[r"Software\Google\Chrome"];
+const EDGE_KEYS: &[&str] = &[r"Software\Microsoft\Edge"];
+const BRAVE_KEYS: &[&str] = &[r"Software\Google\Chrome", r"Software\BraveSoftware\Brave-Browser"];
 
 #[rustfmt::skip]
 const TABLE: &[Row] = &[
@@ -152,66 +159,71 @@ const TABLE: &[Row] = &[
         linux: Some("google-chrome"), macos: Some("Google/Chrome"),
         windows: Some((WinBase::Local, r"Google\Chrome\User Data")),
         linux_system: Some(CHROME_LINUX_SYSTEM), macos_system: Some(CHROME_MACOS_SYSTEM),
-        windows_vendor: Some(CHROME_KEY), binaries: &["google-chrome", "google-chrome-stable"] },
+        windows_keys: CHROME_KEYS, also_reads: None, binaries: &["google-chrome", "google-chrome-stable"] },
     Row { browser: Browser::ChromeBeta, name: "Google Chrome Beta",
         linux: Some("google-chrome-beta"), macos: Some("Google/Chrome Beta"),
         windows: Some((WinBase::Local, r"Google\Chrome Beta\User Data")),
         linux_system: Some(CHROME_LINUX_SYSTEM), macos_system: Some(CHROME_MACOS_SYSTEM),
-        windows_vendor: Some(CHROME_KEY), binaries: &["google-chrome-beta"] },
+        windows_keys: CHROME_KEYS, also_reads: None, binaries: &["google-chrome-beta"] },
     Row { browser: Browser::ChromeDev, name: "Google Chrome Dev",
         linux: Some("google-chrome-unstable"), macos: Some("Google/Chrome Dev"),
         windows: Some((WinBase::Local, r"Google\Chrome Dev\User Data")),
         linux_system: Some(CHROME_LINUX_SYSTEM), macos_system: Some(CHROME_MACOS_SYSTEM),
-        windows_vendor: Some(CHROME_KEY), binaries: &["google-chrome-unstable"] },
+        windows_keys: CHROME_KEYS, also_reads: None, binaries: &["google-chrome-unstable"] },
     Row { browser: Browser::ChromeCanary, name: "Google Chrome Canary",
         linux: None, macos: Some("Google/Chrome Canary"),
         windows: Some((WinBase::Local, r"Google\Chrome SxS\User Data")),
         linux_system: None, macos_system: Some(CHROME_MACOS_SYSTEM),
-        windows_vendor: Some(CHROME_KEY), binaries: &[] },
+        windows_keys: CHROME_KEYS, also_reads: None, binaries: &[] },
     Row { browser: Browser::Chromium, name: "Chromium",
         linux: Some("chromium"), macos: Some("Chromium"),
         windows: Some((WinBase::Local, r"Chromium\User Data")),
         linux_system: Some("/etc/chromium/native-messaging-hosts"),
         macos_system: Some("/Library/Application Support/Chromium/NativeMessagingHosts"),
-        windows_vendor: Some(r"Software\Chromium"), binaries: &["chromium", "chromium-browser"] },
+        windows_keys: &[r"Software\Chromium"], also_reads: None,
+        binaries: &["chromium", "chromium-browser"] },
     Row { browser: Browser::Brave, name: "Brave",
         linux: Some("BraveSoftware/Brave-Browser"), macos: Some("BraveSoftware/Brave-Browser"),
         windows: Some((WinBase::Local, r"BraveSoftware\Brave-Browser\User Data")),
         linux_system: None, macos_system: None,
-        windows_vendor: Some(CHROME_KEY), binaries: &["brave-browser", "brave"] },
+        windows_keys: BRAVE_KEYS, also_reads: None, binaries: &["brave-browser", "brave"] },
     Row { browser: Browser::Edge, name: "Microsoft Edge",
         linux: Some("microsoft-edge"), macos: Some("Microsoft Edge"),
         windows: Some((WinBase::Local, r"Microsoft\Edge\User Data")),
         linux_system: Some(EDGE_LINUX_SYSTEM), macos_system: Some(EDGE_MACOS_SYSTEM),
-        windows_vendor: Some(EDGE_KEY), binaries: &["microsoft-edge", "microsoft-edge-stable"] },
+        windows_keys: EDGE_KEYS, also_reads: None, binaries: &["microsoft-edge", "microsoft-edge-stable"] },
     Row { browser: Browser::EdgeBeta, name: "Microsoft Edge Beta",
         linux: Some("microsoft-edge-beta"), macos: Some("Microsoft Edge Beta"),
         windows: Some((WinBase::Local, r"Microsoft\Edge Beta\User Data")),
         linux_system: Some(EDGE_LINUX_SYSTEM), macos_system: Some(EDGE_MACOS_SYSTEM),
-        windows_vendor: Some(EDGE_KEY), binaries: &["microsoft-edge-beta"] },
+        windows_keys: EDGE_KEYS, also_reads: None, binaries: &["microsoft-edge-beta"] },
     Row { browser: Browser::EdgeDev, name: "Microsoft Edge Dev",
         linux: Some("microsoft-edge-dev"), macos: Some("Microsoft Edge Dev"),
         windows: Some((WinBase::Local, r"Microsoft\Edge Dev\User Data")),
         linux_system: Some(EDGE_LINUX_SYSTEM), macos_system: Some(EDGE_MACOS_SYSTEM),
-        windows_vendor: Some(EDGE_KEY), binaries: &["microsoft-edge-dev"] },
+        windows_keys: EDGE_KEYS, also_reads: None, binaries: &["microsoft-edge-dev"] },
     Row { browser: Browser::EdgeCanary, name: "Microsoft Edge Canary",
         linux: None, macos: Some("Microsoft Edge Canary"),
         windows: Some((WinBase::Local, r"Microsoft\Edge SxS\User Data")),
         linux_system: None, macos_system: Some(EDGE_MACOS_SYSTEM),
-        windows_vendor: Some(EDGE_KEY), binaries: &[] },
+        windows_keys: EDGE_KEYS, also_reads: None, binaries: &[] },
     Row { browser: Browser::Vivaldi, name: "Vivaldi",
         linux: Some("vivaldi"), macos: Some("Vivaldi"),
         windows: Some((WinBase::Local, r"Vivaldi\User Data")),
         linux_system: None, macos_system: None,
-        windows_vendor: Some(CHROME_KEY), binaries: &["vivaldi", "vivaldi-stable"] },
+        windows_keys: CHROME_KEYS, also_reads: None, binaries: &["vivaldi", "vivaldi-stable"] },
     Row { browser: Browser::Opera, name: "Opera",
         linux: Some("opera"), macos: Some("com.operasoftware.Opera"),
         windows: Some((WinBase::Roaming, r"Opera Software\Opera Stable")),
         linux_system: None, macos_system: None,
-        windows_vendor: Some(CHROME_KEY), binaries: &["opera"] },
+        windows_keys: CHROME_KEYS, also_reads: None, binaries: &["opera"] },
     Row { browser: Browser::Arc, name: "Arc",
-        linux: None, macos: Some("Arc/User Data"), windows: None,
-        linux_system: None, macos_system: None, windows_vendor: None, binaries: &[] },
+        linux: None, macos: Some("Arc/User Data"),
+        // Arc for Windows is a Store (MSIX) package: its profile lives in the package's folder.
+        windows: Some((WinBase::Local,
+            r"Packages\TheBrowserCompany.Arc_ttt1ap7aakyb4\LocalCache\Local\Arc\User Data")),
+        linux_system: None, macos_system: None,
+        windows_keys: CHROME_KEYS, also_reads: Some(Browser::Chrome), binaries: &[] },
 ];
 
 impl Browser {
@@ -291,7 +303,7 @@ impl Browser {
     }
 
     /// Where this browser reads per-user manifests: `<user data dir>/NativeMessagingHosts` on
-    /// Linux and macOS. On Windows it reads the registry instead, see [`Browser::registry_key`].
+    /// Linux and macOS. On Windows it reads the registry instead, see [`Browser::registry_keys`].
     pub fn user_manifest_dir(
         self,
         os: Os,
@@ -304,6 +316,22 @@ impl Browser {
         Some(os.join(&self.user_data_dir(os, home, xdg_config_home)?, &["NativeMessagingHosts"]))
     }
 
+    /// Every per-user folder this browser reads manifests from: its own, and the one of the
+    /// browser it also reads (Arc on macOS reads Chrome's). Empty on Windows.
+    pub fn user_manifest_dirs(
+        self,
+        os: Os,
+        home: &Path,
+        xdg_config_home: Option<&Path>,
+    ) -> Vec<PathBuf> {
+        let also = self.row().also_reads.filter(|other| other.exists_on(os));
+        [Some(self), also]
+            .into_iter()
+            .flatten()
+            .filter_map(|b| b.user_manifest_dir(os, home, xdg_config_home))
+            .collect()
+    }
+
     /// Where this browser reads system-wide manifests, when it has such a place we know.
     pub fn system_manifest_dir(self, os: Os) -> Option<PathBuf> {
         let row = self.row();
@@ -314,9 +342,10 @@ impl Browser {
         }
     }
 
-    /// The key under `HKEY_CURRENT_USER` whose default value names the manifest (Windows).
-    pub fn registry_key(self) -> Option<String> {
-        Some(format!(r"{}\NativeMessagingHosts\{HOST_NAME}", self.row().windows_vendor?))
+    /// The keys under `HKEY_CURRENT_USER` whose default value names the manifest (Windows).
+    pub fn registry_keys(self) -> Vec<String> {
+        let vendors = self.row().windows_keys.iter();
+        vendors.map(|vendor| format!(r"{vendor}\NativeMessagingHosts\{HOST_NAME}")).collect()
     }
 
     /// Names of executables that, found on `PATH`, show the browser is installed.
@@ -326,10 +355,11 @@ impl Browser {
 }
 
 /// Where tabwire keeps the manifest file on Windows, which the registry keys point at:
-/// `%LOCALAPPDATA%\tabwire\NativeMessagingHosts`. (Windows reads no manifest directory, so one
-/// file serves every browser.)
-pub fn windows_manifest_dir(home: &Path) -> PathBuf {
-    Os::Windows.join(home, &["AppData", "Local", "tabwire", "NativeMessagingHosts"])
+/// `<data dir>\NativeMessagingHosts`, the data dir being `%LOCALAPPDATA%\tabwire` unless
+/// `TABWIRE_DATA_DIR` says otherwise. (Windows reads no manifest directory, so one file serves
+/// every browser.)
+pub fn windows_manifest_dir(data_dir: &Path) -> PathBuf {
+    Os::Windows.join(data_dir, &["NativeMessagingHosts"])
 }
 
 fn split(rel: &str, sep: char) -> Vec<&str> {
@@ -412,27 +442,63 @@ mod tests {
             s(Browser::Opera.user_data_dir(Os::Windows, home, None)),
             r"C:\Users\u\AppData\Roaming\Opera Software\Opera Stable"
         );
-        assert_eq!(Browser::Chrome.user_manifest_dir(Os::Windows, home, None), None);
         assert_eq!(
-            windows_manifest_dir(home).to_string_lossy(),
+            s(Browser::ChromeCanary.user_data_dir(Os::Windows, home, None)),
+            r"C:\Users\u\AppData\Local\Google\Chrome SxS\User Data"
+        );
+        assert_eq!(
+            s(Browser::Arc.user_data_dir(Os::Windows, home, None)),
+            r"C:\Users\u\AppData\Local\Packages\TheBrowserCompany.Arc_ttt1ap7aakyb4\LocalCache\Local\Arc\User Data"
+        );
+        assert_eq!(Browser::Chrome.user_manifest_dir(Os::Windows, home, None), None);
+        assert_eq!(Browser::Arc.user_manifest_dirs(Os::Windows, home, None), Vec::<PathBuf>::new());
+        assert_eq!(
+            windows_manifest_dir(Path::new(r"C:\Users\u\AppData\Local\tabwire")).to_string_lossy(),
             r"C:\Users\u\AppData\Local\tabwire\NativeMessagingHosts"
         );
-        let key = |b: Browser| b.registry_key().unwrap_or_default();
+        let chrome = r"Software\Google\Chrome\NativeMessagingHosts\dev.tabwire.host";
+        let keys = |b: Browser| b.registry_keys();
+        assert_eq!(keys(Browser::Chrome), [chrome]);
+        for b in [Browser::ChromeBeta, Browser::ChromeDev, Browser::ChromeCanary] {
+            assert_eq!(keys(b), [chrome], "{b:?}");
+        }
+        for b in [Browser::Vivaldi, Browser::Opera, Browser::Arc] {
+            assert_eq!(keys(b), [chrome], "{b:?}");
+        }
         assert_eq!(
-            key(Browser::Chrome),
-            r"Software\Google\Chrome\NativeMessagingHosts\dev.tabwire.host"
-        );
-        assert_eq!(key(Browser::ChromeCanary), key(Browser::Chrome));
-        assert_eq!(key(Browser::Brave), key(Browser::Chrome));
-        assert_eq!(
-            key(Browser::Chromium),
-            r"Software\Chromium\NativeMessagingHosts\dev.tabwire.host"
+            keys(Browser::Brave),
+            [chrome, r"Software\BraveSoftware\Brave-Browser\NativeMessagingHosts\dev.tabwire.host"]
         );
         assert_eq!(
-            key(Browser::EdgeDev),
-            r"Software\Microsoft\Edge\NativeMessagingHosts\dev.tabwire.host"
+            keys(Browser::Chromium),
+            [r"Software\Chromium\NativeMessagingHosts\dev.tabwire.host"]
         );
-        assert_eq!(Browser::Arc.registry_key(), None);
+        for b in [Browser::Edge, Browser::EdgeBeta, Browser::EdgeDev, Browser::EdgeCanary] {
+            assert_eq!(
+                keys(b),
+                [r"Software\Microsoft\Edge\NativeMessagingHosts\dev.tabwire.host"],
+                "{b:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn arc_on_macos_also_reads_chromes_folder() {
+        let home = Path::new("/Users/u");
+        let dirs: Vec<String> = Browser::Arc
+            .user_manifest_dirs(Os::MacOs, home, None)
+            .into_iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            dirs,
+            [
+                "/Users/u/Library/Application Support/Arc/User Data/NativeMessagingHosts",
+                "/Users/u/Library/Application Support/Google/Chrome/NativeMessagingHosts",
+            ]
+        );
+        let chrome = Browser::Chrome.user_manifest_dirs(Os::MacOs, home, None);
+        assert_eq!(chrome.len(), 1);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! worker templates file whose `default` runs Claude Code for `spawn_worker`.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::env::{Env, shell_quote};
@@ -11,7 +11,12 @@ use crate::error::Error;
 /// `claude mcp add tabwire -- <absolute path of tabwire> mcp`. The path is absolute because
 /// Claude Code starts the server with its own `PATH`.
 pub fn mcp_add_line(env: &Env) -> String {
-    format!("claude mcp add tabwire -- {} mcp", shell_quote(&env.current_exe))
+    mcp_add_line_for(&env.current_exe)
+}
+
+/// `claude mcp add tabwire -- <server> mcp`, for the tabwire program `server`.
+pub fn mcp_add_line_for(server: &Path) -> String {
+    format!("claude mcp add tabwire -- {} mcp", shell_quote(server))
 }
 
 /// The command a worker runs when `spawn_worker` names no template: Claude Code's
@@ -55,8 +60,13 @@ fn print(out: &mut dyn Write, text: String) -> Result<(), Error> {
 /// Write the worker templates ([`write_worker_templates`]), then run [`mcp_add_line`] when
 /// `claude` is on `PATH`; say what happened either way.
 pub fn run_mcp_add(env: &Env, out: &mut dyn Write) -> Result<(), Error> {
+    run_mcp_add_for(&env.current_exe, env, out)
+}
+
+/// [`run_mcp_add`] for the tabwire program `server` (inside WSL: the Windows `tabwire.exe`).
+pub fn run_mcp_add_for(server: &Path, env: &Env, out: &mut dyn Write) -> Result<(), Error> {
     write_worker_templates(env, out)?;
-    let line = mcp_add_line(env);
+    let line = mcp_add_line_for(server);
     let Some(claude) = env.find_on_path("claude") else {
         return print(
             out,
@@ -68,7 +78,7 @@ pub fn run_mcp_add(env: &Env, out: &mut dyn Write) -> Result<(), Error> {
     };
     let output = Command::new(&claude)
         .args(["mcp", "add", "tabwire", "--"])
-        .arg(&env.current_exe)
+        .arg(server)
         .arg("mcp")
         .output()
         .map_err(Error::io("run", &claude))?;

@@ -7,10 +7,10 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tabwire_proto::runtime_dir::{self, HostRecord};
 
-use crate::browsers::HOST_NAME;
+use crate::browsers::{HOST_NAME, Os};
 use crate::env::{Env, is_executable, shell_quote};
 use crate::error::Error;
 use crate::manifest::origin;
@@ -29,7 +29,7 @@ pub struct DoctorArgs {
 }
 
 /// One thing doctor checked.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Finding {
     /// What was checked, e.g. `chromium manifest`, `runtime dir`.
     pub check: String,
@@ -37,7 +37,7 @@ pub struct Finding {
     /// What doctor saw.
     pub detail: String,
     /// The command or click that fixes it (only when not ok).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fix: Option<String>,
 }
 
@@ -65,6 +65,10 @@ pub fn all_ok(findings: &[Finding]) -> bool {
 pub fn static_findings(args: &DoctorArgs, env: &Env) -> Result<Vec<Finding>, Error> {
     let sel = &args.selection;
     let record = Record::load(&env.record_path())?;
+    if let Some(wsl) = crate::install::wsl_mode(env, sel, &record) {
+        let chain = crate::wsl::observe(record.windows_exe.clone(), env);
+        return Ok(crate::wsl::chain_findings(wsl, &chain, &env.self_command()));
+    }
     let ids = if sel.extension_ids.is_empty() && !record.extension_ids.is_empty() {
         record.extension_ids.clone()
     } else {
@@ -92,6 +96,7 @@ pub fn static_findings(args: &DoctorArgs, env: &Env) -> Result<Vec<Finding>, Err
         }
     };
     let default_ids = ids == [tabwire_proto::extension_id::EXTENSION_ID];
+    let mut started: Vec<(PathBuf, Option<String>)> = Vec::new();
     for target in &targets {
         let mut install = format!("{} install {}", env.self_command(), target.install_args);
         if !default_ids {
@@ -99,9 +104,35 @@ pub fn static_findings(args: &DoctorArgs, env: &Env) -> Result<Vec<Finding>, Err
                 install.push_str(&format!(" --extension-id {id}"));
             }
         }
-        findings.extend(check_manifest(target, &ids, &install));
+        let mut found = check_manifest(target, &ids, &install);
+        if found.iter().all(|f| f.ok) {
+            // The files are right; does the host they name start? Once per host.
+            let host = manifest_host(&target.manifest);
+            let why = match started.iter().find(|(h, _)| *h == host) {
+                Some((_, why)) => why.clone(),
+                None => {
+                    let why = start_host(&host, &ids).err();
+                    started.push((host.clone(), why.clone()));
+                    why
+                }
+            };
+            if let Some(why) = why {
+                found = vec![Finding::broken(
+                    format!("{} manifest", target.label),
+                    format!("the host it names, {}, cannot start: {why}", host.display()),
+                    format!(
+                        "run `{} chrome-extension://{}/ < /dev/null` to see why; reinstall it \
+                         (`cargo install --locked --path bridge`), then `{install}`",
+                        shell_quote(&host),
+                        ids[0]
+                    ),
+                )];
+            }
+        }
+        findings.extend(found);
     }
     findings.extend(check_runtime_dir(&env.runtime_dir));
+    findings.extend(check_socket_room(env));
     if let Some(why) = &env.runtime_dir_note {
         // Working, so not broken: but the user should know someone took the usual place.
         findings.push(Finding::ok("runtime dir location", why.clone()));
@@ -200,6 +231,69 @@ fn check_manifest(target: &Target, ids: &[String], install: &str) -> Vec<Finding
         .collect()
 }
 
+/// The `path` a manifest names (read again: [`check_manifest`] found it sound).
+fn manifest_host(manifest: &Path) -> PathBuf {
+    let value: serde_json::Value =
+        fs::read(manifest).ok().and_then(|t| serde_json::from_slice(&t).ok()).unwrap_or_default();
+    PathBuf::from(value.get("path").and_then(|p| p.as_str()).unwrap_or(""))
+}
+
+/// Start `host` the way the browser does — the extension's origin, and on Windows the
+/// `--parent-window=` Chrome adds — with its stdin at its end, so a working host exits at once
+/// with 0; in a runtime directory of its own, so it meets no browser or bridge. What is wrong
+/// when it does not: a missing library or DLL, a crash, a refusal.
+fn start_host(host: &Path, ids: &[String]) -> Result<(), String> {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let scratch = std::env::temp_dir().join(format!(
+        "tabwire-doctor-{}-{}",
+        std::process::id(),
+        runtime_dir::now_ms()
+    ));
+    runtime_dir::prepare(&scratch).map_err(|e| e.to_string())?;
+    let mut child = Command::new(host)
+        .arg(origin(&ids[0]))
+        .arg("--parent-window=0")
+        .env("TABWIRE_RUNTIME_DIR", &scratch)
+        // The host's allow-list of other extension ids (host/src/origin.rs).
+        .env("TABWIRE_ALLOWED_EXTENSIONS", ids.join(","))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
+            _ => break None,
+        }
+    };
+    let result = match status {
+        Some(status) if status.success() => Ok(()),
+        Some(status) => {
+            let mut stderr = String::new();
+            if let Some(mut err) = child.stderr.take() {
+                let _ = std::io::Read::read_to_string(&mut err, &mut stderr);
+            }
+            let stderr = stderr.trim();
+            Err(if stderr.is_empty() {
+                format!("it exited with {status} and said nothing")
+            } else {
+                format!("it exited with {status}: {stderr}")
+            })
+        }
+        None => {
+            let _ = child.kill();
+            let _ = child.wait();
+            Err("it did not exit within 5 s of its input ending".to_string())
+        }
+    };
+    let _ = fs::remove_dir_all(&scratch);
+    result
+}
+
 /// What is wrong with the registry key that should name `manifest`, if anything.
 fn check_registry(key: &str, manifest: &Path) -> Option<String> {
     match crate::registry::get(key) {
@@ -208,6 +302,34 @@ fn check_registry(key: &str, manifest: &Path) -> Option<String> {
         Ok(None) => Some(format!("the registry key HKCU\\{key} is missing")),
         Err(e) => Some(format!("cannot read the registry key HKCU\\{key}: {e}")),
     }
+}
+
+/// Whether the longest socket path under the runtime directory fits in `sun_path` on the
+/// user's OS (Windows uses named pipes: nothing to check).
+fn check_socket_room(env: &Env) -> Option<Finding> {
+    let sun_path = match env.os {
+        Os::Linux => 108,
+        Os::MacOs => 104,
+        Os::Windows => return None,
+    };
+    let root = &env.runtime_dir;
+    if runtime_dir::sockets_fit(root, sun_path) {
+        return None;
+    }
+    Some(Finding::broken(
+        "runtime dir",
+        format!(
+            "{} is too long: a session's socket under it would have a path of {} bytes, and a \
+             socket's path has at most {} here",
+            root.display(),
+            root.as_os_str().len() + runtime_dir::LONGEST_SOCKET_NAME,
+            sun_path - 1
+        ),
+        format!(
+            "set TABWIRE_RUNTIME_DIR to a folder of your own with a path of at most {} bytes",
+            sun_path - 1 - runtime_dir::LONGEST_SOCKET_NAME
+        ),
+    ))
 }
 
 /// The runtime directory and its `hosts/` and `sessions/` folders: ours, mode 0700.
@@ -300,22 +422,27 @@ fn check_hosts(root: &Path) -> Vec<Finding> {
         let record: Option<HostRecord> =
             fs::read(&json).ok().and_then(|b| serde_json::from_slice(&b).ok());
         match record {
-            Some(r) if runtime_dir::pid_alive(r.pid) && sock.exists() => live.push(r),
+            Some(r) if runtime_dir::pid_alive(r.pid) && listening(&r, &sock) => live.push(r),
             other => {
                 let why = match other {
-                    Some(r) if !sock.exists() => format!("its socket is gone (pid {})", r.pid),
+                    Some(r) if !listening(&r, &sock) => {
+                        format!("its socket is gone (pid {})", r.pid)
+                    }
                     Some(r) => format!("its host (pid {}) is gone", r.pid),
                     None if json.exists() => format!("{} is unreadable", json.display()),
                     None => format!("{} is missing", json.display()),
                 };
-                let mut rm = String::from("`rm -f");
-                for p in [&sock, &json] {
-                    if p.exists() {
-                        rm.push(' ');
-                        rm.push_str(&shell_quote(p));
-                    }
-                }
-                rm.push('`');
+                let left: Vec<String> = [&sock, &json]
+                    .into_iter()
+                    .filter(|p| p.exists())
+                    .map(|p| shell_quote(p))
+                    .collect();
+                // PowerShell's `rm` is Remove-Item, whose `-f` is ambiguous.
+                let rm = if cfg!(windows) {
+                    format!("`Remove-Item {}`", left.join(", "))
+                } else {
+                    format!("`rm -f {}`", left.join(" "))
+                };
                 findings.push(Finding::broken(
                     "stale socket",
                     format!("{} is left over: {why}", path.display()),
@@ -339,6 +466,17 @@ fn check_hosts(root: &Path) -> Vec<Finding> {
     };
     findings.insert(0, Finding::ok("hosts", detail));
     findings
+}
+
+/// Whether a host's channel is there. On Unix its socket `sock`, beside its record. On Windows
+/// the named pipe its record names: no file stands for it (opening it to look would be a
+/// connection to the host), and it lives exactly as long as the host's process.
+fn listening(record: &HostRecord, sock: &Path) -> bool {
+    if cfg!(windows) {
+        record.socket.to_string_lossy().starts_with(r"\\.\pipe\")
+    } else {
+        sock.exists()
+    }
 }
 
 /// Print findings: one line each (with its fix underneath), or one JSON document.

@@ -41,6 +41,8 @@ pub struct Env {
     pub current_exe: PathBuf,
     /// `$TABWIRE_EXTENSION_DIR`, when set: the extension folder to load unpacked.
     pub extension_dir: Option<PathBuf>,
+    /// Set when this Linux runs inside WSL ([`crate::wsl::detect`]).
+    pub wsl: Option<crate::wsl::Wsl>,
 }
 
 impl Env {
@@ -65,6 +67,7 @@ impl Env {
             runtime_dir_note,
             current_exe,
             extension_dir: var("TABWIRE_EXTENSION_DIR").map(PathBuf::from),
+            wsl: crate::wsl::detect(&crate::wsl::Signs::from_process()),
         })
     }
 
@@ -97,7 +100,8 @@ pub struct Dirs {
     /// `$TABWIRE_CONFIG_DIR`, else `~/.config/tabwire` on Linux: `installed.json`, chat
     /// adapters, worker templates.
     pub config: PathBuf,
-    /// `$TABWIRE_DATA_DIR`, else `~/.local/share/tabwire` on Linux: the unpacked extension.
+    /// `$TABWIRE_DATA_DIR`, else `~/.local/share/tabwire` on Linux, `%LOCALAPPDATA%\tabwire` on
+    /// Windows: the unpacked extension (and on Windows the native-host manifest).
     pub data: PathBuf,
     /// `$TABWIRE_STATE_DIR`, else `~/.local/state/tabwire` on Linux (the local data directory
     /// elsewhere): operations, saved session queues, worker logs.
@@ -123,7 +127,9 @@ impl Dirs {
         let state = base.map(|b| b.state_dir().unwrap_or(b.data_local_dir()));
         Dirs {
             config: pick("TABWIRE_CONFIG_DIR", base.map(BaseDirs::config_dir), "tabwire-config"),
-            data: pick("TABWIRE_DATA_DIR", base.map(BaseDirs::data_dir), "tabwire-data"),
+            // The local one: on Windows `%LOCALAPPDATA%`, not the roaming `%APPDATA%` that
+            // would copy the unpacked extension to every machine; the same folder elsewhere.
+            data: pick("TABWIRE_DATA_DIR", base.map(BaseDirs::data_local_dir), "tabwire-data"),
             state: pick("TABWIRE_STATE_DIR", state, "tabwire-state"),
         }
     }

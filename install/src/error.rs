@@ -59,6 +59,18 @@ pub enum Error {
     #[error("cannot {what} the registry key HKCU\\{key}: {source}")]
     Registry { what: &'static str, key: String, source: io::Error },
 
+    #[error(
+        "inside WSL, tabwire registers the Windows tabwire.exe for the browsers on Windows, but \
+         there is no tabwire.exe with tabwire-host.exe beside it at {}; build them for Windows \
+         (`cargo build --release --target x86_64-pc-windows-gnu --bins`) and name the first: \
+         `--windows-exe PATH/tabwire.exe` (or register a browser inside WSL with --browser NAME)",
+        looked.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" or ")
+    )]
+    NoWindowsExe { looked: Vec<PathBuf> },
+
+    #[error("{0}")]
+    Wsl(String),
+
     #[error("`{line}` failed ({status}): {stderr}")]
     Claude { line: String, status: String, stderr: String },
 }

@@ -131,9 +131,12 @@ mod tests {
     #[test]
     fn every_file_of_the_extension_is_embedded() {
         let names: Vec<&str> = embedded::FILES.iter().map(|(name, _)| *name).collect();
-        for must in ["manifest.json", "background.js", "sites.js", "content/page-sdk.js"] {
+        let musts =
+            ["manifest.json", "worker/background.js", "lib/sites.js", "page-world/page-sdk.js"];
+        for must in musts {
             assert!(names.contains(&must), "{must} is not embedded: {names:?}");
         }
+        assert!(!names.iter().any(|n| n.ends_with(".test.js")), "no unit test ships: {names:?}");
         let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).join("../extension/manifest.json");
         let manifest = embedded::FILES.iter().find(|(n, _)| *n == "manifest.json").unwrap().1;
         assert_eq!(manifest, fs::read(checkout).unwrap(), "the embedded files are the checkout's");
@@ -149,7 +152,7 @@ mod tests {
         fs::write(dir.join("stale.js"), "old").unwrap();
         unpack(&dir).unwrap();
         assert!(!dir.join("stale.js").exists(), "a second unpack replaces the folder whole");
-        assert!(dir.join("content/relay.js").is_file());
+        assert!(dir.join("isolated/relay.js").is_file());
         let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&dir), 0o700);
         assert_eq!(mode(&dir.join("manifest.json")), 0o600);

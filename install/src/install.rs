@@ -13,6 +13,7 @@ use crate::manifest::HostManifest;
 use crate::record::{Record, create_dirs};
 use crate::registry;
 use crate::targets::{Selection, Target, resolve};
+use crate::wsl::Wsl;
 
 /// `tabwire install`.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -32,6 +33,11 @@ pub struct InstallArgs {
     /// Also add tabwire to Claude Code (runs `claude mcp add tabwire -- … mcp`)
     #[arg(long)]
     pub claude: bool,
+
+    /// Inside WSL: the Windows tabwire.exe to register for the browsers on Windows (with
+    /// tabwire-host.exe beside it); default: the one next to this program
+    #[arg(long, value_name = "PATH")]
+    pub windows_exe: Option<PathBuf>,
 }
 
 /// What happened (or, in a dry run, would happen) to one manifest file.
@@ -123,6 +129,10 @@ pub fn install(args: &InstallArgs, env: &Env) -> Result<InstallReport, Error> {
 
 /// `tabwire install`: install, then print what was done and the steps left to the user.
 pub fn run_install(args: &InstallArgs, env: &Env, out: &mut dyn Write) -> Result<(), Error> {
+    let record = Record::load(&env.record_path())?;
+    if let Some(wsl) = wsl_mode(env, &args.selection, &record) {
+        return run_wsl_install(args, wsl, record, env, out);
+    }
     let report = install(args, env)?;
     print_report(&report, env, out).map_err(Error::io("print to", "stdout"))?;
     if args.claude {
@@ -135,6 +145,58 @@ pub fn run_install(args: &InstallArgs, env: &Env, out: &mut dyn Write) -> Result
         } else {
             claude::run_mcp_add(env, out)?;
         }
+    }
+    Ok(())
+}
+
+/// Whether install and doctor work on the Windows side from inside WSL: in WSL, unless the
+/// user named a place (`--browser`, `--user-data-dir`, `--system`: a Linux browser in WSL) or
+/// an earlier install did that.
+pub(crate) fn wsl_mode<'a>(env: &'a Env, sel: &Selection, record: &Record) -> Option<&'a Wsl> {
+    let linux_before = record.windows_exe.is_none() && !record.entries.is_empty();
+    env.wsl.as_ref().filter(|_| !sel.is_explicit() && !linux_before)
+}
+
+/// `tabwire install` inside WSL ([`crate::wsl`]): the Windows programs register the Windows
+/// browsers; the record keeps what was copied, and Claude Code gets the Windows program.
+fn run_wsl_install(
+    args: &InstallArgs,
+    wsl: &Wsl,
+    mut record: Record,
+    env: &Env,
+    out: &mut dyn Write,
+) -> Result<(), Error> {
+    let ids = args.selection.extension_ids()?;
+    // Only ids the user named are passed on: the Windows program has the same default.
+    let named = if args.selection.extension_ids.is_empty() { &[][..] } else { &ids[..] };
+    let plan =
+        crate::wsl::install(wsl, args.windows_exe.as_deref(), named, args.dry_run, env, out)?;
+    let line = claude::mcp_add_line_for(&plan.windows_exe);
+    if args.dry_run {
+        writeln!(out, "would record them in {}", env.record_path().display())
+            .map_err(Error::io("print to", "stdout"))?;
+        if args.claude {
+            writeln!(out, "would run: {line}").map_err(Error::io("print to", "stdout"))?;
+        }
+        return Ok(());
+    }
+    record.windows_exe = Some(plan.windows_exe.clone());
+    for (_, copy) in &plan.copies {
+        if !record.windows_copies.contains(copy) {
+            record.windows_copies.push(copy.clone());
+        }
+    }
+    record.extension_ids = ids;
+    record.save(&env.record_path())?;
+    let p = |out: &mut dyn Write, text: String| {
+        writeln!(out, "{text}").map_err(Error::io("print to", "stdout"))
+    };
+    p(out, format!("recorded in {}", env.record_path().display()))?;
+    if args.claude {
+        claude::run_mcp_add_for(&plan.windows_exe, env, out)?;
+    } else {
+        p(out, "\nLast, add tabwire to Claude Code in WSL (or run install with --claude):".into())?;
+        p(out, format!("       {line}"))?;
     }
     Ok(())
 }

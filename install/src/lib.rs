@@ -5,9 +5,11 @@
 //! machine as these functions see it (tests pass a fake home); [`Dirs`] is where tabwire keeps
 //! its own files, for the bridge too.
 //!
-//! The modules are private and what others use is re-exported here, except [`extension`]: the
-//! extension this binary carries, a namespace of its own (`extension::VERSION`,
-//! `extension::unpack`).
+//! The modules are private and what others use is re-exported here, except three namespaces of
+//! their own: [`extension`], the extension this binary carries (`extension::VERSION`,
+//! `extension::unpack`); [`programs`], finding `claude` and other worker programs beyond `PATH`
+//! (a browser started by macOS's launchd passes on no shell `PATH`); and [`wsl`], tabwire
+//! inside WSL with the browser on Windows.
 
 mod browsers;
 mod claude;
@@ -18,10 +20,12 @@ pub mod extension;
 mod install;
 mod locate;
 mod manifest;
+pub mod programs;
 mod record;
 mod registry;
 mod targets;
 mod uninstall;
+pub mod wsl;
 
 pub use browsers::{Browser, MANIFEST_FILE, Os};
 pub use claude::DEFAULT_WORKER;

@@ -27,6 +27,12 @@ pub struct Record {
     /// whole on uninstall.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extension_root: Option<PathBuf>,
+    /// Inside WSL: the Windows `tabwire.exe` (a WSL path) that registered the Windows browsers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub windows_exe: Option<PathBuf>,
+    /// Inside WSL: the programs install copied to Windows; uninstall removes them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub windows_copies: Vec<PathBuf>,
 }
 
 /// One manifest (and registry key) install wrote.

@@ -133,18 +133,21 @@ pub fn resolve(sel: &Selection, env: &Env) -> Result<Resolved, Error> {
         }
     } else {
         for b in &browsers {
-            let (manifest, registry_key) = if env.os == Os::Windows {
-                (env.os.join(&windows_manifest_dir(&env.home), &[MANIFEST_FILE]), b.registry_key())
+            let places: Vec<(PathBuf, Option<String>)> = if env.os == Os::Windows {
+                let manifest = env.os.join(&windows_manifest_dir(&env.data_dir), &[MANIFEST_FILE]);
+                b.registry_keys().into_iter().map(|key| (manifest.clone(), Some(key))).collect()
             } else {
-                let dir = b.user_manifest_dir(env.os, &env.home, env.xdg_config_home.as_deref());
-                (dir.expect("checked: the browser exists on this OS").join(MANIFEST_FILE), None)
+                let dirs = b.user_manifest_dirs(env.os, &env.home, env.xdg_config_home.as_deref());
+                dirs.into_iter().map(|dir| (dir.join(MANIFEST_FILE), None)).collect()
             };
-            out.push(Target {
-                label: b.id().into(),
-                manifest,
-                registry_key,
-                install_args: format!("--browser {}", b.id()),
-            });
+            for (manifest, registry_key) in places {
+                out.push(Target {
+                    label: b.id().into(),
+                    manifest,
+                    registry_key,
+                    install_args: format!("--browser {}", b.id()),
+                });
+            }
         }
     }
 
@@ -157,9 +160,9 @@ pub fn resolve(sel: &Selection, env: &Env) -> Result<Resolved, Error> {
             // Windows reads the registry only, so a custom profile still needs the key of
             // the browser that runs it (Chrome's unless named).
             let keys: Vec<String> = if sel.browsers.is_empty() {
-                Browser::Chrome.registry_key().into_iter().collect()
+                Browser::Chrome.registry_keys()
             } else {
-                sel.browsers.iter().filter_map(|b| b.registry_key()).collect()
+                sel.browsers.iter().flat_map(|b| b.registry_keys()).collect()
             };
             for key in keys {
                 out.push(Target {

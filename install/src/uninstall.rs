@@ -65,7 +65,7 @@ pub fn uninstall(args: &UninstallArgs, env: &Env) -> Result<UninstallReport, Err
         }
         if let Some(key) = &entry.target.registry_key {
             // Only a key install writes: a record edited to name another key is not followed.
-            if !Browser::all().any(|b| b.registry_key().as_deref() == Some(key.as_str())) {
+            if !Browser::all().any(|b| b.registry_keys().contains(key)) {
                 let why = "it is not a key tabwire install writes (…\\NativeMessagingHosts\\\
                            dev.tabwire.host of a known browser), so it was left alone";
                 removals.push(Removal::Kept(format!("HKCU\\{key}"), why.into()));
@@ -99,6 +99,7 @@ pub fn uninstall(args: &UninstallArgs, env: &Env) -> Result<UninstallReport, Err
             removals.push(Removal::Removed(shown));
         }
     }
+    removals.extend(uninstall_windows_side(&record, args.dry_run));
     // The worker templates: install's own file goes; one the user edited stays.
     let templates = claude::workers_file(env);
     match fs::read_to_string(&templates) {
@@ -122,6 +123,61 @@ pub fn uninstall(args: &UninstallArgs, env: &Env) -> Result<UninstallReport, Err
         remove_empty_dirs(created.chain(&record.created_dirs));
     }
     Ok(UninstallReport { dry_run: args.dry_run, record: record_path, had_record, removals })
+}
+
+/// Inside WSL: `tabwire.exe uninstall` removes what it wrote on Windows, then the programs
+/// install copied there go — only files named as install names them, in a `tabwire/bin` folder,
+/// so a record edited to name another file is not followed.
+fn uninstall_windows_side(record: &Record, dry_run: bool) -> Vec<Removal> {
+    let mut out = Vec::new();
+    if let Some(exe) = record.windows_exe.as_ref().filter(|exe| exe.is_file()) {
+        let shown = format!("the Windows side (`{} uninstall`)", exe.display());
+        if dry_run {
+            out.push(Removal::Removed(shown));
+        } else {
+            let run = std::process::Command::new(exe)
+                .arg("uninstall")
+                .current_dir(exe.parent().unwrap_or(std::path::Path::new("/")))
+                .output();
+            match run {
+                Ok(o) if o.status.success() => out.push(Removal::Removed(shown)),
+                Ok(o) => out.push(Removal::Kept(
+                    shown,
+                    format!(
+                        "it failed ({}): {}",
+                        o.status,
+                        String::from_utf8_lossy(&o.stderr).trim()
+                    ),
+                )),
+                Err(e) => out.push(Removal::Kept(shown, format!("it did not run: {e}"))),
+            }
+        }
+    }
+    for copy in &record.windows_copies {
+        let shown = copy.display().to_string();
+        let named = copy.file_name().is_some_and(|n| n == "tabwire.exe" || n == "tabwire-host.exe");
+        let bin = copy.parent().filter(|d| d.ends_with("tabwire/bin"));
+        let Some(bin) = bin.filter(|_| named) else {
+            let why =
+                "install copies only tabwire.exe and tabwire-host.exe to a tabwire/bin folder";
+            out.push(Removal::Kept(shown, why.into()));
+            continue;
+        };
+        if !copy.exists() {
+            out.push(Removal::Missing(shown));
+            continue;
+        }
+        if !dry_run {
+            if let Err(e) = fs::remove_file(copy) {
+                out.push(Removal::Kept(shown, format!("cannot remove it: {e}")));
+                continue;
+            }
+            let _ = fs::remove_dir(bin);
+            let _ = bin.parent().map(fs::remove_dir);
+        }
+        out.push(Removal::Removed(shown));
+    }
+    out
 }
 
 /// `tabwire uninstall`: uninstall and print what was removed.

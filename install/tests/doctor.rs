@@ -80,6 +80,52 @@ fn wrong_host_path() {
 }
 
 #[test]
+fn a_host_that_cannot_start_is_named_with_what_it_said() {
+    let (w, manifest) = healthy();
+    // Started as the browser starts it, or it refuses: the origin, then Windows' extra flag.
+    let host = format!(
+        "#!/bin/sh\n[ \"$1 $2\" = 'chrome-extension://{OWN_ID}/ --parent-window=0' ] || exit 3\n\
+         [ -d \"$TABWIRE_RUNTIME_DIR\" ] || exit 4\n\
+         echo 'error while loading shared libraries: libssl.so.3: cannot open shared object file' >&2\n\
+         exit 127\n"
+    );
+    common::write_exe(&w.host(), &host);
+    let (ok, out) = w.doctor(&[]);
+    assert!(!ok, "{out}");
+    let want = format!(
+        "FAIL  profile {} manifest: the host it names, {}, cannot start: it exited with exit \
+         status: 127: error while loading shared libraries: libssl.so.3",
+        manifest.parent().unwrap().parent().unwrap().display(),
+        w.host().display()
+    );
+    assert!(out.contains(&want), "{out}");
+    assert!(
+        out.contains(&format!(
+            "fix: run `{} chrome-extension://{OWN_ID}/ < /dev/null` to see why",
+            w.host().display()
+        )),
+        "{out}"
+    );
+    // A host that starts and ends with its input is fine.
+    common::write_exe(&w.host(), "#!/bin/sh\ncat > /dev/null\n");
+    let (ok, out) = w.doctor(&[]);
+    assert!(ok, "{out}");
+}
+
+#[test]
+fn a_runtime_dir_too_long_for_a_macs_sockets_is_named() {
+    let (mut w, _) = healthy();
+    w.env.os = tabwire_install::Os::MacOs;
+    w.env.runtime_dir = PathBuf::from("/Users").join("a".repeat(64)).join(".cache/tabwire/run");
+    assert_fault(
+        &w,
+        &[],
+        "is too long: a session's socket under it would have a path of 169 bytes, and a socket's path has at most 103 here",
+        "set TABWIRE_RUNTIME_DIR to a folder of your own with a path of at most 24 bytes",
+    );
+}
+
+#[test]
 fn host_not_executable() {
     let (w, _) = healthy();
     fs::set_permissions(w.host(), fs::Permissions::from_mode(0o644)).unwrap();

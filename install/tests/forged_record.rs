@@ -1,6 +1,9 @@
 //! `installed.json` is the user's file, so another program of the user's (or a mistake) can
 //! edit it: uninstall follows it only to what install itself writes — a registry key of a
 //! known browser, the extension folder under tabwire's data dir — and leaves anything else.
+//! Unix only: its machine has the Linux layout (the key check before any deletion is the same
+//! code on every OS).
+#![cfg(unix)]
 
 mod common;
 

@@ -303,7 +303,8 @@ fn macos_layout_in_a_temporary_home() {
     let before = w.snapshot();
     w.install(&["--browser", "arc", "--browser", "chrome-canary"]).unwrap();
     let support = w.env.home.join("Library/Application Support");
-    for dir in ["Arc/User Data", "Google/Chrome Canary"] {
+    // Arc reads Chrome's folder too, so it gets both.
+    for dir in ["Arc/User Data", "Google/Chrome", "Google/Chrome Canary"] {
         assert!(support.join(dir).join("NativeMessagingHosts/dev.tabwire.host.json").is_file());
     }
     w.uninstall(&[]);
@@ -318,11 +319,13 @@ fn windows_targets_are_the_registry_keys() {
         xdg_config_home: None,
         path: vec![],
         config_dir: PathBuf::from(r"C:\Users\u\AppData\Roaming\tabwire"),
-        data_dir: PathBuf::from(r"C:\Users\u\AppData\Roaming\tabwire\data"),
+        // What `Dirs` picks on Windows: the local, not the roaming, app data.
+        data_dir: PathBuf::from(r"C:\Users\u\AppData\Local\tabwire"),
         runtime_dir: PathBuf::from(r"C:\tmp"),
         runtime_dir_note: None,
         current_exe: PathBuf::from(r"C:\tabwire\tabwire.exe"),
         extension_dir: None,
+        wsl: None,
     };
     let sel =
         install_args(&["--browser", "chrome", "--browser", "brave", "--browser", "edge"]).selection;
@@ -341,6 +344,12 @@ fn windows_targets_are_the_registry_keys() {
                 "chrome, brave",
                 manifest.clone(),
                 r"Software\Google\Chrome\NativeMessagingHosts\dev.tabwire.host".to_string()
+            ),
+            (
+                "brave",
+                manifest.clone(),
+                r"Software\BraveSoftware\Brave-Browser\NativeMessagingHosts\dev.tabwire.host"
+                    .to_string()
             ),
             (
                 "edge",

@@ -100,6 +100,14 @@ pub struct Browser {
 impl Browser {
     /// Start the browser and wait for its host's socket.
     pub fn launch(opts: &LaunchOptions) -> Result<Browser, LaunchError> {
+        let mut browser = Self::spawn(opts)?;
+        browser.wait_for_host(opts.timeout)?;
+        Ok(browser)
+    }
+
+    /// Start the browser without waiting for its host: for a host whose record this process
+    /// cannot check (a Windows host under Wine names a Windows pid and a named pipe).
+    pub fn spawn(opts: &LaunchOptions) -> Result<Browser, LaunchError> {
         if !opts.chromium.exists() {
             return Err(LaunchError::NoBrowser(opts.chromium.clone()));
         }
@@ -154,9 +162,12 @@ impl Browser {
             .spawn()
             .map_err(|source| LaunchError::Spawn { path: opts.chromium.clone(), source })?;
         let cdp = pipe.map(cdp_pipe::CdpPipe::into_ours);
-        let mut browser = Browser { child, root, profile, runtime_dir, log, keep: opts.keep, cdp };
-        browser.wait_for_host(opts.timeout)?;
-        Ok(browser)
+        Ok(Browser { child, root, profile, runtime_dir, log, keep: opts.keep, cdp })
+    }
+
+    /// Whether the browser has exited (how, when it has).
+    pub fn exited(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.try_wait().ok().flatten()
     }
 
     /// Wait until a live host has a socket in the runtime dir; its record.

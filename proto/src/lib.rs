@@ -4,8 +4,8 @@
 //! (`chunk`), every size and time limit with why (`limits`), which extension may start the host
 //! (`extension_id`), stdin and stdout as reactor pipes (`pipes`), the grammar of the sites the
 //! user allows (`sites`), where the sockets and records live (`runtime_dir`), and how every
-//! local socket is bound, checked and accepted on (`socket`) and split for the reactor
-//! (`stream`). Both programs also end the same way: on a [`Shutdown`] their `main` makes from
+//! local socket (a named pipe on Windows) is bound, checked and accepted on (`socket`) and split
+//! for the reactor (`stream`). Both programs also end the same way: on a [`Shutdown`] their `main` makes from
 //! SIGTERM and SIGINT. The contract in words is `specs/protocol.md`.
 //!
 //! Each module is a namespace the host and the bridge both use by name (`wire::code`,
@@ -23,6 +23,23 @@ pub mod sites;
 pub mod socket;
 #[cfg(unix)]
 pub mod stream;
+#[cfg(windows)]
+mod win;
 pub mod wire;
+
+/// On Windows a connected pipe splits into tokio's own halves: the wake-ups the Unix `stream`
+/// avoids are those of Linux's Unix sockets.
+#[cfg(windows)]
+pub mod stream {
+    use crate::socket::Stream;
+
+    pub type ReadHalf = tokio::io::ReadHalf<Stream>;
+    pub type WriteHalf = tokio::io::WriteHalf<Stream>;
+
+    /// Split a connected pipe.
+    pub fn split(stream: Stream) -> std::io::Result<(ReadHalf, WriteHalf)> {
+        Ok(tokio::io::split(stream))
+    }
+}
 
 pub use shutdown::{Shutdown, Trigger};

@@ -56,14 +56,44 @@ pub fn resolve_explained() -> (PathBuf, Option<String>) {
     if let Some(dir) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
         return (PathBuf::from(dir).join("tabwire"), None);
     }
+    // Windows: the user's own local app data (only the user and SYSTEM may enter it); the
+    // channels themselves are named pipes (`endpoint`), the folder holds their records.
+    #[cfg(windows)]
+    if let Some(dir) = std::env::var_os("LOCALAPPDATA").filter(|d| !d.is_empty()) {
+        return (PathBuf::from(dir).join("tabwire").join("run"), None);
+    }
     let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
-    choose_shared(&std::env::temp_dir(), home.as_deref(), current_uid())
+    choose_shared(&std::env::temp_dir(), home.as_deref(), current_uid(), SUN_PATH)
+}
+
+/// The longest name a socket has under the runtime directory: a session's, whose id may have
+/// 64 characters (`/sessions/<id>.sock`).
+pub const LONGEST_SOCKET_NAME: usize = "/sessions/".len() + 64 + ".sock".len();
+
+/// The size of `sun_path`, which holds a socket's path and a NUL: 108 bytes on Linux, 104 on
+/// macOS and the BSDs.
+pub const SUN_PATH: usize =
+    if cfg!(any(target_os = "linux", target_os = "android")) { 108 } else { 104 };
+
+/// Whether every socket under `root` fits in a `sun_path` of `sun_path` bytes.
+pub fn sockets_fit(root: &Path, sun_path: usize) -> bool {
+    root.as_os_str().len() + LONGEST_SOCKET_NAME < sun_path
 }
 
 /// In the shared temp folder `tmp`: `tabwire-<uid>`, unless something there is not ours (or
-/// is a symlink); then `<home>/.cache/tabwire/run`, and the reason.
-fn choose_shared(tmp: &Path, home: Option<&Path>, uid: u32) -> (PathBuf, Option<String>) {
-    let usual = tmp.join(format!("tabwire-{uid}"));
+/// is a symlink); then `<home>/.cache/tabwire/run`, and the reason. A `tmp` under which the
+/// sockets would not fit is replaced by `/tmp`: macOS gives each user a `$TMPDIR` of 49 bytes
+/// (`/var/folders/xx/<28>/T/`), which leaves too little of its 104-byte `sun_path`.
+/// `sun_path` is [`SUN_PATH`] but for tests.
+fn choose_shared(
+    tmp: &Path,
+    home: Option<&Path>,
+    uid: u32,
+    sun_path: usize,
+) -> (PathBuf, Option<String>) {
+    let name = format!("tabwire-{uid}");
+    let tmp = if sockets_fit(&tmp.join(&name), sun_path) { tmp } else { Path::new("/tmp") };
+    let usual = tmp.join(name);
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
@@ -71,16 +101,23 @@ fn choose_shared(tmp: &Path, home: Option<&Path>, uid: u32) -> (PathBuf, Option<
             .is_ok_and(|m| m.uid() != uid || m.file_type().is_symlink());
         if let (true, Some(home)) = (taken, home) {
             let fallback = home.join(".cache").join("tabwire").join("run");
-            let why = format!(
+            let mut why = format!(
                 "{} belongs to another user (or is a symlink), so tabwire uses {} instead; \
                  remove the other one or set XDG_RUNTIME_DIR to go back",
                 usual.display(),
                 fallback.display()
             );
+            if !sockets_fit(&fallback, sun_path) {
+                why.push_str(&format!(
+                    ". But that folder's path is too long for a socket's ({} bytes at most \
+                     under it): set TABWIRE_RUNTIME_DIR to a short folder of your own",
+                    sun_path - 1 - LONGEST_SOCKET_NAME
+                ));
+            }
             return (fallback, Some(why));
         }
     }
-    let _ = (home, uid);
+    let _ = (home, uid, sun_path);
     (usual, None)
 }
 
@@ -92,6 +129,36 @@ pub fn hosts_dir(root: &Path) -> PathBuf {
 /// Directory of the session sockets.
 pub fn sessions_dir(root: &Path) -> PathBuf {
     root.join("sessions")
+}
+
+/// Where the process whose record is `dir/<stem>.json` listens. On Unix its socket beside the
+/// record, `dir/<stem>.sock`. On Windows a named pipe: pipes live in one namespace for the
+/// whole machine, so the name says whose it is and which runtime directory it belongs to
+/// (`\\.\pipe\tabwire-<user>-<hash of dir>-<dir's name>-<stem>`, well within the 256
+/// characters a pipe name may have). Clients read it from the record, never derive it.
+pub fn endpoint(dir: &Path, stem: &str) -> PathBuf {
+    #[cfg(not(windows))]
+    {
+        dir.join(format!("{stem}.sock"))
+    }
+    #[cfg(windows)]
+    {
+        let short = |s: &str, max: usize| -> String {
+            s.chars().filter(|c| c.is_alphanumeric() || "-_.".contains(*c)).take(max).collect()
+        };
+        let user = short(&std::env::var("USERNAME").unwrap_or_default(), 32);
+        let folder = short(&dir.file_name().unwrap_or_default().to_string_lossy(), 16);
+        // FNV-1a of the whole path: two runtime directories never share a pipe.
+        let hash =
+            dir.as_os_str().as_encoded_bytes().iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+            });
+        PathBuf::from(format!(
+            r"\\.\pipe\tabwire-{user}-{:08x}-{folder}-{}",
+            hash as u32,
+            short(stem, 80)
+        ))
+    }
 }
 
 /// Create `dir` (and its parents) with mode 0700 if missing, then check that it is ours and
@@ -254,7 +321,11 @@ pub fn pid_alive(pid: u32) -> bool {
         let exists = rc == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
         exists && !zombie(pid)
     }
-    #[cfg(not(unix))]
+    #[cfg(windows)]
+    {
+        crate::win::pid_alive(pid)
+    }
+    #[cfg(not(any(unix, windows)))]
     {
         let _ = pid;
         true
@@ -309,16 +380,19 @@ mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
 
+    /// A `sun_path` no scratch folder's path outgrows (the lengths are tested on their own).
+    const ROOMY: usize = 4096;
+
     #[test]
     fn a_shared_dir_taken_by_another_user_sends_everyone_to_the_same_private_place() {
         use std::os::unix::fs::MetadataExt;
         let tmp = scratch("shared");
         let home = scratch("home");
         let me = current_uid();
-        let (usual, why) = choose_shared(&tmp, Some(&home), me);
+        let (usual, why) = choose_shared(&tmp, Some(&home), me, ROOMY);
         assert_eq!((usual.clone(), why), (tmp.join(format!("tabwire-{me}")), None));
         fs::create_dir(&usual).unwrap();
-        assert_eq!(choose_shared(&tmp, Some(&home), me).1, None, "our own dir is used");
+        assert_eq!(choose_shared(&tmp, Some(&home), me, ROOMY).1, None, "our own dir is used");
         // Another user's: only root can make one; without root, a symlink stands in for it.
         let other = 4242;
         let path = std::ffi::CString::new(usual.as_os_str().as_encoded_bytes()).unwrap();
@@ -329,13 +403,51 @@ mod tests {
             fs::remove_dir(&usual).unwrap();
             std::os::unix::fs::symlink(&home, &usual).unwrap();
         }
-        let (dir, why) = choose_shared(&tmp, Some(&home), me);
+        let (dir, why) = choose_shared(&tmp, Some(&home), me, ROOMY);
         assert_eq!(dir, home.join(".cache/tabwire/run"));
         let why = why.expect("a reason");
         assert!(why.contains("another user") && why.contains("XDG_RUNTIME_DIR"), "{why}");
         prepare(&dir).expect("the fallback is usable");
         let _ = fs::remove_dir_all(&tmp);
         let _ = fs::remove_dir_all(&home);
+    }
+
+    /// A Mac's per-user `$TMPDIR` (`/var/folders/<2>/<28>/T/`) and a 64-character user name.
+    const MAC_TMPDIR: &str = "/var/folders/zz/zyxvpxvq6csfxvn_n0000000000000/T/";
+
+    fn long_home() -> PathBuf {
+        PathBuf::from("/Users").join("a".repeat(64))
+    }
+
+    #[test]
+    fn on_a_mac_the_longest_socket_fits_in_sun_path() {
+        let (dir, why) = choose_shared(Path::new(MAC_TMPDIR), Some(&long_home()), 501, 104);
+        let longest = dir.join("sessions").join(format!("{}.sock", "s".repeat(64)));
+        assert!(
+            longest.as_os_str().len() < 104,
+            "{} is {} bytes; macOS's sun_path holds 103 and a NUL",
+            longest.display(),
+            longest.as_os_str().len()
+        );
+        assert_eq!((dir, why), (PathBuf::from("/tmp/tabwire-501"), None));
+        // Linux: XDG_RUNTIME_DIR is used as it is; /tmp is short enough for either system.
+        assert!(sockets_fit(Path::new("/run/user/4294967294/tabwire"), 108));
+        assert!(sockets_fit(Path::new("/tmp/tabwire-4294967294"), 104));
+    }
+
+    #[test]
+    fn a_fallback_too_long_for_a_socket_says_what_to_do() {
+        // Short, so the shared folder itself is kept: /tmp/tw<pid>/tabwire-<uid>.
+        let tmp = PathBuf::from(format!("/tmp/tw{}", std::process::id()));
+        fs::create_dir_all(&tmp).unwrap();
+        let me = current_uid();
+        std::os::unix::fs::symlink(&tmp, tmp.join(format!("tabwire-{me}"))).unwrap();
+        let (dir, why) = choose_shared(&tmp, Some(&long_home()), me, 104);
+        assert_eq!(dir, long_home().join(".cache/tabwire/run"));
+        let why = why.expect("a reason");
+        assert!(why.contains("too long for a socket's (24 bytes at most under it)"), "{why}");
+        assert!(why.contains("set TABWIRE_RUNTIME_DIR to a short folder"), "{why}");
+        let _ = fs::remove_dir_all(&tmp);
     }
 
     fn scratch(tag: &str) -> PathBuf {

@@ -1,16 +1,20 @@
 //! Site patterns: which origins the user allowed tabwire on (`specs/security.md`).
 //!
-//! The allowlist itself lives in the extension (`extension/sites.js`), the one authority; this
-//! is the same grammar in Rust, for the places that must judge an origin without asking the
-//! browser: the host drops buffered page events of a site the user revoked before it replays
-//! them, the bridge drops cached states of such a site, and `tabwire sites allow` says what is
-//! wrong with a pattern before anything is sent. Pure functions only.
+//! The allowlist itself lives in the extension (`extension/worker/sites.js`), the one authority;
+//! this is the same grammar as `extension/lib/sites.js`, in Rust, for the places that must judge
+//! an origin without asking the browser: the host drops buffered page events of a site the user
+//! revoked before it replays them, the bridge drops cached states of such a site, and `tabwire
+//! sites allow` says what is wrong with a pattern before anything is sent. Pure functions only.
+//! Both pass every case of `specs/site-patterns.json`.
 //!
 //! A pattern is `scheme://host[:port]`:
 //! - scheme `http` or `https`;
 //! - host a DNS name, an IPv4 address, `[ipv6]`, or `*.` and a DNS name of two labels or more
 //!   (`*.example.com` matches `example.com` and every subdomain);
-//! - port a number or `*` (any); no port means the scheme's default port only.
+//! - port a number from 1 to 65535 without leading zeros, or `*` (any); no port means the
+//!   scheme's default port only.
+//!
+//! An origin is as a browser writes it: lowercase, no path, the default port left out.
 
 use std::fmt;
 
@@ -47,6 +51,12 @@ impl Pattern {
     pub fn parse(input: &str) -> Result<Pattern, PatternError> {
         let err = |why| PatternError { input: input.to_owned(), why };
         let text = input.trim();
+        if text.is_empty() {
+            return Err(err("it is empty"));
+        }
+        if text.len() > 300 {
+            return Err(err("it is longer than a host name can be"));
+        }
         let (scheme, rest) = text.split_once("://").ok_or(err("it has no scheme:// part"))?;
         let scheme = scheme.to_ascii_lowercase();
         if scheme != "http" && scheme != "https" {
@@ -59,7 +69,8 @@ impl Pattern {
         if rest.contains('@') {
             return Err(err("a site has no user name or password"));
         }
-        let (host, port) = split_port(rest).ok_or(err("its port must be a number or *"))?;
+        let (host, port) = split_port(rest)
+            .ok_or(err("its port must be a number from 1 to 65535 (no leading zeros) or *"))?;
         let host = host.to_ascii_lowercase();
         let (wildcard, host) = match host.strip_prefix("*.") {
             Some(base) => (true, base.to_owned()),
@@ -68,13 +79,27 @@ impl Pattern {
         if host.is_empty() || host.contains('*') {
             return Err(err("* may only stand for subdomains, as in *.example.com"));
         }
-        if host.starts_with('[') {
-            if wildcard || !valid_ipv6(&host) {
-                return Err(err("an IPv6 address is written in brackets, as in http://[::1]:*"));
+        let host = if host.starts_with('[') {
+            match ipv6(&host) {
+                Some(canonical) if !wildcard => canonical,
+                _ => {
+                    return Err(err("an IPv6 address is written in brackets, as in http://[::1]:*"));
+                }
             }
-        } else if !valid_dns(&host) {
+        } else if ipv4_like(&host) {
+            if wildcard {
+                return Err(err("a wildcard *. goes before a domain name, not an IP address"));
+            }
+            if !valid_ipv4(&host) {
+                return Err(err("its host is not an IPv4 address (four numbers from 0 to 255, \
+                     without leading zeros) nor a domain name"));
+            }
+            host
+        } else if valid_dns(&host) {
+            host
+        } else {
             return Err(err("its host is not a valid host name or address"));
-        }
+        };
         if wildcard && !host.contains('.') {
             return Err(err("*. must be followed by a domain of two labels or more"));
         }
@@ -161,23 +186,38 @@ impl Sites {
 /// An origin, split. Default ports are made explicit.
 struct Origin<'a> {
     scheme: &'a str,
-    host: String,
+    host: &'a str,
     port: u16,
 }
 
 impl Origin<'_> {
+    /// `scheme://host[:port]` as a browser writes it: http or https, a host without a path, user
+    /// name, `*` or blanks (an IPv6 one in lowercase brackets), a port from 1 to 65535 without
+    /// leading zeros. Anything else is no origin, and allowed nowhere.
     fn parse(origin: &str) -> Option<Origin<'_>> {
         let (scheme, rest) = origin.split_once("://")?;
-        if scheme != "http" && scheme != "https" || rest.contains(['/', '?', '#', '@', '*']) {
+        if scheme != "http" && scheme != "https" {
             return None;
         }
-        let (host, port) = split_port(rest)?;
-        let port = match port {
-            Some(Port::Number(n)) => n,
-            Some(Port::Any) => return None,
-            None => default_port(scheme),
+        let end = match rest.strip_prefix('[') {
+            Some(inner) => {
+                let close = inner.find(']')?;
+                let v6 = |b: u8| matches!(b, b'0'..=b'9' | b'a'..=b'f' | b':' | b'.');
+                (close > 0 && inner[..close].bytes().all(v6)).then_some(close + 2)?
+            }
+            None => {
+                let end = rest.find(':').unwrap_or(rest.len());
+                let bad = |c: char| "/?#@*[]".contains(c) || c.is_whitespace();
+                (end > 0 && !rest[..end].contains(bad)).then_some(end)?
+            }
         };
-        (!host.is_empty()).then(|| Origin { scheme, host: host.to_ascii_lowercase(), port })
+        let (host, port) = rest.split_at(end);
+        let port = match port.strip_prefix(':') {
+            None if port.is_empty() => default_port(scheme),
+            Some(text) => port_number(text)?,
+            None => return None,
+        };
+        Some(Origin { scheme, host, port })
     }
 }
 
@@ -204,12 +244,14 @@ fn split_port(hostport: &str) -> Option<(&str, Option<Port>)> {
     let port = match port {
         None => None,
         Some("*") => Some(Port::Any),
-        Some(text) => match text.parse::<u16>() {
-            Ok(n) if n > 0 && n.to_string() == text => Some(Port::Number(n)),
-            _ => return None,
-        },
+        Some(text) => Some(Port::Number(port_number(text)?)),
     };
     Some((host, port))
+}
+
+/// A port written plainly: 1 to 65535, digits only, no leading zero.
+fn port_number(text: &str) -> Option<u16> {
+    text.parse::<u16>().ok().filter(|n| *n > 0 && n.to_string() == text)
 }
 
 fn default_port(scheme: &str) -> u16 {
@@ -221,21 +263,100 @@ fn valid_dns(host: &str) -> bool {
         && host.split('.').all(|label| {
             !label.is_empty()
                 && label.len() <= 63
-                && label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+                && label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
                 && !label.starts_with('-')
                 && !label.ends_with('-')
         })
 }
 
-fn valid_ipv6(host: &str) -> bool {
-    host.strip_prefix('[')
-        .and_then(|h| h.strip_suffix(']'))
-        .is_some_and(|inner| inner.parse::<std::net::Ipv6Addr>().is_ok())
+/// A host whose last label is all digits: an IPv4 address, or a mistyped one (a browser reads
+/// `1.2.3` as 1.2.0.3, so such a name could never match as written).
+fn ipv4_like(host: &str) -> bool {
+    host.rsplit('.').next().is_some_and(|l| !l.is_empty() && l.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Four numbers from 0 to 255, without leading zeros.
+fn valid_ipv4(host: &str) -> bool {
+    let parts: Vec<&str> = host.split('.').collect();
+    parts.len() == 4 && parts.iter().all(|p| p.parse::<u8>().is_ok_and(|n| n.to_string() == *p))
+}
+
+/// `[v6]` in the form a browser writes it in an origin (the URL standard's: lowercase, the
+/// first longest run of two or more zero groups as `::`, no dotted IPv4 tail), or `None`.
+fn ipv6(bracketed: &str) -> Option<String> {
+    let inner = bracketed.strip_prefix('[')?.strip_suffix(']')?;
+    let groups = inner.parse::<std::net::Ipv6Addr>().ok()?.segments();
+    let (mut run, mut at, mut i) = (0, 0, 0);
+    while i < groups.len() {
+        let zeros = groups[i..].iter().take_while(|g| **g == 0).count();
+        if zeros > run {
+            (run, at) = (zeros, i);
+        }
+        i += zeros.max(1);
+    }
+    let hex = |gs: &[u16]| gs.iter().map(|g| format!("{g:x}")).collect::<Vec<_>>().join(":");
+    Some(if run < 2 {
+        format!("[{}]", hex(&groups))
+    } else {
+        format!("[{}::{}]", hex(&groups[..at]), hex(&groups[at + run..]))
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The cases `extension/lib/sites.js` passes too (`node --test extension/lib/*.test.js`).
+    #[test]
+    fn every_case_of_the_shared_table() {
+        #[derive(serde::Deserialize)]
+        struct Table {
+            cases: Vec<Case>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Case {
+            pattern: String,
+            valid: bool,
+            #[serde(default)]
+            normal: String,
+            #[serde(default)]
+            matches: Vec<String>,
+            #[serde(default)]
+            rejects: Vec<String>,
+        }
+        let table: Table =
+            serde_json::from_str(include_str!("../../specs/site-patterns.json")).unwrap();
+        assert!(table.cases.len() > 40);
+        let mut wrong = Vec::new();
+        for c in &table.cases {
+            let p = match (Pattern::parse(&c.pattern), c.valid) {
+                (Ok(p), true) => p,
+                (Err(e), false) => {
+                    assert!(e.to_string().contains("scheme://host[:port]"), "{e}");
+                    continue;
+                }
+                (got, _) => {
+                    wrong.push(format!("{:?} parsed as {got:?}", c.pattern));
+                    continue;
+                }
+            };
+            if p.to_string() != c.normal {
+                wrong.push(format!("{:?} normalised to {p}, not {}", c.pattern, c.normal));
+            }
+            wrong.extend(
+                c.matches.iter().filter(|o| !p.allows(o)).map(|o| format!("{p} refused {o}")),
+            );
+            wrong.extend(
+                c.rejects.iter().filter(|o| p.allows(o)).map(|o| format!("{p} allowed {o}")),
+            );
+        }
+        assert!(
+            wrong.is_empty(),
+            "{} of the table's cases fail:\n{}",
+            wrong.len(),
+            wrong.join("\n")
+        );
+    }
 
     fn norm(p: &str) -> String {
         Pattern::parse(p).unwrap_or_else(|e| panic!("{e}")).to_string()

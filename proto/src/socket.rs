@@ -2,6 +2,10 @@
 //! once: a socket is created private (never world-reachable, not even for an instant), a peer
 //! of another user is refused, a client never waits for ever to connect, and an accept loop
 //! that runs out of file descriptors backs off instead of spinning.
+//!
+//! A local channel is a Unix socket on Unix and a named pipe on Windows (`pipe`, with the same
+//! rules in Windows' terms); [`Stream`], [`Listener`], [`bind_private`], [`open`],
+//! [`check_peer`] and [`connect`] are the same calls on both.
 
 use std::io;
 use std::path::Path;
@@ -9,13 +13,48 @@ use std::time::Duration;
 
 use crate::limits::{ACCEPT_BACKOFF_MAX, ACCEPT_BACKOFF_MIN};
 
+#[cfg(windows)]
+mod pipe;
+#[cfg(windows)]
+pub use pipe::{Listener, Stream, bind_private, check_peer, open};
+
+/// A connected local channel.
+#[cfg(unix)]
+pub type Stream = tokio::net::UnixStream;
+
+/// A bound local channel, accepting connections.
+#[cfg(unix)]
+#[derive(Debug)]
+pub struct Listener(tokio::net::UnixListener);
+
+#[cfg(unix)]
+impl Listener {
+    /// The next connection (its peer not yet checked: [`check_peer`]).
+    pub async fn accept(&self) -> io::Result<Stream> {
+        self.0.accept().await.map(|(stream, _)| stream)
+    }
+}
+
+/// Who a process runs as: its uid on Unix, its user's SID on Windows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct User(#[cfg(unix)] pub u32, #[cfg(windows)] pub String);
+
+impl std::fmt::Display for User {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        #[cfg(unix)]
+        return write!(f, "uid {}", self.0);
+        #[cfg(windows)]
+        return write!(f, "user {}", self.0);
+    }
+}
+
 /// Bind a unix socket at `path` with mode 0600 from its first moment. `bind` creates the file
 /// with the process umask's mode, and `chmod` after it leaves a window where another user
 /// could connect; so the socket is bound inside a fresh 0700 directory beside `path`, made
 /// 0600 there, and renamed into place (replacing a stale file of that name, which the caller
 /// checked no live process holds).
 #[cfg(unix)]
-pub fn bind_private(path: &Path) -> io::Result<tokio::net::UnixListener> {
+pub fn bind_private(path: &Path) -> io::Result<Listener> {
     use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
     use std::sync::atomic::{AtomicU32, Ordering};
     static NEXT: AtomicU32 = AtomicU32::new(0);
@@ -31,7 +70,7 @@ pub fn bind_private(path: &Path) -> io::Result<tokio::net::UnixListener> {
         std::fs::set_permissions(&inside, std::fs::Permissions::from_mode(0o600))?;
         std::fs::rename(&inside, path)?;
         listener.set_nonblocking(true)?;
-        tokio::net::UnixListener::from_std(listener)
+        tokio::net::UnixListener::from_std(listener).map(Listener)
     })();
     let _ = std::fs::remove_file(&inside);
     let _ = std::fs::remove_dir(&nest);
@@ -41,8 +80,8 @@ pub fn bind_private(path: &Path) -> io::Result<tokio::net::UnixListener> {
 /// Why a socket's peer is refused.
 #[derive(Debug, thiserror::Error)]
 pub enum PeerError {
-    #[error("its peer is uid {uid}, not you (uid {me})")]
-    Foreign { uid: u32, me: u32 },
+    #[error("its peer is {peer}, not you ({me})")]
+    Foreign { peer: User, me: User },
     #[error("its peer cannot be identified ({0})")]
     Unknown(#[source] io::Error),
 }
@@ -51,24 +90,28 @@ pub enum PeerError {
 /// that cannot be identified is refused. Whoever is at the other end of a tabwire socket
 /// either drives the user's browser or receives what the assistant asks of it.
 #[cfg(unix)]
-pub fn check_peer(stream: &tokio::net::UnixStream) -> Result<(), PeerError> {
+pub fn check_peer(stream: &Stream) -> Result<(), PeerError> {
     let me = crate::runtime_dir::current_uid();
     match stream.peer_cred() {
         Ok(cred) if cred.uid() == me => Ok(()),
-        Ok(cred) => Err(PeerError::Foreign { uid: cred.uid(), me }),
+        Ok(cred) => Err(PeerError::Foreign { peer: User(cred.uid()), me: User(me) }),
         Err(e) => Err(PeerError::Unknown(e)),
     }
 }
 
-/// Connect to the unix socket at `path` within `timeout`, and check that its owner is this
+/// Connect to the unix socket at `path`, its peer not yet checked ([`check_peer`]).
+#[cfg(unix)]
+pub async fn open(path: &Path) -> io::Result<Stream> {
+    tokio::net::UnixStream::connect(path).await
+}
+
+/// Connect to the local channel at `path` within `timeout`, and check that its owner is this
 /// user ([`check_peer`]); a foreign peer comes back as `PermissionDenied`, the timeout as
 /// `TimedOut`.
-#[cfg(unix)]
-pub async fn connect(path: &Path, timeout: Duration) -> io::Result<tokio::net::UnixStream> {
-    let stream =
-        tokio::time::timeout(timeout, tokio::net::UnixStream::connect(path)).await.map_err(
-            |_| io::Error::new(io::ErrorKind::TimedOut, format!("no answer within {timeout:?}")),
-        )??;
+pub async fn connect(path: &Path, timeout: Duration) -> io::Result<Stream> {
+    let stream = tokio::time::timeout(timeout, open(path)).await.map_err(|_| {
+        io::Error::new(io::ErrorKind::TimedOut, format!("no answer within {timeout:?}"))
+    })??;
     check_peer(&stream).map_err(|e| io::Error::new(io::ErrorKind::PermissionDenied, e))?;
     Ok(stream)
 }
@@ -173,7 +216,7 @@ mod tests {
         let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
         let client = connect(&path, Duration::from_secs(1)).await.unwrap();
-        let (server, _) = listener.accept().await.unwrap();
+        let server = listener.accept().await.unwrap();
         check_peer(&server).unwrap();
         drop(client);
         let left: Vec<_> =

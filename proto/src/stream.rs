@@ -6,7 +6,7 @@
 //! or not the writer ever ran short of it. So every message between a bridge and its host woke
 //! the thread that had sent it once more, for nothing, just as the call it passed on was
 //! starting its next hop: on two vCPUs, a halted vCPU brought back and taken from Chrome's
-//! threads (traced with the browser bench's `-- tail`; README, Performance).
+//! threads (traced with the browser bench's `-- tail`; docs/performance.md).
 //! Here only the read half is registered. The write half writes straight to the socket; only
 //! when the kernel has no room does it register for writability, until a write goes through.
 

@@ -76,12 +76,19 @@ pub mod code {
     /// The page shows the browser's own alert/confirm/prompt, which blocks it until answered
     /// (handle_dialog, or the user); nothing was done.
     pub const DIALOG_OPEN: &str = "dialog_open";
+    /// upload_file was asked for a file it never gives a page: outside the directories the
+    /// user allows uploads from, hidden, in /proc, /sys or /dev, another user's, or not a
+    /// regular file. Nothing was uploaded.
+    pub const FILE_NOT_ALLOWED: &str = "file_not_allowed";
+    /// The user, asked to confirm (MCP elicitation), said no or gave no answer; nothing was
+    /// done.
+    pub const DECLINED_BY_USER: &str = "declined_by_user";
     /// Anything else that went wrong inside a peer.
     pub const INTERNAL: &str = "internal";
 
     /// Every code, in the order of the table in `specs/protocol.md` ("Error codes"); a test
     /// keeps the two, and the codes the extension throws, in step.
-    pub const ALL: [&str; 29] = [
+    pub const ALL: [&str; 31] = [
         TIMEOUT,
         BROWSER_DISCONNECTED,
         UNKNOWN_METHOD,
@@ -110,6 +117,8 @@ pub mod code {
         SCRIPTS_NOT_ALLOWED,
         TRUSTED_INPUT_NOT_ENABLED,
         DIALOG_OPEN,
+        FILE_NOT_ALLOWED,
+        DECLINED_BY_USER,
         INTERNAL,
     ];
 }

@@ -39,7 +39,7 @@ fn strings(source: &str, name: &str) -> Vec<String> {
 
 #[test]
 fn the_native_port_speaks_the_hosts_protocol_limits_and_timeout() {
-    let native = extension_file("native.js");
+    let native = extension_file("worker/native.js");
     assert_eq!(number(&native, "PROTOCOL"), u64::from(wire::PROTOCOL_VERSION));
     assert_eq!(number(&native, "MAX_MESSAGE"), limits::MAX_FROM_BROWSER as u64);
     assert_eq!(number(&native, "DEFAULT_TIMEOUT_MS"), limits::DEFAULT_REQUEST_TIMEOUT_MS);
@@ -48,8 +48,8 @@ fn the_native_port_speaks_the_hosts_protocol_limits_and_timeout() {
 
 #[test]
 fn the_page_limits_are_the_same_in_the_sdk_the_worker_and_the_bridge() {
-    let sdk = extension_file("content/page-sdk.js");
-    let worker = extension_file("limits.js");
+    let sdk = extension_file("page-world/page-sdk.js");
+    let worker = extension_file("lib/limits.js");
     assert_eq!(number(&sdk, "MAX_DEPTH"), wire::MAX_DEPTH as u64);
     assert_eq!(number(&worker, "MAX_DEPTH"), wire::MAX_DEPTH as u64);
     assert_eq!(number(&sdk, "MAX_EVENT"), number(&worker, "MAX_EVENT"));
@@ -58,7 +58,7 @@ fn the_page_limits_are_the_same_in_the_sdk_the_worker_and_the_bridge() {
 
 #[test]
 fn the_default_sites_are_the_same_on_both_sides() {
-    let js = extension_file("sites.js");
+    let js = extension_file("lib/sites.js");
     assert_eq!(strings(&js, "DEFAULT_SITES"), sites::DEFAULTS);
 }
 
@@ -66,6 +66,6 @@ fn the_default_sites_are_the_same_on_both_sides() {
 fn the_sdk_says_the_extensions_version() {
     let manifest: serde_json::Value =
         serde_json::from_str(&extension_file("manifest.json")).expect("manifest.json is JSON");
-    let sdk = extension_file("content/page-sdk.js");
+    let sdk = extension_file("page-world/page-sdk.js");
     assert_eq!(strings(&sdk, "VERSION"), [manifest["version"].as_str().unwrap()]);
 }

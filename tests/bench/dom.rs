@@ -1,4 +1,4 @@
-//! Any page (issue 13): read_page's size against Playwright MCP's browser_snapshot on the same
+//! Any page: read_page's size against Playwright MCP's browser_snapshot on the same
 //! fixtures, and the latency of acting — click → settled report, click whose fetch answers 204
 //! after 150 ms, fill of 10 React fields, read_page of 5,000 elements — with the MCP stdio
 //! baseline (list_tabs) and, where it runs, Playwright MCP's own numbers, in the same run.

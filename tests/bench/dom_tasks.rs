@@ -1,4 +1,4 @@
-//! Any page (issue 13): success rate over the fixture suite, tabwire and Playwright MCP side by
+//! Any page: success rate over the fixture suite, tabwire and Playwright MCP side by
 //! side. Each task is done as an assistant would do it with each server's own tools (refs from
 //! `find` for tabwire, the selectors Playwright MCP takes as `target`), on a freshly loaded
 //! page, and judged only by what the page shows afterwards, read through that server's own
@@ -30,8 +30,9 @@ pub async fn run() {
     let browser = Chromium::start();
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
-    let scratch = bins::scratch_dir("tasks");
-    let file = scratch.join("note.txt");
+    // In the working directory, which `tabwire mcp` inherits and takes uploads from by default.
+    let scratch = tempfile::Builder::new().prefix("tw-tasks-").tempdir_in(".").unwrap();
+    let file = std::fs::canonicalize(scratch.path()).unwrap().join("note.txt");
     std::fs::write(&file, "hello").unwrap();
     let file = file.to_str().unwrap().to_owned();
     let peer = peers::Peer::Playwright { settle_ms: None }.start().await;

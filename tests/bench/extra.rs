@@ -69,7 +69,7 @@ pub async fn run() {
     // when no extension script is on the stack.
     let session = page(&cdp, &stranger.origin()).await;
     let hook = std::fs::read_to_string(
-        tabwire_tests::bins::repo_root().join("extension/content/console-hook.js"),
+        tabwire_tests::bins::repo_root().join("extension/page-world/console-hook.js"),
     )
     .unwrap();
     cdp.eval(&session, &hook).await.unwrap();

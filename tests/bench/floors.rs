@@ -1,4 +1,4 @@
-//! The side-by-side benchmark (issue 14): a page read through tabwire against the floors of its
+//! The side-by-side benchmark: a page read through tabwire against the floors of its
 //! own path and against the other browser MCP servers, every line over MCP stdio with the same
 //! rmcp client, in one run.
 //!
@@ -35,10 +35,7 @@ const SLOW_PEER_CALLS: usize = 60;
 const READ_STATE: &str = "() => state";
 
 pub async fn run() {
-    println!(
-        "side by side: a page's state over MCP stdio, the same rmcp client throughout \
-         (issue 14)"
-    );
+    println!("side by side: a page's state over MCP stdio, the same rmcp client throughout");
     let pages = Fixtures::serve();
     let url = pages.url("app.html");
 

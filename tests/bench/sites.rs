@@ -68,7 +68,7 @@ pub async fn run() {
 /// A debugger session on the extension's service worker.
 pub async fn service_worker(cdp: &Cdp) -> String {
     let id = cdp
-        .target_id("service_worker", "/background.js")
+        .target_id("service_worker", "/worker/background.js")
         .await
         .expect("the extension's service worker");
     cdp.attach(&id).await.expect("attach to the service worker")

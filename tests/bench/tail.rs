@@ -1,4 +1,4 @@
-//! Where the tail comes from (issue 14): the floors' calls run again under the kernel's
+//! Where the tail comes from: the floors' calls run again under the kernel's
 //! scheduler tracer (ftrace, `sched_switch` and `sched_wakeup`), and every call slower than 3×
 //! its line's median is explained by what the trace shows inside it: the longest time any
 //! thread spent ready to run but not running, which thread that was, on which CPU, and what ran

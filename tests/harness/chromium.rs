@@ -14,7 +14,32 @@ use crate::bins;
 
 pub struct Chromium(Browser);
 
+/// The browser the tests drive: `$TABWIRE_TEST_CHROMIUM` when set (CI's macOS and Windows
+/// runners name the Chrome for Testing they installed), else Debian's Chromium.
+pub fn chromium_binary() -> PathBuf {
+    let var = std::env::var_os("TABWIRE_TEST_CHROMIUM").filter(|v| !v.is_empty());
+    var.map(PathBuf::from).unwrap_or_else(|| DEFAULT_CHROMIUM.into())
+}
+
 impl Chromium {
+    /// `tabwire sites ARGS…` against this browser, as the user would run it in a terminal;
+    /// its stdout. Panics with what it said if it fails.
+    pub fn sites(&self, args: &[&str]) -> String {
+        let out = Command::new(bins::bin("tabwire"))
+            .arg("sites")
+            .args(args)
+            .env("TABWIRE_RUNTIME_DIR", &self.runtime_dir)
+            .output()
+            .expect("run tabwire sites");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "tabwire sites {args:?}: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout
+    }
+
     /// The pid of this browser's one running `tabwire-host`, from the records in its runtime
     /// directory (a new one after the old host died).
     pub fn host_pid(&self) -> i32 {
@@ -47,7 +72,7 @@ impl Chromium {
     /// whose native-host manifest the caller's `tabwire install --user-data-dir` wrote.
     pub fn start_installed(root: PathBuf, extension_dir: PathBuf, host: PathBuf) -> Chromium {
         let opts = LaunchOptions {
-            chromium: DEFAULT_CHROMIUM.into(),
+            chromium: chromium_binary(),
             extension_dir,
             host_binary: host,
             headless: true,
@@ -61,15 +86,27 @@ impl Chromium {
         Chromium(Browser::launch(&opts).unwrap_or_else(|e| panic!("{e}")))
     }
 
+    /// Start with `host` as the program the native-host manifest names (a wrapper that starts
+    /// the Windows `tabwire-host.exe` under Wine), without waiting for it: its record names a
+    /// Windows pid and a named pipe, which only the caller knows how to check.
+    pub fn start_with_host(host: &Path, env: &[(&str, &str)]) -> Chromium {
+        let opts = Self::options(host.to_owned(), env, false);
+        Chromium(Browser::spawn(&opts).unwrap_or_else(|e| panic!("{e}")))
+    }
+
     fn launch(env: &[(&str, &str)], cdp_pipe: bool) -> Chromium {
+        let opts = Self::options(bins::bin("tabwire-host"), env, cdp_pipe);
+        Chromium(Browser::launch(&opts).unwrap_or_else(|e| panic!("{e}")))
+    }
+
+    fn options(host: PathBuf, env: &[(&str, &str)], cdp_pipe: bool) -> LaunchOptions {
         let mut env: Vec<(String, String)> =
             env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         env.push(("TABWIRE_LOG".into(), "debug".into()));
         let root = bins::scratch_dir("chr").into_path(); // the launcher removes it
-        let host = bins::bin("tabwire-host");
         install_manifest(&root, &host);
-        let opts = LaunchOptions {
-            chromium: DEFAULT_CHROMIUM.into(),
+        LaunchOptions {
+            chromium: chromium_binary(),
             extension_dir: bins::repo_root().join("extension"),
             host_binary: host,
             headless: true,
@@ -79,8 +116,7 @@ impl Chromium {
             timeout: Duration::from_secs(30),
             write_manifest: false,
             cdp_pipe,
-        };
-        Chromium(Browser::launch(&opts).unwrap_or_else(|e| panic!("{e}")))
+        }
     }
 }
 

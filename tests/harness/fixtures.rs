@@ -52,6 +52,15 @@ impl Fixtures {
                         if let Some(query) = path.strip_prefix(&format!("{prefix}api?")) {
                             return api(&mut sock, query).await;
                         }
+                        // `redirect?FILE?QUERY`: a 302 to that fixture, as sites redirect.
+                        if let Some(to) = path.strip_prefix(&format!("{prefix}redirect?")) {
+                            let head = format!(
+                                "HTTP/1.1 302 Found\r\nlocation: {prefix}{to}\r\n\
+                                 content-length: 0\r\nconnection: close\r\n\r\n"
+                            );
+                            let _ = sock.write_all(head.as_bytes()).await;
+                            return;
+                        }
                         let (status, body, mime) = respond(&dir, &prefix, &path);
                         let header = format!(
                             "HTTP/1.1 {status}\r\ncontent-type: {mime}\r\ncontent-length: {}\r\n\

@@ -10,6 +10,7 @@
 //!   a private runtime dir; killed by PID when dropped, also when a test fails.
 //! - [`fixtures`]: the test pages, served on 127.0.0.1 behind a random path token.
 //! - [`mcp`]: `tabwire mcp` as a child, driven by rmcp's own client over stdio.
+//! - [`elicit`]: the same with a client that answers the server's questions to the user.
 //! - [`serve`]: `tabwire serve --http` as a child, and rmcp's streamable-HTTP client for it;
 //!   `TABWIRE_TEST_MCP=http` runs every [`Mcp::start`] through it.
 //! - [`http`]: a bare HTTP GET, every header under the test's control.
@@ -26,6 +27,7 @@ pub mod bins;
 pub mod cdp;
 pub mod chromium;
 pub mod claude;
+pub mod elicit;
 pub mod fake_browser;
 pub mod fixtures;
 pub mod git;

@@ -66,7 +66,7 @@ impl ProgressMcp {
             return ProgressMcp { client, progress, pid: serve.pid(), serve: Some(serve) };
         }
         let mut cmd = tokio::process::Command::new(bins::bin("tabwire"));
-        cmd.arg("mcp").env("TABWIRE_RUNTIME_DIR", runtime_dir);
+        cmd.arg("mcp").env("TABWIRE_RUNTIME_DIR", runtime_dir).env("TABWIRE_TOOLS", "all");
         for (k, v) in env {
             cmd.env(k, v);
         }

@@ -47,6 +47,7 @@ impl Serve {
         cmd.args(["serve", "--http", "127.0.0.1:0"])
             .args(args)
             .env("TABWIRE_RUNTIME_DIR", runtime_dir)
+            .env("TABWIRE_TOOLS", "all") // every tool set, as crate::Mcp has
             .env_remove("TABWIRE_SESSION_ID")
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -6,7 +6,10 @@
 //   also compiles the output schemas' validators, as every SDK client does, unless it has them
 //   by `$id`); prints the first listing's time, the median and p90 of the others, the reply's
 //   size and how many warnings the SDK printed per listing.
-// Usage: node tools-list.mjs check|bench [N] -- /path/to/tabwire [args…]
+// - `tokens`: what the tool list costs a model, as clients hand it over: per tool its name,
+//   description and input schema (JSON), in characters and ÷ 4 as tokens; beside it the
+//   server's instructions (put once in the system prompt) and the size of the listing.
+// Usage: node tools-list.mjs check|bench|tokens [N] -- /path/to/server [args…]
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import Ajv2020 from 'ajv/dist/2020.js';
@@ -46,7 +49,13 @@ function check(tools) {
 }
 
 const client = await connect();
-if (mode === 'check') {
+if (mode === 'tokens') {
+  const { tools } = await client.listTools();
+  const chars = tools.reduce((n, t) => n + t.name.length + (t.description ?? '').length + JSON.stringify(t.inputSchema).length, 0);
+  const instructions = (client.getInstructions() ?? '').length;
+  console.log(JSON.stringify({ tools: tools.length, chars, tokens: Math.round(chars / 4), instructions_chars: instructions, with_instructions_tokens: Math.round((chars + instructions) / 4), list_bytes: JSON.stringify({ tools }).length }));
+  await client.close();
+} else if (mode === 'check') {
   const { tools } = await client.listTools();
   const problems = check(tools);
   for (const w of warnings) problems.push(`SDK client warning: ${w}`);

@@ -1,5 +1,5 @@
 //! click, fill, type, press_key, pointer, upload_file, wait_for, handle_dialog and the settle
-//! report, on real pages in real Chromium (issue 13): what the user would see the page do.
+//! report, on real pages in real Chromium: what the user would see the page do.
 
 use serde_json::{Value, json};
 use tabwire_tests::mcp::text;
@@ -279,10 +279,10 @@ async fn type_press_key_and_upload_file_act_as_a_user_would() {
     mcp.ok("fill", json!({ "tab_id": tab, "fields": [{ "ref": size, "value": "Large" }] })).await;
     assert!(status(&mcp, &tab).await.contains("size l"));
 
-    // A file from disk into the file input.
-    let dir = std::env::temp_dir().join(format!("tabwire-upload-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("notes.txt");
+    // A file from disk into the file input: from the test's working directory, which `tabwire
+    // mcp` inherits and takes uploads from by default (specs/tools.md, upload_file).
+    let dir = tempfile::Builder::new().prefix("tw-upload-").tempdir_in(".").unwrap();
+    let file = std::fs::canonicalize(dir.path()).unwrap().join("notes.txt");
     std::fs::write(&file, "hello").unwrap();
     let input = ref_of(&mcp, &tab, "button \"Attachment\"").await;
     let path = file.to_str().unwrap();
@@ -292,7 +292,7 @@ async fn type_press_key_and_upload_file_act_as_a_user_would() {
         .err("upload_file", json!({ "tab_id": tab, "ref": input, "paths": ["notes.txt"] }))
         .await;
     assert!(err.starts_with("bad_request:") && err.contains("absolute"), "{err}");
-    let big = dir.join("big.bin");
+    let big = file.with_file_name("big.bin");
     std::fs::write(&big, vec![0u8; 11 * 1024 * 1024]).unwrap();
     let err = mcp
         .err(
@@ -304,7 +304,7 @@ async fn type_press_key_and_upload_file_act_as_a_user_would() {
     let err =
         mcp.err("upload_file", json!({ "tab_id": tab, "ref": search, "paths": [path] })).await;
     assert!(err.starts_with("not_actionable:"), "{err}");
-    std::fs::remove_dir_all(&dir).unwrap();
+    drop(dir);
 
     // pointer: scroll the page, hover a button.
     let done = mcp.ok("pointer", json!({ "tab_id": tab, "action": "scroll", "dy": 300 })).await;

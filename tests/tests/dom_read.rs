@@ -1,4 +1,4 @@
-//! read_page and find on real pages in real Chromium (issue 13): what the assistant reads —
+//! read_page and find on real pages in real Chromium: what the assistant reads —
 //! frames, shadow DOM, the token budget, `since`, stale refs, and a hostile page.
 
 use serde_json::{Value, json};
@@ -70,7 +70,8 @@ async fn a_page_reads_as_lines_with_frames_and_shadow_dom() {
     let text_mode = mcp.read_page(json!({ "tab_id": tab, "mode": "text" })).await;
     assert!(text_mode.head.contains(", text mode"), "{}", text_mode.head);
     let md = text_mode.lines.as_str();
-    assert!(md.starts_with("# Widgets\n"), "{md}");
+    assert!(md.starts_with("│ # Widgets\n"), "{md}");
+    assert!(md.lines().all(|l| l.starts_with("│ ")), "each line of page text marked: {md}");
     assert!(md.contains("[Go to the form](form.html)"), "{md}");
     // Full mode: every element with a role, and the text.
     let full = mcp.read_page(json!({ "tab_id": tab, "mode": "full" })).await;
@@ -245,7 +246,7 @@ async fn a_hostile_page_gets_its_words_quoted_and_cannot_plant_refs() {
 /// Stop the extension's service worker, as Chrome does when it crashes or is updated: the
 /// pages and their agents live on. Through CDP's `Target.closeTarget`.
 async fn stop_service_worker(cdp: &tabwire_tests::cdp::Cdp) {
-    let worker = cdp.target_id("service_worker", "/background.js").await.unwrap();
+    let worker = cdp.target_id("service_worker", "/worker/background.js").await.unwrap();
     cdp.call("Target.closeTarget", json!({ "targetId": worker }), None).await.unwrap();
 }
 

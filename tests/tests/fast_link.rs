@@ -25,7 +25,7 @@ async fn browser() -> (Chromium, Cdp, Mcp, Fixtures, Value, String) {
     let pages = Fixtures::serve();
     let tab =
         mcp.ok("open_tab", json!({ "url": pages.url("app.html") })).await["tab"]["id"].clone();
-    let worker = cdp.target_id("service_worker", "/background.js").await.unwrap();
+    let worker = cdp.target_id("service_worker", "/worker/background.js").await.unwrap();
     let worker = cdp.attach(&worker).await.unwrap();
     (browser, cdp, mcp, pages, tab, worker)
 }
@@ -70,7 +70,7 @@ async fn forced_read(mcp: &Mcp, tab: &Value) -> Result<Value, String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn calls_go_by_the_fast_link_and_by_native_messaging_while_it_is_cut() {
     let (browser, cdp, mcp, _pages, tab, worker) = browser().await;
-    let popup = format!("chrome-extension://{EXTENSION_ID}/popup.html?tab={tab}");
+    let popup = format!("chrome-extension://{EXTENSION_ID}/ui/popup.html?tab={tab}");
     let popup = cdp.open(&popup).await.unwrap();
 
     // It comes up by itself; forced reads then go by it, both ways.

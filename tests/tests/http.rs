@@ -322,8 +322,9 @@ async fn a_cancelled_wait_takes_nothing_and_the_session_goes_on() {
     assert_eq!(none["type"], "timeout", "{none}");
 }
 
-/// At the cap, one more client is told why; a client that leaves (DELETE) frees its place
-/// and takes its session's files with it.
+/// At the cap, a session with a request in progress is never ended for a newcomer: when every
+/// session has one, one more client is told why (503); a client that leaves (DELETE) frees its
+/// place and takes its session's files with it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions_are_capped_and_a_client_that_leaves_frees_its_place() {
     let dir = bins::scratch_dir("cap");
@@ -334,13 +335,23 @@ async fn sessions_are_capped_and_a_client_that_leaves_frees_its_place() {
     first.ok("get_session", json!({})).await;
     assert_eq!(session_records(&dir).len(), 2);
 
-    let answer = init(&serve, &[("Authorization", &bearer)]).await;
+    let wait = json!({ "types": ["message"], "timeout_secs": 3 });
+    let (a, b, answer) = tokio::join!(
+        first.ok("wait_for_event", wait.clone()),
+        second.ok("wait_for_event", wait.clone()),
+        async {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            init(&serve, &[("Authorization", &bearer)]).await
+        }
+    );
     assert_eq!(answer.status, 503, "{answer:?}");
     assert!(
         answer.body.contains("too_many_connections") && answer.body.contains("--max-sessions"),
         "{}",
         answer.body
     );
+    assert_eq!((&a["type"], &b["type"]), (&json!("timeout"), &json!("timeout")), "{a} {b}");
+    assert_eq!(session_records(&dir).len(), 2, "neither busy session was ended");
 
     first.client.cancel().await.unwrap();
     eventually("the first session's end", Duration::from_secs(3), || {
@@ -350,6 +361,67 @@ async fn sessions_are_capped_and_a_client_that_leaves_frees_its_place() {
     let third = Mcp::http(&serve).await;
     third.ok("get_session", json!({})).await;
     second.ok("get_session", json!({})).await;
+}
+
+/// POST a JSON-RPC message in `session`.
+async fn post_in(serve: &Serve, session: &str, body: &str) -> http::Answer {
+    let bearer = format!("Bearer {}", serve.token);
+    let headers = [
+        ("Authorization", bearer.as_str()),
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("Mcp-Session-Id", session),
+    ];
+    http::request(port(serve), "POST", "/mcp", &headers, body).await
+}
+
+/// A short-lived client, as the MCP Inspector CLI, an SDK client's `close()` or `claude mcp
+/// list` are: initialize, list the tools, go without ending the session. Its session id.
+async fn look_and_leave(serve: &Serve) -> String {
+    let answer = init(serve, &[("Authorization", &format!("Bearer {}", serve.token))]).await;
+    assert_eq!(answer.status, 200, "{answer:?}");
+    let id = answer.header("mcp-session-id").expect("a session id").to_owned();
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    assert_eq!(post_in(serve, &id, initialized).await.status, 202);
+    let list = post_in(serve, &id, r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#).await;
+    assert!(list.status == 200 && list.body.contains("list_tabs"), "{list:?}");
+    id
+}
+
+/// Clients that never end their session do not use the server up: 100 in a row, against the
+/// default cap of 32, are all served, and the sessions stay within the cap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hundred_short_lived_clients_in_a_row_are_all_served() {
+    let dir = bins::scratch_dir("many");
+    let serve = Arc::new(Serve::start(&dir, &[]));
+    for _ in 0..100 {
+        look_and_leave(&serve).await;
+    }
+    eventually("the ended sessions' files going", Duration::from_secs(5), || {
+        session_records(&dir).len() <= 32
+    })
+    .await;
+}
+
+/// The place a newcomer takes is that of the session that waited longest for its client, never
+/// one with a request in progress, which gets its answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_newcomer_ends_the_longest_idle_session_not_a_busy_one() {
+    let dir = bins::scratch_dir("reclaim");
+    let serve = Arc::new(Serve::start(&dir, &["--max-sessions", "2"]));
+    let busy = Mcp::http(&serve).await;
+    let idle = look_and_leave(&serve).await;
+    let wait = json!({ "types": ["message"], "timeout_secs": 2 });
+    let (waited, newcomer) = tokio::join!(busy.ok("wait_for_event", wait), async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        look_and_leave(&serve).await
+    });
+    assert_eq!(waited["type"], "timeout", "the busy session got its answer: {waited}");
+    let gone = post_in(&serve, &idle, r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#).await;
+    assert_eq!(gone.status, 404, "the idle session was ended: {gone:?}");
+    let here = post_in(&serve, &newcomer, r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#).await;
+    assert_eq!(here.status, 200, "{here:?}");
+    busy.ok("get_session", json!({})).await;
 }
 
 /// A client that goes quiet without saying goodbye: its session ends after the idle timeout,

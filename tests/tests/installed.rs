@@ -72,6 +72,29 @@ fn one_package_builds_both_programs() {
     assert_eq!(bins, ["tabwire", "tabwire-host"], "`cargo install --path bridge` installs both");
 }
 
+#[test]
+fn the_version_names_the_build() {
+    let machine = Installed::new("ver");
+    let said = stdout(&machine.tabwire(&["--version"], None));
+    let unpacked = machine.root.join("ext");
+    stdout(&machine.tabwire(&["extension", "unpack", unpacked.to_str().unwrap()], None));
+    let build: Value =
+        serde_json::from_slice(&std::fs::read(unpacked.join("build.json")).unwrap()).unwrap();
+    let head = Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(bins::repo_root())
+        .output()
+        .expect("git");
+    let commit = String::from_utf8(head.stdout).unwrap();
+    let want = format!(
+        "tabwire {} (commit {}, extension build {})",
+        env!("CARGO_PKG_VERSION"),
+        commit.trim(),
+        build["build_id"].as_str().unwrap()
+    );
+    assert_eq!(said.trim(), want);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_installed_extension_is_written_loaded_checked_and_removed() {
     let machine = Installed::new("inst");

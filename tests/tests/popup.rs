@@ -2,7 +2,7 @@
 //! page sees trusted clicks): "Allow tabwire on this site" lets a site in — after a reload the
 //! page works through `tabwire mcp` — and the site's "Revoke" shuts it out at once.
 //!
-//! The popup page is opened in a tab of its own, `popup.html?tab=<id>`, which makes it about
+//! The popup page is opened in a tab of its own, `ui/popup.html?tab=<id>`, which makes it about
 //! that tab. `127.0.0.2` stands in for any website: it is loopback, but not a default site.
 
 use std::time::{Duration, Instant};
@@ -115,7 +115,7 @@ async fn the_popup_allows_a_site_and_revokes_it() {
     assert!(!listed_sites(&mcp).await.contains(&origin));
 
     // The popup for that tab names its site, says it is not allowed, and offers to allow it.
-    let url = format!("chrome-extension://{EXTENSION_ID}/popup.html?tab={tab}");
+    let url = format!("chrome-extension://{EXTENSION_ID}/ui/popup.html?tab={tab}");
     let popup = cdp.open(&url).await.unwrap_or_else(|e| panic!("open the popup: {e}"));
     let shown = until(&cdp, &popup, "the allow button", &visible("#allow")).await;
     assert_eq!(shown, true);

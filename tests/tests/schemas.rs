@@ -29,7 +29,7 @@ async fn every_schema_passes_a_strict_validator_and_the_sdk_client_warns_of_noth
     let tabwire = bins::bin("tabwire");
     let out = js::tools_list(
         &["check"],
-        &[tabwire.to_str().unwrap(), "mcp", "--page-tools"],
+        &[tabwire.to_str().unwrap(), "mcp", "--page-tools", "--tools", "all"],
         &[("TABWIRE_RUNTIME_DIR", &browser.runtime_dir)],
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -44,6 +44,16 @@ async fn every_schema_passes_a_strict_validator_and_the_sdk_client_warns_of_noth
 #[tokio::test]
 async fn every_built_in_tool_says_when_to_use_it_in_three_sentences_at_most() {
     let dir = bins::scratch_dir("desc");
+    // The tool it names is served beside it, in the default sets too.
+    let default = Mcp::start_with(&dir, &[("TABWIRE_TOOLS", "default")]).await;
+    let tools = default.client.list_all_tools().await.unwrap();
+    let names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
+    for tool in &tools {
+        let about = tool.description.as_deref().unwrap_or_default();
+        let others = names.iter().filter(|n| *n != &tool.name && about.contains(n.as_str()));
+        assert!(others.count() > 0, "{} names no tool of its sets: {about}", tool.name);
+    }
+    drop(default);
     let mcp = Mcp::start(&dir).await;
     let tools = mcp.client.list_all_tools().await.unwrap();
     let names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
@@ -63,7 +73,7 @@ async fn every_built_in_tool_says_when_to_use_it_in_three_sentences_at_most() {
     }
     let info = mcp.client.peer_info().unwrap();
     let instructions = info.instructions.as_deref().unwrap();
-    for family in ["Tabs", "Pages", "Waiting", "Sessions", "Workers", "Chat", "Workflows"] {
+    for family in ["Tabs", "Pages", "Any page", "Sessions", "Workers", "Chat", "Workflows"] {
         assert!(instructions.contains(family), "the instructions list the {family} family");
     }
     drop(mcp);

@@ -9,7 +9,8 @@ use std::process::Output;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tabwire_tests::{Chromium, Fixtures, Mcp, bins};
+use tabwire_proto::extension_id::EXTENSION_ID;
+use tabwire_tests::{Cdp, Chromium, Fixtures, Mcp, bins};
 
 /// `tabwire sites …` against this browser, as the user would run it.
 fn sites(browser: &Chromium, args: &[&str]) -> Output {
@@ -275,4 +276,108 @@ async fn flood_deep_and_oversize_each_get_their_error_and_nothing_else_is_lost()
     let marker = events.iter().find(|e| e["type"] == "dropped" && e["tab_id"] == hostile);
     assert!(marker.is_some(), "the hostile tab's loss is told: {events:?}");
     assert!(events.iter().all(|e| e["type"] != "dropped" || e["tab_id"] == hostile));
+}
+
+/// Chrome's own "Site access" setting for tabwire, set as the user sets it on
+/// `chrome://extensions/?id=…` (Details → Site access: "On specific sites" and its sites):
+/// through that page's own `chrome.developerPrivate` calls, the ones its controls make. Only
+/// `sites` are left to tabwire (Chrome's patterns, `http://127.0.0.1/*`: any port). As in the
+/// page, Chrome first withholds every site, then grants those.
+async fn chrome_site_access(cdp: &Cdp, sites: &[&str]) {
+    let page = cdp
+        .open(&format!("chrome://extensions/?id={EXTENSION_ID}"))
+        .await
+        .unwrap_or_else(|e| panic!("open chrome://extensions: {e}"));
+    let ready = "typeof chrome.developerPrivate?.updateExtensionConfiguration === 'function'";
+    cdp.wait_for(&page, ready, Duration::from_secs(5)).await.expect("chrome://extensions loaded");
+    let set = format!(
+        r#"(async () => {{
+            await chrome.developerPrivate.updateExtensionConfiguration({{ extensionId: {EXTENSION_ID:?}, hostAccess: "ON_SPECIFIC_SITES" }});
+            for (const site of {sites:?}) await chrome.developerPrivate.addHostPermission({EXTENSION_ID:?}, site);
+            const info = await chrome.developerPrivate.getExtensionInfo({EXTENSION_ID:?});
+            return info.permissions.runtimeHostPermissions.hosts.filter((h) => h.granted).map((h) => h.host);
+        }})()"#
+    );
+    let granted = cdp.eval(&page, &set).await.unwrap_or_else(|e| panic!("set Site access: {e}"));
+    assert_eq!(granted, json!(sites), "Chrome shows the sites it grants tabwire");
+}
+
+/// The sites `tabwire sites --json` lists for the one browser.
+fn listed(browser: &Chromium) -> Vec<String> {
+    let out: Value = serde_json::from_str(&ok(sites(browser, &["list", "--json"]))).unwrap();
+    let list = out[0]["sites"].as_array().unwrap_or_else(|| panic!("no sites in {out}"));
+    list.iter().map(|s| s.as_str().unwrap().to_owned()).collect()
+}
+
+async fn until_listed(browser: &Chromium, want: &[&str]) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let now = listed(browser);
+        if now == want {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "tabwire sites lists {now:?}, not {want:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_site_the_user_takes_from_tabwire_in_chromes_settings_is_revoked_in_tabwire() {
+    let mut browser = Chromium::start_with_cdp();
+    let (to_browser, from_browser) = browser.take_cdp_pipe().expect("started with a CDP pipe");
+    let cdp = Cdp::new(to_browser, from_browser);
+    let home = Fixtures::serve();
+    let stranger = Fixtures::serve_on("127.0.0.2");
+    let origin = stranger.origin();
+    let mcp = Mcp::start(&browser.runtime_dir).await;
+
+    ok(sites(&browser, &["allow", &origin]));
+    let tab = open(&mcp, stranger.url("probe.html?name=chrome")).await;
+    assert_eq!(stranger.beacon("chrome").await, "page=chrome&tabwire=true&relay=true");
+    let mine = open(&mcp, home.url("probe.html?name=home")).await;
+    home.beacon("home").await;
+    mcp.ok("get_state", json!({ "tab_id": tab, "force_refresh": true })).await;
+
+    // In Chrome's settings the user leaves tabwire only 127.0.0.1.
+    chrome_site_access(&cdp, &["http://127.0.0.1/*"]).await;
+    until_listed(&browser, &["http://127.0.0.1:*"]).await;
+    for args in [json!({ "tab_id": tab }), json!({ "tab_id": tab, "force_refresh": true })] {
+        let err = mcp.err("get_state", args).await;
+        assert!(err.starts_with("site_not_allowed:") && err.contains(&origin), "{err}");
+    }
+    let got = mcp.ok("get_state", json!({ "tab_id": mine, "force_refresh": true })).await;
+    assert_eq!(got["origin"], home.origin().as_str(), "what Chrome still grants works: {got}");
+
+    // Chrome's grants and tabwire's list agree.
+    let page = cdp.open(&format!("chrome-extension://{EXTENSION_ID}/ui/popup.html")).await.unwrap();
+    let granted = cdp.wait_for(&page, "chrome.permissions.getAll()", Duration::from_secs(5)).await;
+    assert_eq!(granted.unwrap()["origins"], json!(["http://127.0.0.1/*"]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_site_chrome_does_not_grant_tabwire_cannot_be_allowed_until_it_does() {
+    let mut browser = Chromium::start_with_cdp();
+    let (to_browser, from_browser) = browser.take_cdp_pipe().expect("started with a CDP pipe");
+    let cdp = Cdp::new(to_browser, from_browser);
+    let stranger = Fixtures::serve_on("127.0.0.2");
+    let origin = stranger.origin();
+    let mcp = Mcp::start(&browser.runtime_dir).await;
+    chrome_site_access(&cdp, &["http://127.0.0.1/*"]).await;
+    until_listed(&browser, &["http://127.0.0.1:*"]).await;
+
+    let out = sites(&browser, &["allow", &origin]);
+    assert!(!out.status.success(), "allowed a site Chrome withholds");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&origin) && err.contains("Site access"), "says why: {err}");
+    assert!(err.contains(&format!("chrome://extensions/?id={EXTENSION_ID}")), "and where: {err}");
+    assert_eq!(listed(&browser), ["http://127.0.0.1:*"]);
+
+    // The user adds the site in Chrome too: now tabwire may be allowed there, and works.
+    chrome_site_access(&cdp, &["http://127.0.0.1/*", "http://127.0.0.2/*"]).await;
+    let said = ok(sites(&browser, &["allow", &origin]));
+    assert!(said.contains(&format!("allowed {origin}")), "{said}");
+    let tab = open(&mcp, stranger.url("probe.html?name=granted")).await;
+    assert_eq!(stranger.beacon("granted").await, "page=granted&tabwire=true&relay=true");
+    let got = mcp.ok("get_state", json!({ "tab_id": tab, "force_refresh": true })).await;
+    assert_eq!(got["origin"], origin.as_str(), "{got}");
 }

@@ -15,7 +15,7 @@ async fn tools_are_listed_with_schemas_and_annotations() {
     names.sort();
     // Exactly the tools specs/tools.md documents: none missing, none undocumented.
     assert_eq!(names, documented_tools(), "the server's tools and specs/tools.md disagree");
-    // Tools that act on a tab take the optional `browser` too.
+    // Tools that act on a tab take the optional `browser` too; the instructions say what it is.
     const TAB_TOOLS: [&str; 5] = ["list_tabs", "open_tab", "close_tab", "activate_tab", "navigate"];
     for tool in &tools {
         let name = &tool.name;
@@ -32,8 +32,7 @@ async fn tools_are_listed_with_schemas_and_annotations() {
         assert!(notes.read_only_hint.is_some() && notes.open_world_hint.is_some(), "{name}");
         if TAB_TOOLS.contains(&name.as_ref()) {
             let props = tool.input_schema.get("properties").cloned().unwrap_or_default();
-            let doc = props["browser"]["description"].as_str().unwrap_or_default();
-            assert!(doc.contains("host pid"), "{name}: the browser parameter is explained");
+            assert_eq!(props["browser"]["type"], "string", "{name}: it takes `browser`");
         }
     }
     let tool = |n: &str| tools.iter().find(|t| t.name == n).unwrap();
@@ -54,7 +53,71 @@ async fn tools_are_listed_with_schemas_and_annotations() {
 
     let info = mcp.client.peer_info().unwrap();
     assert_eq!(info.server_info.as_ref().unwrap().name, "tabwire");
-    assert!(info.instructions.as_ref().unwrap().contains("logged in"));
+    let instructions = info.instructions.as_ref().unwrap();
+    assert!(instructions.contains("logged in"));
+    for shared in ["`browser`", "host pid", "`tab_id`", "`expected_origin`", "`trusted: true`"] {
+        assert!(instructions.contains(shared), "the instructions explain {shared}");
+    }
+}
+
+/// Without `--tools`, the server offers the sets specs/tools.md marks as the default, and a
+/// tool of another set is refused with a message that names its set and how to add it.
+#[tokio::test]
+async fn the_default_tool_sets_are_served_and_others_are_refused_by_name() {
+    let env = Sandbox::new();
+    let mut cmd = tokio::process::Command::new(tabwire_tests::bins::bin("tabwire"));
+    cmd.arg("mcp").env("TABWIRE_RUNTIME_DIR", &*env.dir).env_remove("TABWIRE_TOOLS");
+    cmd.env_remove("TABWIRE_SESSION_ID").env_remove("TABWIRE_BROWSER");
+    let transport = rmcp::transport::TokioChildProcess::new(cmd).unwrap();
+    let client = rmcp::ServiceExt::serve((), transport).await.unwrap();
+    let tools = client.list_all_tools().await.unwrap();
+    let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    names.sort();
+    let mut default: Vec<&str> = documented_sets()
+        .into_iter()
+        .filter(|(_, is_default, _)| *is_default)
+        .flat_map(|(_, _, tools)| tools)
+        .collect();
+    default.sort();
+    default.dedup();
+    assert_eq!(names, default, "the default sets and specs/tools.md disagree");
+    let mut all: Vec<&str> = documented_sets().into_iter().flat_map(|(_, _, t)| t).collect();
+    all.sort();
+    all.dedup();
+    assert_eq!(all, documented_tools(), "every tool is in a set");
+    let instructions = client.peer_info().unwrap().instructions.clone().unwrap();
+    assert!(!instructions.contains("spawn_worker"), "only the sets served are explained");
+
+    let params = rmcp::model::CallToolRequestParams::new("spawn_worker");
+    let refused = client.call_tool(params).await.unwrap_err().to_string();
+    assert!(
+        refused.contains("`workers`") && refused.contains("--tools") && refused.contains("TABWIRE_TOOLS"),
+        "{refused}"
+    );
+}
+
+/// The tool sets of specs/tools.md's table `| set | default | tools |`.
+fn documented_sets() -> Vec<(&'static str, bool, Vec<&'static str>)> {
+    let spec = include_str!("../../specs/tools.md");
+    let mut sets = Vec::new();
+    let mut in_table = false;
+    for line in spec.lines() {
+        if line.starts_with("| set |") {
+            in_table = true;
+            continue;
+        }
+        if !line.starts_with('|') {
+            in_table = false;
+        }
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        if in_table && cells.len() >= 4 && cells[1].starts_with('`') {
+            let name = cells[1].trim_matches('`');
+            let tools = cells[3].split(',').map(|t| t.trim().trim_matches('`')).collect();
+            sets.push((name, cells[2] == "yes", tools));
+        }
+    }
+    assert!(sets.len() >= 7, "the tool sets table of specs/tools.md: {sets:?}");
+    sets
 }
 
 #[tokio::test]

@@ -15,10 +15,9 @@ use serde_json::value::RawValue;
 use tabwire_proto::codec::FrameCodec;
 use tabwire_proto::limits::CONNECT_TIMEOUT;
 use tabwire_proto::runtime_dir::{HostRecord, now_ms};
-use tabwire_proto::socket::{PeerError, check_peer};
+use tabwire_proto::socket::{self, PeerError, User, check_peer};
 use tabwire_proto::stream;
 use tabwire_proto::wire::{Cancel, Hello, Message, PROTOCOL_VERSION, Request, code};
-use tokio::net::UnixStream;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::codec::{FramedRead, FramedWrite};
 use tokio_util::sync::CancellationToken;
@@ -89,8 +88,8 @@ impl Link {
 pub enum AttachError {
     #[error("cannot connect to {socket}: {source}")]
     Connect { socket: String, source: std::io::Error },
-    #[error("the socket {socket} belongs to uid {uid}, not to you: refusing to talk to it")]
-    ForeignPeer { socket: String, uid: u32 },
+    #[error("the socket {socket} belongs to {peer}, not to you: refusing to talk to it")]
+    ForeignPeer { socket: String, peer: User },
     #[error(
         "cannot tell who listens on {socket} ({source}): refusing to talk to it. \
          `tabwire doctor` checks the runtime directory"
@@ -117,7 +116,7 @@ impl Connection {
         subscribe: bool,
     ) -> Result<Arc<Connection>, AttachError> {
         let socket = record.socket.display().to_string();
-        let connect = tokio::time::timeout(CONNECT_TIMEOUT, UnixStream::connect(&record.socket));
+        let connect = tokio::time::timeout(CONNECT_TIMEOUT, socket::open(&record.socket));
         let stream = match connect.await {
             Ok(Ok(stream)) => stream,
             Ok(Err(source)) => return Err(AttachError::Connect { socket, source }),
@@ -130,8 +129,8 @@ impl Connection {
         // receives everything the assistant asks of the browser.
         match check_peer(&stream) {
             Ok(()) => {}
-            Err(PeerError::Foreign { uid, .. }) => {
-                return Err(AttachError::ForeignPeer { socket, uid });
+            Err(PeerError::Foreign { peer, .. }) => {
+                return Err(AttachError::ForeignPeer { socket, peer });
             }
             Err(PeerError::Unknown(source)) => {
                 return Err(AttachError::UnknownPeer { socket, source });

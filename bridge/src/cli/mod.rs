@@ -9,11 +9,25 @@ pub mod status;
 pub mod wait;
 pub mod workflow;
 
+use std::sync::LazyLock;
+
 use clap::{Parser, Subcommand};
+
+/// Which build this is: `tabwire --version` prints it, e.g. `tabwire 0.1.0 (commit 0123456789ab,
+/// extension build 0123456789abcdef)` — the extension's build id is the one `build.json` and
+/// `doctor` show.
+pub static VERSION: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "{} (commit {}, extension build {})",
+        env!("CARGO_PKG_VERSION"),
+        env!("TABWIRE_COMMIT"),
+        tabwire_install::extension::BUILD_ID
+    )
+});
 
 /// tabwire lets an AI assistant work with your own, logged-in browser.
 #[derive(Debug, Parser)]
-#[command(name = "tabwire", version, about)]
+#[command(name = "tabwire", version = VERSION.as_str(), about)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -35,9 +49,23 @@ pub struct McpArgs {
     #[command(flatten)]
     pub attach: Attach,
     /// Also offer each command a page declares (`tabwire.onCommand(type, fn, {description,
-    /// params})`) as a tool of its own, `<app>__<command>`, and tell the client when they change.
-    #[arg(long, env = "TABWIRE_PAGE_TOOLS")]
+    /// params})`) as a tool of its own, named for its site (`<site>_<tag>_<app>__<command>`), and
+    /// tell the client when they change.
+    #[arg(long, env = "TABWIRE_PAGE_TOOLS", value_parser = clap::builder::BoolishValueParser::new())]
     pub page_tools: bool,
+    #[command(flatten)]
+    pub tools: Tools,
+}
+
+/// Which tools a server offers.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Tools {
+    /// The tool sets to offer, separated by commas: tabs, page (apps built for tabwire), dom
+    /// (any page), sessions, workers, chat, workflows; `all`, or `default` (tabs,page,dom) with
+    /// others (`default,workers`). Every tool offered is in each of the model's conversations.
+    #[arg(long = "tools", env = "TABWIRE_TOOLS", value_name = "SETS",
+          default_value = crate::mcp::sets::DEFAULT)]
+    pub set: crate::mcp::sets::ToolSet,
 }
 
 #[derive(Debug, Subcommand)]

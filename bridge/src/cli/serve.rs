@@ -29,4 +29,6 @@ pub struct ServeArgs {
     pub idle_timeout: u64,
     #[command(flatten)]
     pub attach: Attach,
+    #[command(flatten)]
+    pub tools: super::Tools,
 }

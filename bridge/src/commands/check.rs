@@ -11,10 +11,25 @@ use tabwire_proto::wire::{self, code};
 
 use crate::error::CallError;
 
-/// JSON text of one declared schema (as `extension/commands.js` `MAX_SCHEMA`).
+/// JSON text of one declared schema (as `extension/lib/commands.js` `MAX_SCHEMA`).
 pub const MAX_SCHEMA: usize = 16 * 1024;
 /// Objects and arrays inside one another in one schema (`MAX_SCHEMA_DEPTH`).
 pub const MAX_SCHEMA_DEPTH: usize = 16;
+
+/// What a declared parameter may be named, as `extension/lib/commands.js` checks it (`PARAM_NAME`):
+/// a name in an MCP tool's `inputSchema` is page text that no label can go beside.
+pub const PARAM_NAME: &str = "^[A-Za-z_][A-Za-z0-9_]{0,63}$";
+/// [`PARAM_NAME`] in words, for the errors that quote it.
+pub const PARAM_NAME_RULE: &str =
+    "a parameter name is a letter or _, then letters, digits or _, 64 characters at most";
+
+/// Whether `name` matches [`PARAM_NAME`].
+pub fn is_param_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    name.len() <= 64
+        && chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
 
 /// The validator of a declared `params` schema, or why it cannot be one.
 pub fn compile(schema: &Value) -> Result<Validator, String> {
@@ -94,7 +109,7 @@ mod tests {
 
     #[test]
     fn the_limits_are_the_extensions() {
-        let worker = include_str!("../../../extension/commands.js");
+        let worker = include_str!("../../../extension/lib/commands.js");
         assert!(
             worker.contains("export const MAX_SCHEMA = 16 * 1024;"),
             "MAX_SCHEMA = {MAX_SCHEMA}"
@@ -104,6 +119,14 @@ mod tests {
             "MAX_SCHEMA_DEPTH = {MAX_SCHEMA_DEPTH}"
         );
         assert_eq!(MAX_SCHEMA, 16 * 1024);
+        assert!(
+            worker.contains(&format!("export const PARAM_NAME = /{PARAM_NAME}/;")),
+            "PARAM_NAME = {PARAM_NAME}"
+        );
+        let ok = ["a", "_", "A_9", &"x".repeat(64)];
+        assert!(ok.iter().all(|n| is_param_name(n)));
+        let bad = ["", "9a", "a-b", "a b", "é", &"x".repeat(65)];
+        assert!(!bad.iter().any(|n| is_param_name(n)));
     }
 
     #[test]

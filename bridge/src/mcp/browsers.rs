@@ -36,9 +36,8 @@ pub struct ListedBrowser {
 
 #[tool_router(router = browser_tools, vis = "pub(super)")]
 impl TabwireServer {
-    /// List the browsers tabwire is attached to (one per browser profile running the extension)
-    /// and the sites the user allowed in each; the last is the default. Pass `browser` to other
-    /// tools to pick another; use diagnose when none is attached.
+    /// List the attached browsers (one per profile running the extension) and the sites the user
+    /// allowed in each; the last is the default `browser`. Use diagnose when none is attached.
     #[tool(
         output_schema = schema_for_output::<BrowserList>(),
         annotations(

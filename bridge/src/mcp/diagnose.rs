@@ -35,10 +35,9 @@ pub struct DiagnosisFinding {
 
 #[tool_router(router = diagnose_tools, vis = "pub(super)")]
 impl TabwireServer {
-    /// Check the whole chain from the browser to tabwire (native-host manifests, the runtime
-    /// directory, running hosts, a ping through each browser) and say how to fix what is
-    /// broken. Use it when a tool reports that no browser is connected; list_browsers is enough
-    /// to see which browsers are attached.
+    /// Check each link from the browser to tabwire (manifests, runtime directory, hosts, a ping
+    /// through each browser) and say how to fix what is broken. Use it when no browser is
+    /// connected; list_browsers shows the attached ones.
     #[tool(
         output_schema = schema_for_output::<Diagnosis>(),
         annotations(

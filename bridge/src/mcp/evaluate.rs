@@ -1,5 +1,5 @@
 //! The evaluate tool: run the assistant's JavaScript function in a page, only where the user
-//! turned on "Run scripts" for the site (`extension/dom/evaluate.js`).
+//! turned on "Run scripts" for the site (`extension/worker/dom/evaluate.js`).
 
 use std::time::Duration;
 
@@ -21,16 +21,13 @@ const MAX_TIMEOUT_MS: u64 = 60_000;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct EvaluateParams {
-    /// The tab's id, from list_tabs or open_tab.
     pub tab_id: i64,
-    /// A JavaScript function's source, run in the page with no arguments; its return value
-    /// (awaited if a promise) must be JSON data. E.g. `() => document.title`,
-    /// `async () => (await fetch('/api/me')).status`.
+    /// A function's source, run with no arguments; its value (awaited) must be JSON, e.g. `() =>
+    /// document.title`.
     pub function: String,
-    /// Run only if the page is of this origin, else fail with `origin_changed`.
     #[serde(default)]
     pub expected_origin: Option<String>,
-    /// How long the function may take, in milliseconds (1 … 60000). Default: 10000.
+    /// Milliseconds it may take (1 … 60000; default 10000).
     #[serde(default)]
     pub timeout_ms: Option<u64>,
     #[serde(flatten)]
@@ -39,10 +36,9 @@ pub struct EvaluateParams {
 
 #[tool_router(router = evaluate_tools, vis = "pub(super)")]
 impl TabwireServer {
-    /// Run a JavaScript function in a page and return its value — only on sites where the
-    /// user turned on "Run scripts" (else `scripts_not_allowed`), and not on pages whose CSP
-    /// forbids eval. Use it for what the page tools cannot read or do; prefer read_page, find
-    /// and the action tools, which need no such permission.
+    /// Run a JavaScript function in a page and return its value: only where the user turned on "Run
+    /// scripts" for the site (else scripts_not_allowed), not where CSP forbids eval. Prefer
+    /// read_page, find and the actions.
     #[tool(
         output_schema = schema_for_output::<Evaluated>(),
         annotations(

@@ -24,22 +24,21 @@ const MAX_STATE_WAIT_SECS: u64 = crate::limits::MAX_WAIT_SECS;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct WaitForEventParams {
-    /// The kinds to wait for: worker_complete, message, question, answer, page_event,
-    /// state_update, tab, browser, operation, dropped. Default: ["worker_complete"], the
-    /// reports of workers; name the others to wait for them.
+    /// Default ["worker_complete"]; also message, question, answer, page_event, state_update, tab,
+    /// browser, operation, dropped.
     #[serde(default)]
     pub types: Option<Vec<String>>,
-    /// How long to wait, in seconds (at most 3600). Default: 300.
+    /// Seconds, at most 3600.
     #[serde(default = "five_minutes")]
     pub timeout_secs: u64,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct WaitForStateChangeParams {
-    /// Only events of this tab. Default: every tab.
+    /// Only this tab's events.
     #[serde(default)]
     pub tab_id: Option<i64>,
-    /// How long to wait, in seconds (at most 120). Default: 30.
+    /// Seconds to wait, at most 120.
     #[serde(default = "thirty_seconds")]
     pub timeout_secs: u64,
 }
@@ -144,12 +143,9 @@ fn thirty_seconds() -> u64 {
 
 #[tool_router(router = event_tools, vis = "pub(super)")]
 impl TabwireServer {
-    /// Wait for the next event of this session and take it from the queue: by default a
-    /// worker's worker_complete (spawn_worker, notify_completion), else the kinds named in
-    /// `types` (message, question, answer, operation, browser, page_event, state_update, tab,
-    /// dropped); {"type": "timeout"} after timeout_secs. Events queue in order from the
-    /// session's start, and the others stay queued. To take pages' events in batches use
-    /// wait_for_state_change, and wait_for_operation for a chat's answer.
+    /// Take this session's next event from its queue: by default a worker's worker_complete
+    /// (spawn_worker), else one of `types`; {"type": "timeout"} after timeout_secs, and the other
+    /// kinds stay queued. wait_for_state_change takes pages' events in batches.
     #[tool(
         output_schema = schema_for_output::<Waited>(),
         annotations(
@@ -187,11 +183,9 @@ impl TabwireServer {
         Ok(Reply::new(describe(&event), Waited::of(&event, data)))
     }
 
-    /// Wait until pages push events (tabwire.pushEvent) and return all of them at once, oldest
-    /// first, or {"events": [], "timed_out": true} after timeout_secs: the way to follow what
-    /// the user does in a page. Each event is returned once, and the pages are told how many
-    /// were taken. Use get_state for the page's current state, and wait_for_event for one event
-    /// of any kind.
+    /// Wait until pages push events (tabwire.pushEvent) and return them all, oldest first, or
+    /// `timed_out` after timeout_secs: how to follow what the user does in a page. get_state gives
+    /// a page's current state.
     #[tool(
         output_schema = schema_for_output::<StateChanges>(),
         annotations(

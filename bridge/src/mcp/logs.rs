@@ -1,5 +1,5 @@
 //! What a page logged and which requests it made: console_messages and network_requests, as
-//! the extension captured them from document_start (`extension/dom/logs.js`), bounded per tab
+//! the extension captured them from document_start (`extension/worker/dom/logs.js`), bounded per tab
 //! and handed over as data of the origin that produced them.
 
 use rmcp::handler::server::tool::schema_for_output;
@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::reply::Reply;
+use super::reply::{Reply, one_line};
 use super::server::TabwireServer;
 use super::tabs::Target;
 use crate::error::CallError;
@@ -20,13 +20,11 @@ use crate::methods::{
 /// What both logs take: the tab, from when, how many.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct LogParams {
-    /// The tab's id, from list_tabs or open_tab.
     pub tab_id: i64,
-    /// Only entries from this time on, in milliseconds since the Unix epoch: pass the `now` of
-    /// the previous answer to get only what is new.
+    /// Only entries from then on (ms since the epoch): the previous answer's `now`.
     #[serde(default)]
     pub since: Option<u64>,
-    /// At most this many, the newest (1 … 500). Default: 100.
+    /// The newest this many (1 … 500; default 100).
     #[serde(default)]
     pub limit: Option<u32>,
     #[serde(flatten)]
@@ -37,7 +35,7 @@ pub struct LogParams {
 pub struct ConsoleParams {
     #[serde(flatten)]
     pub log: LogParams,
-    /// The least severe level to return: `debug`, `log` (default), `info`, `warn` or `error`.
+    /// The least severe level: `debug`, `log` (default), `info`, `warn` or `error`.
     #[serde(default)]
     pub level: Option<String>,
 }
@@ -46,17 +44,15 @@ pub struct ConsoleParams {
 pub struct NetworkParams {
     #[serde(flatten)]
     pub log: LogParams,
-    /// Only requests whose URL contains this text (case does not matter), e.g. `/api/`.
+    /// Only URLs that contain this (any case), e.g. `/api/`.
     #[serde(default)]
     pub filter: Option<String>,
 }
 
 #[tool_router(router = log_tools, vis = "pub(super)")]
 impl TabwireServer {
-    /// Read what a page on an allowed site wrote to its console, and its uncaught errors,
-    /// captured since it started loading (the last 500 per page). Use it to see why a page
-    /// misbehaves after an action; pass `since` (the previous `now`) to get only what is new.
-    /// network_requests shows its requests.
+    /// Read what a page wrote to its console and its uncaught errors since it started loading (the
+    /// last 500); pass `since` for only what is new. network_requests shows its requests.
     #[tool(
         output_schema = schema_for_output::<ConsoleMessages>(),
         annotations(
@@ -90,15 +86,15 @@ impl TabwireServer {
         note_cuts(&mut text, &got.capture, "messages");
         for m in &got.messages {
             let level = m["level"].as_str().unwrap_or("?");
-            text.push_str(&format!("\n[{level}] {}", m["text"].as_str().unwrap_or("")));
+            // The page's words stay on their line: a line break in them would let a message
+            // forge lines of its own (an error of another origin).
+            text.push_str(&format!("\n[{level}] {}", one_line(m["text"].as_str().unwrap_or(""))));
         }
         Ok(Reply::new(text, got))
     }
 
-    /// List the requests a tab on an allowed site made (documents, scripts, fetch/XHR…),
-    /// with method, status and time, captured by the browser since the page started loading
-    /// (the last 500 per tab). Use it to check that an action reached the server and what it
-    /// answered; `filter` narrows by URL. console_messages shows the page's errors.
+    /// List the requests a tab made since its page started loading (documents, scripts, fetch/XHR…;
+    /// the last 500) with method, status and time. console_messages shows its errors.
     #[tool(
         output_schema = schema_for_output::<NetworkRequests>(),
         annotations(
@@ -135,7 +131,7 @@ impl TabwireServer {
             text.push_str(&format!(
                 "\n{} {} → {status}{ms} ({})",
                 r["method"].as_str().unwrap_or("?"),
-                r["url"].as_str().unwrap_or(""),
+                one_line(r["url"].as_str().unwrap_or("")),
                 r["type"].as_str().unwrap_or("?")
             ));
         }

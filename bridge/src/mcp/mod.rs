@@ -7,6 +7,7 @@ mod diagnose;
 mod dom;
 mod evaluate;
 mod events;
+pub mod jsonrpc;
 mod logs;
 mod operations;
 mod page;
@@ -15,7 +16,9 @@ mod schema;
 mod screenshot;
 mod server;
 mod sessions;
+pub mod sets;
 mod tabs;
+mod uploads;
 mod workers;
 mod workflows;
 
@@ -37,10 +40,10 @@ pub async fn run(args: &McpArgs, shutdown: Shutdown) -> anyhow::Result<()> {
         let id = &session.record().session_id;
         SavedQueue::start(core.queue().clone(), &crate::dirs::state_dir(), id)
     });
-    let server = TabwireServer::new(core).with_page_tools(args.page_tools);
+    let server = TabwireServer::new(core, args.tools.set.clone()).with_page_tools(args.page_tools);
     let ending = server.clone();
     let service = tokio::select! {
-        service = server.serve(bench::stdio()?) => service?,
+        service = server.serve(jsonrpc::Stdio::new(bench::stdio()?)) => service?,
         _ = shutdown.requested() => return Ok(()), // before the handshake: nothing to flush
     };
     tokio::select! {

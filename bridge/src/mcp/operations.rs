@@ -34,19 +34,16 @@ const QUOTE: usize = 80;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SendMessageParams {
-    /// The message to send, as the user would type it into the chat.
+    /// The message, as the user would type it.
     pub text: String,
-    /// The chat's tab, from list_tabs or open_tab. Default: an open tab that an adapter fits
-    /// (the active one first).
+    /// Default: an open tab that an adapter fits (the active one first).
     #[serde(default)]
     pub tab_id: Option<i64>,
-    /// The site adapter: a name from list_adapters, or a whole adapter object
-    /// (`{name, matches, input, submit, user_message, assistant_message, generating, done?,
-    /// stable_ms?}`). Default: the first adapter whose `matches` fit the tab's address.
+    /// A name from list_adapters, or a whole adapter. Default: the first whose `matches` fit the
+    /// tab.
     #[serde(default)]
     pub adapter: Option<AdapterChoice>,
-    /// Give the operation up (`timed_out`) if it has not ended after this many seconds.
-    /// Default 600.
+    /// Seconds before it is given up as timed_out.
     #[serde(default = "default_operation_secs")]
     pub timeout_secs: u64,
     #[serde(flatten)]
@@ -55,23 +52,20 @@ pub struct SendMessageParams {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct OperationParams {
-    /// The operation's id, from send_message_async or list_operations.
     pub operation_id: String,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct WaitForOperationParams {
-    /// The operation's id, from send_message_async or list_operations.
     pub operation_id: String,
-    /// Return after this many seconds even if it has not ended (it goes on). Default 300.
+    /// Return after this many seconds even if it goes on.
     #[serde(default = "default_wait_secs")]
     pub timeout_secs: u64,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ListOperationsParams {
-    /// Only operations in this state: pending, sent, streaming, completed, failed, cancelled
-    /// or timed_out. Default: all.
+    /// Only those in this state.
     #[serde(default)]
     pub status: Option<OperationStatus>,
 }
@@ -158,10 +152,9 @@ fn default_wait_secs() -> u64 {
 
 #[tool_router(router = operation_tools, vis = "pub(super)")]
 impl TabwireServer {
-    /// Send a message to a chat web app in a tab (claude.ai, chatgpt.com, gemini, or any page a
-    /// site adapter describes) and return an operation id once it is typed and submitted.
-    /// Follow it with wait_for_operation, which returns the answer with progress as it streams;
-    /// for pages built for tabwire, send_command is the better way.
+    /// Send a message to a chat web app in a tab (claude.ai, chatgpt.com, gemini, or a page a site
+    /// adapter describes) and return an operation id once it is submitted. wait_for_operation
+    /// returns the answer.
     #[tool(
         output_schema = schema_for_output::<Started>(),
         annotations(
@@ -205,11 +198,9 @@ impl TabwireServer {
         Ok(Reply::new(noted(text, &store_problem), started))
     }
 
-    /// Wait until an operation ends (completed, failed, cancelled or timed_out) and return it
-    /// with the answer, at once if it already ended; each milestone comes as a progress
-    /// notification when the request carries a progressToken. Cancelling this call stops the
-    /// wait, not the operation: cancel_operation does that, and get_operation reads it without
-    /// waiting.
+    /// Wait until an operation ends and return it with the answer (progress notifications as it
+    /// streams, with a progressToken). Cancelling this call stops the wait, not the operation:
+    /// cancel_operation does; get_operation reads it without waiting.
     #[tool(
         output_schema = schema_for_output::<OperationView>(),
         annotations(
@@ -263,8 +254,8 @@ impl TabwireServer {
         Ok(self.reply(text, op))
     }
 
-    /// An operation as it is now (status, milestones, and the answer once completed) without
-    /// waiting. To wait until it ends use wait_for_operation; list_operations lists them all.
+    /// An operation as it is now (status, milestones, answer once completed), without waiting;
+    /// wait_for_operation waits.
     #[tool(
         output_schema = schema_for_output::<OperationView>(),
         annotations(
@@ -282,9 +273,8 @@ impl TabwireServer {
         Ok(self.reply(describe(&op), op))
     }
 
-    /// This session's operations (and unfinished ones picked up from an earlier session),
-    /// oldest first. Use get_operation for one of them, or wait_for_operation to wait for its
-    /// answer.
+    /// This session's operations (and unfinished ones of an earlier session), oldest first;
+    /// get_operation reads one.
     #[tool(
         output_schema = schema_for_output::<OperationList>(),
         annotations(
@@ -320,9 +310,8 @@ impl TabwireServer {
         Reply::new(noted(text, &store_problem), OperationList { operations, store_problem })
     }
 
-    /// Stop following an operation: it becomes cancelled and the page is no longer observed
-    /// (the chat itself may go on answering; one that already ended is left as is). To stop
-    /// only your wait, cancel the wait_for_operation call instead.
+    /// Stop following an operation (cancelled; the chat may go on answering). To stop only a wait,
+    /// cancel the wait_for_operation call.
     #[tool(
         output_schema = schema_for_output::<OperationView>(),
         annotations(
@@ -341,10 +330,8 @@ impl TabwireServer {
         Ok(self.reply(describe(&op), op))
     }
 
-    /// The chat site adapters loaded (the user's from the config directory first, then the
-    /// built-in ones), where each came from, and adapter files that could not be used. Use it
-    /// before send_message_async on a site, to see whether an adapter fits or you must pass
-    /// one.
+    /// The chat site adapters loaded (the user's, then the built-in ones) and adapter files that
+    /// could not be used: see whether one fits a site before send_message_async.
     #[tool(
         output_schema = schema_for_output::<Catalog>(),
         annotations(

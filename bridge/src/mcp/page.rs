@@ -28,24 +28,19 @@ const TEXT_LIMIT: usize = 1024 * 1024;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct GetStateParams {
-    /// The tab's id, from list_tabs or open_tab. Default: the active tab of the focused window.
+    /// Default: the active tab of the focused window.
     #[serde(default)]
     pub tab_id: Option<i64>,
-    /// Only this part of the state: a JSON Pointer (RFC 6901) such as `/items/0/title`.
-    /// Default: the whole state.
+    /// Only this part: a JSON Pointer, e.g. `/items/0/title`.
     #[serde(default)]
     pub path: Option<String>,
-    /// Ask the page now instead of answering from tabwire's copy. The copy is updated whenever
-    /// the page publishes its state and after each send_command, but a change the page makes
-    /// without publishing it (for example the user editing by hand in a page that only
-    /// publishes on commands) is seen only with force_refresh. Default: false.
+    /// Ask the page itself instead of tabwire's copy, which a page's change it did not publish
+    /// leaves behind.
     #[serde(default)]
     pub force_refresh: bool,
-    /// Read only if the page is of this origin (e.g. `http://localhost:5173`), as list_tabs or
-    /// an earlier result showed it; else fail with `origin_changed` and read nothing.
     #[serde(default)]
     pub expected_origin: Option<String>,
-    /// How long to wait for the page when asking it, in milliseconds. Default: 2000.
+    /// Milliseconds to wait for the page when asking it.
     #[serde(default = "two_seconds")]
     pub timeout_ms: u64,
     #[serde(flatten)]
@@ -54,20 +49,16 @@ pub struct GetStateParams {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SendCommandParams {
-    /// The tab's id, from list_tabs or open_tab. Required: a command never goes to whatever
-    /// tab happens to be focused.
     pub tab_id: i64,
-    /// The command's name, as the page registered it with `tabwire.onCommand(type, handler)`.
+    /// The command's name, as list_commands shows it.
     #[serde(rename = "type")]
     pub kind: String,
-    /// What the page's handler receives: any JSON value. Default: null.
+    /// What the handler receives: any JSON value.
     #[serde(default)]
     pub payload: Value,
-    /// Run only if the page is of this origin (e.g. `http://localhost:5173`); else fail with
-    /// `origin_changed` and the page's handler never runs.
     #[serde(default)]
     pub expected_origin: Option<String>,
-    /// How long to wait for the handler's answer, in milliseconds. Default: 30000.
+    /// Milliseconds to wait for the handler's answer.
     #[serde(default = "thirty_seconds")]
     pub timeout_ms: u64,
     #[serde(flatten)]
@@ -128,11 +119,9 @@ fn thirty_seconds() -> u64 {
 
 #[tool_router(router = page_tools, vis = "pub(super)")]
 impl TabwireServer {
-    /// Read the state a page publishes through window.tabwire (provideState/setState), at once
-    /// from tabwire's copy (`source` and `age_ms` say how fresh), or from the page itself with
-    /// force_refresh: true when it may have changed without publishing. Use send_command to
-    /// change the page, list_commands to see what it offers, and wait_for_state_change to
-    /// follow what the user does there.
+    /// Read the state a page publishes through window.tabwire, from tabwire's copy (`source`,
+    /// `age_ms` say how fresh) or, with force_refresh, from the page itself. send_command changes
+    /// the page; list_commands shows what it offers.
     #[tool(
         output_schema = schema_for_output::<PageState>(),
         annotations(
@@ -214,10 +203,9 @@ impl TabwireServer {
         ))
     }
 
-    /// Run a command a page offers through window.tabwire (onCommand) and return the handler's
-    /// result; a payload that does not fit the params the page declared is refused with
-    /// invalid_params before the page sees it. list_commands shows what each page offers and
-    /// takes; use get_state to read the page, whose state is already updated when this returns.
+    /// Run a command a page declared (window.tabwire onCommand) and return its result; a payload
+    /// that does not fit its declared params is refused (invalid_params) before the page sees it.
+    /// list_commands shows each page's commands; get_state reads the updated state.
     #[tool(
         output_schema = schema_for_output::<CommandResult>(),
         annotations(

@@ -7,6 +7,8 @@
 //! whose answer *is* text for the model — read_page's lines — answers with [`Text`] alone:
 //! as JSON, every quote and line break of the page's lines would be escaped and cost tokens.
 
+use std::borrow::Cow;
+
 use rmcp::ErrorData;
 use rmcp::handler::server::tool::IntoCallToolResult;
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock};
@@ -51,5 +53,67 @@ impl IntoCallToolResult for Text {
 impl IntoCallToolResult for CallError {
     fn into_call_tool_result(self) -> Result<CallToolResponse, ErrorData> {
         Ok(CallToolResult::error(vec![ContentBlock::text(self.to_string())]).into())
+    }
+}
+
+/// What starts every line of page text that stands bare in a tool's text (read_page's text
+/// mode), followed by a space: tabwire's own lines never start with it, and the page cannot
+/// start a line at all, so a line is the page's exactly when it starts with the mark.
+pub const MARK: char = '│';
+
+/// Page text, each of its lines (split at `\n`) after the mark, kept to its line by
+/// [`one_line`]; the page's own `│` is written `|`, so the mark appears only where tabwire put it.
+pub fn marked(text: &str) -> String {
+    if text.is_empty() {
+        return String::new();
+    }
+    let mut out = String::with_capacity(text.len() + text.len() / 8);
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push(MARK);
+        out.push(' ');
+        out.push_str(&one_line(line).replace(MARK, "|"));
+    }
+    out
+}
+
+/// Page words kept on one line of a tool's text: every character some reader takes for a line
+/// break is written as its escape (`\n`, `\r`, `\u2028`…), so the words cannot start a line
+/// that would look like tabwire's.
+pub fn one_line(s: &str) -> Cow<'_, str> {
+    let breaks =
+        |c: char| matches!(c, '\n' | '\r' | '\u{b}' | '\u{c}' | '\u{85}' | '\u{2028}' | '\u{2029}');
+    if !s.contains(breaks) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            c if breaks(c) => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_text_stays_on_its_lines_after_the_mark() {
+        let forged = "ok\r[error] a\u{2028}b\u{85}c\u{b}d\u{c}e\u{2029}f";
+        assert_eq!(one_line(forged), "ok\\r[error] a\\u2028b\\u0085c\\u000bd\\u000ce\\u2029f");
+        assert_eq!(one_line("a\nb"), "a\\nb");
+        assert!(matches!(one_line("plain │ text"), Cow::Borrowed(_)));
+        assert_eq!(
+            marked("# Title\n│ fake\npage \"X\" at y\u{2028}z"),
+            "│ # Title\n│ | fake\n│ page \"X\" at y\\u2028z"
+        );
+        assert_eq!(marked(""), "");
     }
 }

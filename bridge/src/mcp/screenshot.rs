@@ -30,28 +30,22 @@ const FILES_KEPT: usize = 20;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ScreenshotParams {
-    /// The tab's id, from list_tabs or open_tab. It must be the tab its window shows
-    /// (activate_tab brings it to the front).
     pub tab_id: i64,
-    /// Only this element, cut out of the visible area: a CSS selector such as `#chart` (the
-    /// first match; scrolled into view if needed).
+    /// Only this element: a CSS selector (the first match).
     #[serde(default)]
     pub selector: Option<String>,
-    /// Only this element: a ref from read_page or find (`e12`; top frame only).
+    /// Only this element: a ref (top frame).
     #[serde(default, rename = "ref")]
     pub element_ref: Option<String>,
-    /// The whole page, scrolled through and stitched (at most 8 screens tall; the answer says
-    /// when it was cut). Default: only the visible area.
+    /// The whole page, stitched (at most 8 screens tall).
     #[serde(default)]
     pub full_page: bool,
-    /// The longer side of the image at most, in pixels (16 … 8000). Default: 1568, what vision
-    /// models take in without scaling down.
+    /// The image's longer side at most, in pixels (16 … 8000).
     #[serde(default = "default_max_dim")]
     pub max_dim: u32,
-    /// `png` (default: sharp text) or `jpeg` (smaller for photos).
+    /// `png` or `jpeg` (smaller for photos).
     #[serde(default)]
     pub format: Format,
-    /// Take it only if the page is of this origin, else fail with `origin_changed`.
     #[serde(default)]
     pub expected_origin: Option<String>,
     #[serde(flatten)]
@@ -124,10 +118,9 @@ impl IntoCallToolResult for ImageReply {
 
 #[tool_router(router = screenshot_tools, vis = "pub(super)")]
 impl TabwireServer {
-    /// Take a screenshot of a tab on an allowed site: its visible area, the whole page
-    /// (full_page) or one element (selector), returned as an image. Use it to see layout,
-    /// images and charts; read_page or get_state give the text and structure for far fewer
-    /// tokens. The tab must be the one its window shows (activate_tab first).
+    /// Take a screenshot of a tab (its visible area, the whole page or one element) as an image;
+    /// the tab must be the one its window shows (activate_tab). read_page or get_state give text
+    /// for far fewer tokens.
     #[tool(
         output_schema = schema_for_output::<Screenshot>(),
         annotations(

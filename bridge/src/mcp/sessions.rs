@@ -24,20 +24,18 @@ pub struct GetSessionParams {}
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct NotifyCompletionParams {
-    /// The session to tell, as its get_session shows. Default: the session that started this
-    /// one (its id was in TABWIRE_SESSION_ID when this one started).
+    /// Default: the session that started this one (TABWIRE_SESSION_ID).
     #[serde(default)]
     pub session_id: Option<String>,
-    /// Who you are: the name or worker_id the other session gave you. Default: your
-    /// TABWIRE_WORKER_ID, which a worker started by spawn_worker has.
+    /// Default: your TABWIRE_WORKER_ID (spawn_worker sets it).
     #[serde(default)]
     pub worker_id: Option<String>,
     /// `success` or `error`.
     pub status: CompletionStatus,
-    /// The files you changed. Default: none.
+    /// The files you changed.
     #[serde(default)]
     pub changes: Vec<String>,
-    /// What you did, or what went wrong, in a few sentences.
+    /// What you did, or what went wrong.
     pub message: String,
 }
 
@@ -51,23 +49,21 @@ pub struct PostMessageParams {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct AskQuestionParams {
-    /// The session to ask, as its get_session shows.
+    /// The session to ask.
     pub session_id: String,
     /// The question.
     pub body: String,
-    /// Wait for the answer (answer_question in that session) and return it with the call.
-    /// Default: false; the answer then comes as an `answer` event (wait_for_event
-    /// {types: ["answer"]}).
+    /// Return the answer with this call; else it comes as an `answer` event.
     #[serde(default)]
     pub wait: bool,
-    /// With `wait`: how long to wait, in seconds (at most 3600). Default: 300.
+    /// With `wait`: seconds, at most 3600.
     #[serde(default = "five_minutes")]
     pub timeout_secs: u64,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct AnswerQuestionParams {
-    /// The question_id of the question event you answer.
+    /// The question event's question_id.
     pub question_id: String,
     /// The answer.
     pub answer: String,
@@ -119,10 +115,8 @@ pub struct Delivered {
 
 #[tool_router(router = session_tools, vis = "pub(super)")]
 impl TabwireServer {
-    /// Who this session is and how workers, hooks and scripts reach it (session_id, socket, the
-    /// /wait endpoint). Give the session_id to a worker so it can report with
-    /// notify_completion; spawn_worker does this by itself, and wait_for_event takes the
-    /// reports.
+    /// Who this session is and how workers, hooks and scripts reach it (session_id, socket, /wait
+    /// endpoint); a worker reports to the session_id with notify_completion.
     #[tool(
         output_schema = schema_for_output::<SessionInfo>(),
         annotations(
@@ -166,9 +160,8 @@ impl TabwireServer {
         ))
     }
 
-    /// Tell another session (the one that gave you this work) that you finished: it gets a
-    /// worker_complete event with your worker_id, status, changed files and message. Use
-    /// post_message for anything else it should know.
+    /// Tell the session that gave you this work that you finished: it gets a worker_complete event
+    /// with your worker_id, status, changed files and message. post_message tells it anything else.
     #[tool(
         output_schema = schema_for_output::<Delivered>(),
         annotations(

@@ -17,8 +17,6 @@ use crate::methods::{
 /// Which browser a tool acts in. Shared by every browser tool.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct Target {
-    /// Which browser to use when several are attached: its host pid, its brand (chrome, edge…)
-    /// or its profile id, as list_browsers shows. Default: the most recently attached browser.
     #[serde(default)]
     pub browser: Option<String>,
 }
@@ -31,9 +29,9 @@ pub struct ListTabsParams {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct OpenTabParams {
-    /// The address to open, e.g. `https://example.com/`.
+    /// The address, e.g. `https://example.com/`.
     pub url: String,
-    /// Whether the new tab becomes the selected tab of its window. Default: true.
+    /// Select it in its window.
     #[serde(default = "yes")]
     pub active: bool,
     #[serde(flatten)]
@@ -42,7 +40,6 @@ pub struct OpenTabParams {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct TabParams {
-    /// The tab's id, from list_tabs or open_tab.
     pub tab_id: i64,
     #[serde(flatten)]
     pub target: Target,
@@ -50,11 +47,10 @@ pub struct TabParams {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct NavigateParams {
-    /// The tab's id, from list_tabs or open_tab.
     pub tab_id: i64,
-    /// The address to load in the tab.
+    /// The address to load.
     pub url: String,
-    /// `load` (default): return once the page has loaded. `none`: return at once.
+    /// `load`: return once the page has loaded; `none`: at once.
     #[serde(default)]
     pub wait: Wait,
     #[serde(flatten)]
@@ -87,9 +83,8 @@ fn yes() -> bool {
 
 #[tool_router(router = tab_tools, vis = "pub(super)")]
 impl TabwireServer {
-    /// List the open tabs of the browser: id, window, url, title, whether active, load status,
-    /// and whether tabwire may work on its site. Use the ids with get_state, send_command,
-    /// navigate or close_tab; list_browsers when several browsers are attached.
+    /// List the browser's open tabs: id, window, url, title, whether active, load status, and
+    /// whether tabwire may work on the site. list_browsers names the browsers.
     #[tool(
         output_schema = schema_for_output::<TabList>(),
         annotations(
@@ -115,8 +110,7 @@ impl TabwireServer {
         Ok(Reply::new(text, TabList { tabs }))
     }
 
-    /// Open a new tab at `url` and wait until it has loaded; returns the new tab. Use navigate
-    /// to reuse a tab, and list_tabs to find one already open.
+    /// Open a new tab at `url` and wait until it has loaded. navigate reuses a tab.
     #[tool(
         output_schema = schema_for_output::<OneTab>(),
         annotations(
@@ -138,8 +132,8 @@ impl TabwireServer {
         Ok(Reply::new(format!("opened {}", line(&tab)), OneTab { tab }))
     }
 
-    /// Close a tab; whatever its page held unsaved is lost. Close only tabs you opened unless
-    /// asked; to reuse a tab for another address, navigate is better.
+    /// Close a tab; what its page held unsaved is lost. Close only tabs you opened unless asked;
+    /// navigate reuses a tab.
     #[tool(
         output_schema = schema_for_output::<Closed>(),
         annotations(
@@ -161,9 +155,8 @@ impl TabwireServer {
         Ok(Reply::new(text, Closed { closed: true, tab_id: p.tab_id }))
     }
 
-    /// Bring a tab to the front: select it in its window and focus that window. Use it when the
-    /// user should see the tab; to load another address in it use navigate, and get_state or
-    /// send_command work without it.
+    /// Bring a tab to the front of its window and focus that window, for the user to see it;
+    /// read_page, get_state and the actions work without it.
     #[tool(
         output_schema = schema_for_output::<OneTab>(),
         annotations(
@@ -184,9 +177,8 @@ impl TabwireServer {
         Ok(Reply::new(format!("activated {}", line(&tab)), OneTab { tab }))
     }
 
-    /// Load `url` in an existing tab, replacing its page; by default waits until it has loaded.
-    /// Use open_tab to keep the current page, and do not navigate away from a tab you did not
-    /// open unless asked.
+    /// Load `url` in an existing tab, replacing its page. open_tab keeps the current page; do not
+    /// navigate away from a tab you did not open unless asked.
     #[tool(
         output_schema = schema_for_output::<OneTab>(),
         annotations(

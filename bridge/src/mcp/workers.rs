@@ -17,27 +17,23 @@ use crate::workers::{Spawn, WorkerInfo, WorkerStatus};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SpawnWorkerParams {
-    /// A short name for the worker: letters, digits, '.', '_', '-' (at most 48). Its worker_id
-    /// is this name and a random suffix. Two running workers of this session cannot share a name.
+    /// Letters, digits, '.', '_', '-' (at most 48), unique among running workers; the worker_id
+    /// adds a suffix.
     pub name: String,
-    /// The task. It reaches the worker as one whole argument (the template's {prompt}), never
-    /// through a shell; at most 100 KiB.
+    /// The task: one whole argument (the template's {prompt}), never shell text; at most 100 KiB.
     pub prompt: String,
-    /// The directory it runs in, absolute or relative to this server's directory. Default:
-    /// this server's directory. When it is in a git work tree, the report lists the files the
-    /// worker changed there.
+    /// Where it runs (default: this server's directory); in a git work tree the report lists the
+    /// files it changed.
     #[serde(default)]
     pub cwd: Option<String>,
-    /// Which command template of the user's workers.json to run. Default: "default", which is
-    /// `claude -p {prompt}` unless the user changed it.
+    /// A command template of the user's workers.json (default "default": `claude -p {prompt}`).
     #[serde(default)]
     pub command: Option<String>,
-    /// Extra environment variables for the worker (it inherits this server's environment, plus
-    /// TABWIRE_SESSION_ID, TABWIRE_WORKER_ID and TABWIRE_PARENT_PID, which cannot be set here).
+    /// Variables the template's allow_env in workers.json permits (none by default; never PATH,
+    /// LD_*, NODE_* and the like); any other is refused.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
-    /// Stop it after this many seconds (SIGTERM, then SIGKILL 5 s later) and report it as an
-    /// error that says it timed out. Default: no limit.
+    /// Stop it (SIGTERM, SIGKILL 5 s later) after this many seconds and report a timeout error.
     #[serde(default)]
     pub timeout_secs: Option<u64>,
 }
@@ -60,13 +56,10 @@ pub struct WorkerList {
 
 #[tool_router(router = worker_tools, vis = "pub(super)")]
 impl TabwireServer {
-    /// Start a worker process (a command template of the user's workers.json, by default
-    /// `claude -p PROMPT`) in `cwd` and return its worker_id and pid at once; it runs with
-    /// TABWIRE_SESSION_ID set to this session, its output in a log file. When it exits this
-    /// session gets its worker_complete (status, exit code or signal, changed files, last
-    /// output): wait for it with wait_for_event, whose default is exactly that. Follow or stop
-    /// workers with list_workers and stop_worker (running ones get SIGTERM when this session
-    /// ends).
+    /// Start a worker (by default `claude -p PROMPT`, or a template of the user's workers.json) and
+    /// return its worker_id and pid at once. wait_for_event returns its worker_complete (status,
+    /// exit code, changed files, last output) when it exits; list_workers and stop_worker follow
+    /// and stop it.
     #[tool(
         output_schema = schema_for_output::<WorkerInfo>(),
         annotations(
@@ -98,9 +91,8 @@ impl TabwireServer {
         Ok(Reply::new(text, info))
     }
 
-    /// This session's workers: the running ones and the last 100 that ended, each with its
-    /// state (starting, running, stopping, success, error), pid, cwd and log file. To wait for
-    /// one to finish use wait_for_event (worker_complete); to stop one, stop_worker.
+    /// This session's workers, running and the last 100 ended, each with state, pid, cwd and log
+    /// file. wait_for_event waits for one to end; stop_worker stops one.
     #[tool(
         output_schema = schema_for_output::<WorkerList>(),
         annotations(
@@ -123,9 +115,8 @@ impl TabwireServer {
         Ok(Reply::new(text, WorkerList { workers }))
     }
 
-    /// Stop one of this session's workers: SIGTERM to it and what it started, SIGKILL 5 s later
-    /// if still running; returns once it exited, and its worker_complete (stopped: stop_worker)
-    /// still comes to wait_for_event. Use list_workers to see which are running.
+    /// Stop a worker: SIGTERM to it and what it started, SIGKILL 5 s later; returns once it exited,
+    /// and its worker_complete still comes to wait_for_event. list_workers shows the running ones.
     #[tool(
         output_schema = schema_for_output::<WorkerInfo>(),
         annotations(

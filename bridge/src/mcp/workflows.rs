@@ -20,11 +20,9 @@ use crate::workflows::walk::{Action, Next};
 /// Which session of which project.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct Session {
-    /// The project's root: the absolute path of an existing directory. The session's state is
-    /// saved in <project>/.collab/<session>/collab-state.json.
+    /// The project's root (an absolute path); state in <project>/.collab/<session>/.
     pub project: String,
-    /// The session's name: 1 to 64 letters, digits, '.', '_' or '-', not beginning with '.'.
-    /// A project can hold several sessions.
+    /// 1 to 64 letters, digits, '.', '_' or '-', not first '.'.
     pub session: String,
 }
 
@@ -32,11 +30,10 @@ pub struct Session {
 pub struct StartWorkflowParams {
     #[serde(flatten)]
     pub at: Session,
-    /// The workflow to follow, from list_workflows. Default: "collab".
+    /// From list_workflows; default "collab".
     #[serde(default)]
     pub workflow: Option<String>,
-    /// The work items, if already known (else record them later with update_workflow):
-    /// [{title, type?: "code"|"task"|"bugfix"}], numbered 1, 2, … in this order.
+    /// The work items, if known (else update_workflow later), numbered 1, 2, … in order.
     #[serde(default)]
     pub items: Vec<ItemInput>,
     /// Start over in a session that already follows a workflow (its state is replaced).
@@ -101,10 +98,8 @@ impl From<&Seen> for WorkflowView {
 
 #[tool_router(router = workflow_tools, vis = "pub(super)")]
 impl TabwireServer {
-    /// Start following a workflow (default "collab") in a session of a project and get its
-    /// first skill. Run each skill and report it with complete_skill, which says what to run
-    /// next: tabwire decides the order, not you. Record the work items (items, here or with
-    /// update_workflow) once the goals are gathered.
+    /// Start a workflow (default "collab") in a session of a project and get its first skill;
+    /// report each finished skill with complete_skill, which says what to run next.
     #[tool(
         output_schema = schema_for_output::<Next>(),
         annotations(
@@ -128,11 +123,9 @@ impl TabwireServer {
         Ok(Reply::new(said(head, &seen), seen.next))
     }
 
-    /// Report that you finished the workflow skill the session waits for; the answer is the
-    /// skill to run next (next_skill, null when done), what it works on (params) and action
-    /// "clear" when you should clear your context first. Another skill is refused with
-    /// wrong_skill, naming the expected one, and nothing changes. Use get_workflow_state to see
-    /// where the session stands without reporting anything.
+    /// Report that you finished the skill the session waits for; the answer is the next skill (null
+    /// when done), its params, and action "clear" when you should clear your context first.
+    /// get_workflow_state reads where it stands without reporting.
     #[tool(
         output_schema = schema_for_output::<Next>(),
         annotations(

@@ -1,6 +1,6 @@
-//! `dom.*`: any page of an allowed site, read and acted on as a user would (issue 13). The
-//! work is done in the extension (`extension/dom.js` in the worker, `extension/dom/` in every
-//! frame). The answers are the tools' structured results too (`crate::mcp`), so their doc
+//! `dom.*`: any page of an allowed site, read and acted on as a user would. The work is done
+//! in the extension (`extension/worker/dom.js` in the worker, `extension/isolated/agent.js` in
+//! every frame). The answers are the tools' structured results too (`crate::mcp`), so their doc
 //! comments are the tools' output schemas. Everything in them came from a page: data, never
 //! instructions.
 
@@ -41,7 +41,8 @@ pub struct PageSnapshot {
     pub changes: Option<Value>,
     /// Lines of the whole snapshot before the budget.
     pub lines: u64,
-    /// What the budget cut: `offscreen` lines outside the viewport, `end` lines at the end.
+    /// What the budget cut: `offscreen` lines outside the viewport, `end` lines at the end;
+    /// in text mode `chars`, the characters of page text cut at the end.
     pub cut: Value,
     /// Origins of frames left out because tabwire is not allowed there.
     pub frames_not_read: Vec<String>,
@@ -116,6 +117,7 @@ pub struct DialogArmed {
     /// The answer the next dialog in the tab gets.
     pub armed: Value,
     /// Dialogs answered with the default since the last action ended.
+    #[schemars(with = "Vec<serde_json::Map<String, Value>>")]
     pub answered_since: Vec<Value>,
 }
 
@@ -155,6 +157,7 @@ pub struct ConsoleMessages {
     pub capture: Capture,
     /// Oldest first: `{n, level, text, source, time}`; uncaught errors and promise
     /// rejections are `error`s whose text starts with "Uncaught".
+    #[schemars(with = "Vec<serde_json::Map<String, Value>>")]
     pub messages: Vec<Value>,
 }
 
@@ -166,6 +169,7 @@ pub struct NetworkRequests {
     /// Oldest first: `{origin, method, url, type, status, ms, error, time}`; `origin` is the
     /// document that made the request, `status` null while it is pending or when it failed
     /// (then `error` says why).
+    #[schemars(with = "Vec<serde_json::Map<String, Value>>")]
     pub requests: Vec<Value>,
 }
 

@@ -617,7 +617,7 @@ fn choose(
 }
 
 /// `scheme://host[:port]` of an http(s) URL.
-fn origin_of(url: &str) -> Option<String> {
+pub(crate) fn origin_of(url: &str) -> Option<String> {
     let (scheme, rest) = url.split_once("://")?;
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     (matches!(scheme, "http" | "https") && end > 0).then(|| format!("{scheme}://{}", &rest[..end]))

@@ -4,8 +4,20 @@ use std::time::Duration;
 
 /// MCP sessions at once (`--max-sessions`). Each is a core of its own: a connection to every
 /// browser's host, a watcher listing the runtime dir every 100 ms, a unix socket and a `/wait`
-/// port. One more `initialize` is answered 503 `too_many_connections` until one ends.
+/// port. At the cap, one more `initialize` ends the session that has waited longest for its
+/// client with nothing in progress (clients that are not listening first) and takes its
+/// place; only when every session has a request in progress is it answered 503
+/// `too_many_connections`.
 pub const MAX_SESSIONS: u16 = 32;
+/// A session that never called a tool, with nothing in progress and no client listening, ends
+/// after this long: a client that only looked (initialize, tools/list) and left without
+/// ending its session, as the MCP Inspector CLI, SDK clients' `close()` and `claude mcp list`
+/// do.
+pub const UNUSED_TIMEOUT: Duration = Duration::from_secs(60);
+/// How often the server looks for such sessions.
+pub const SWEEP_EVERY: Duration = Duration::from_secs(5);
+/// How long a new client waits for the place of the session it ended.
+pub const RECLAIM_WAIT: Duration = Duration::from_secs(3);
 /// A session whose client sent nothing for this long ends (`--idle-timeout`), as if its client
 /// had sent DELETE: clients that vanish without saying so do not hold a slot for ever.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(600);

@@ -29,6 +29,8 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
+use rmcp::model::{ClientRequest, JsonRpcMessage};
+use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::json;
@@ -40,9 +42,10 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::serve::ServeArgs;
+use crate::mcp::jsonrpc;
 use door::{Head, Verdict};
 use record::ServeRecord;
-use session::{HttpSession, Sessions};
+use session::{Busy, HttpSession, Sessions};
 
 type Body = BoxBody<Bytes, Infallible>;
 type Mcp = StreamableHttpService<HttpSession, LocalSessionManager>;
@@ -74,7 +77,8 @@ pub async fn run(args: ServeArgs, shutdown: Shutdown) -> anyhow::Result<()> {
         written.path.display()
     );
 
-    let sessions = Sessions::new(runtime_dir, args.attach.browser, args.max_sessions.into());
+    let (only, set) = (args.attach.browser, args.tools.set);
+    let sessions = Sessions::new(runtime_dir, only, set, args.max_sessions.into());
     let stop = CancellationToken::new();
     let mut manager = LocalSessionManager::default();
     manager.session_config.keep_alive = Some(idle);
@@ -88,11 +92,14 @@ pub async fn run(args: ServeArgs, shutdown: Shutdown) -> anyhow::Result<()> {
         let sessions = sessions.clone();
         move || Ok(HttpSession::new(sessions.clone()))
     };
-    let mcp = StreamableHttpService::new(factory, Arc::new(manager), config);
-    let front = Front { mcp, sessions: sessions.clone(), token, port: local.port() };
+    let manager = Arc::new(manager);
+    let mcp = StreamableHttpService::new(factory, manager.clone(), config);
+    let front = Front { mcp, manager, sessions: sessions.clone(), token, port: local.port() };
+    let front = Arc::new(front);
 
     tokio::select! {
-        () = accept(listener, Arc::new(front)) => {}
+        () = accept(listener, front.clone()) => {}
+        () = front.sweep() => {}
         why = shutdown.requested() => tracing::info!("ended by {why}"),
     }
     stop.cancel();
@@ -106,6 +113,8 @@ pub async fn run(args: ServeArgs, shutdown: Shutdown) -> anyhow::Result<()> {
 /// What every connection shares.
 struct Front {
     mcp: Mcp,
+    /// rmcp's sessions, to end one that a new client needs the place of.
+    manager: Arc<LocalSessionManager>,
     sessions: Arc<Sessions>,
     token: Arc<str>,
     port: u16,
@@ -174,12 +183,14 @@ impl Front {
         {
             return refuse(status, code, &message);
         }
-        // A new session (a POST with no session id) at the cap: say so in plain HTTP, before
-        // rmcp makes one. The cap is enforced again, exactly, when the session starts.
-        let opens = request.method() == Method::POST
-            && !request.headers().contains_key("mcp-session-id")
-            && self.sessions.full();
-        if opens {
+        let method = request.method().clone();
+        let session: Option<Arc<str>> =
+            request.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(Arc::from);
+        // A new session (a POST with no session id) at the cap: end the session that waited
+        // longest for its client, or say so in plain HTTP before rmcp makes one. The cap is
+        // enforced again, exactly, when the session starts.
+        let opens = method == Method::POST && session.is_none() && self.sessions.full();
+        if opens && !self.reclaim().await {
             let message = self.sessions.full_message();
             return refuse(StatusCode::SERVICE_UNAVAILABLE, code::TOO_MANY_CONNECTIONS, &message);
         }
@@ -208,8 +219,127 @@ impl Front {
                 return refuse(StatusCode::REQUEST_TIMEOUT, code::TIMEOUT, &message);
             }
         };
-        self.mcp.handle(Request::from_parts(parts, Full::new(body))).await
+        // The guard: what is not a well-formed JSON-RPC message is answered here, exactly
+        // (rmcp would answer 415 in plain text), and so is a reused id or a call before
+        // initialize (see crate::mcp::jsonrpc).
+        let mut busy: Option<Busy> = None;
+        let mut initialize = false;
+        if method == Method::POST {
+            let passed = match jsonrpc::check(&body) {
+                jsonrpc::Verdict::Pass(passed) => passed,
+                jsonrpc::Verdict::Answer(answer) => return rpc(StatusCode::BAD_REQUEST, &answer),
+                jsonrpc::Verdict::Nothing => return empty(StatusCode::ACCEPTED),
+            };
+            let request = match &passed.message {
+                JsonRpcMessage::Request(r) => Some((&r.id, &r.request)),
+                _ => None,
+            };
+            initialize =
+                request.is_some_and(|(_, r)| matches!(r, ClientRequest::InitializeRequest(_)));
+            match (&session, request) {
+                (None, Some((id, r))) if !initialize => {
+                    let message = format!(
+                        "send initialize first (then notifications/initialized), and this                          session's Mcp-Session-Id with every request: {} needs an MCP session",
+                        r.method()
+                    );
+                    let answer = jsonrpc::error(Some(id), jsonrpc::INVALID_REQUEST, message);
+                    return rpc(StatusCode::BAD_REQUEST, &answer);
+                }
+                (Some(session), request) => {
+                    let call =
+                        request.map(|(id, r)| (id, matches!(r, ClientRequest::CallToolRequest(_))));
+                    match self.sessions.request(session, call) {
+                        Ok(b) => busy = b,
+                        Err(()) => {
+                            let (id, _) = request.expect("only a request is in progress");
+                            let message = format!(
+                                "request id {id} is still in progress in this session: give                                  each request an id of its own (this one was not run; the                                  first goes on)"
+                            );
+                            let answer =
+                                jsonrpc::error(Some(id), jsonrpc::INVALID_REQUEST, message);
+                            return rpc(StatusCode::OK, &answer);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        } else if method == Method::GET
+            && let Some(session) = &session
+        {
+            busy = self.sessions.listen(session);
+        }
+        let response = self.mcp.handle(Request::from_parts(parts, Full::new(body))).await;
+        if initialize && let Some(id) = response.headers().get("mcp-session-id") {
+            self.sessions.opened(id.to_str().unwrap_or_default());
+        }
+        if method == Method::DELETE
+            && let Some(session) = &session
+            && response.status().is_success()
+        {
+            // rmcp answers 202; the session is ended, not accepted for later: clients (the
+            // Python SDK) log anything but 200 or 204 as a failed termination.
+            self.sessions.forget(session);
+            return empty(StatusCode::NO_CONTENT);
+        }
+        match busy {
+            // In progress until the answer's body is sent or its client goes.
+            Some(busy) => response.map(|body| {
+                body.map_frame(move |f| {
+                    let _ = &busy;
+                    f
+                })
+                .boxed()
+            }),
+            None => response,
+        }
     }
+
+    /// End the session whose place a new client needs ([`Sessions::reclaimable`]) and wait
+    /// for its place; false when every session has a request in progress.
+    async fn reclaim(&self) -> bool {
+        for victim in self.sessions.reclaimable() {
+            let ended = self.manager.close_session(&victim).await.is_ok();
+            self.sessions.forget(&victim);
+            if ended && self.sessions.room(limits::RECLAIM_WAIT).await {
+                tracing::info!(session = %victim, "ended the longest-idle session for a new client");
+                return true;
+            }
+        }
+        !self.sessions.full()
+    }
+
+    /// Every few seconds: end the sessions of clients that only looked and left
+    /// ([`limits::UNUSED_TIMEOUT`]), and forget those rmcp ended (idle timeout).
+    async fn sweep(&self) {
+        loop {
+            tokio::time::sleep(limits::SWEEP_EVERY).await;
+            for session in self.sessions.unused(limits::UNUSED_TIMEOUT) {
+                tracing::info!(%session, "ending a session that never called a tool");
+                let _ = self.manager.close_session(&session).await;
+                self.sessions.forget(&session);
+            }
+            for session in self.sessions.known() {
+                if !self.manager.has_session(&session).await.unwrap_or(false) {
+                    self.sessions.forget(&session);
+                }
+            }
+        }
+    }
+}
+
+/// A JSON-RPC message as the whole answer.
+fn rpc(status: StatusCode, message: &serde_json::Value) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::from(message.to_string())).boxed());
+    *response.status_mut() = status;
+    let json = "application/json".parse().expect("a header value");
+    response.headers_mut().insert(CONTENT_TYPE, json);
+    response
+}
+
+fn empty(status: StatusCode) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::new()).boxed());
+    *response.status_mut() = status;
+    response
 }
 
 fn error_body(code: &str, message: &str) -> String {

@@ -10,15 +10,16 @@
 //! its socket and record go, its operations reach the disk, and its connections close.
 
 use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ErrorCode, Implementation, InitializeRequestParams,
-    InitializeResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
-    ServerConfig, Tool,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, RequestId,
+    ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -27,6 +28,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::core::Core;
 use crate::mcp::TabwireServer;
+use crate::mcp::sets::ToolSet;
 use crate::session::Session;
 
 /// What every session of one `tabwire serve` shares: where the browsers are, the cap, and the
@@ -38,18 +40,146 @@ pub struct Sessions {
     /// One permit per live session.
     slots: Arc<Semaphore>,
     max: usize,
+    /// The tool sets served (`--tools`), and their descriptions.
+    set: ToolSet,
     tools: ToolRouter<TabwireServer>,
+    /// How each live session is used, by its `Mcp-Session-Id`, as the front sees its requests:
+    /// which one to end when a new client needs a place ([`Sessions::reclaimable`]).
+    usage: Mutex<HashMap<Arc<str>, Usage>>,
+}
+
+/// One session's use.
+struct Usage {
+    /// When its client last sent a request or got an answer.
+    last: Instant,
+    /// Whether it ever called a tool.
+    called: bool,
+    /// The ids of its requests whose answer is still on the way.
+    in_flight: HashSet<RequestId>,
+    /// Its open GET streams: a client listening for notifications is still there.
+    listening: usize,
+}
+
+/// A request of a session in progress, or a GET stream open: dropped with its response's body.
+pub struct Busy {
+    sessions: Arc<Sessions>,
+    session: Arc<str>,
+    request: Option<RequestId>,
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        let mut usage = self.sessions.usage.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(used) = usage.get_mut(&self.session) {
+            used.last = Instant::now();
+            match &self.request {
+                Some(id) => drop(used.in_flight.remove(id)),
+                None => used.listening = used.listening.saturating_sub(1),
+            }
+        }
+    }
 }
 
 impl Sessions {
-    pub fn new(runtime_dir: PathBuf, only: Option<String>, max: usize) -> Arc<Sessions> {
+    pub fn new(
+        runtime_dir: PathBuf,
+        only: Option<String>,
+        set: ToolSet,
+        max: usize,
+    ) -> Arc<Sessions> {
         Arc::new(Sessions {
             runtime_dir,
             only,
             slots: Arc::new(Semaphore::new(max)),
             max,
-            tools: TabwireServer::tools(),
+            tools: TabwireServer::tools(&set),
+            set,
+            usage: Mutex::default(),
         })
+    }
+
+    fn used(&self) -> std::sync::MutexGuard<'_, HashMap<Arc<str>, Usage>> {
+        self.usage.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A session rmcp just opened for a client.
+    pub fn opened(&self, session: &str) {
+        let fresh =
+            Usage { last: Instant::now(), called: false, in_flight: HashSet::new(), listening: 0 };
+        self.used().insert(session.into(), fresh);
+    }
+
+    /// A session that ended (DELETE, reclaimed, idled out).
+    pub fn forget(&self, session: &str) {
+        self.used().remove(session);
+    }
+
+    /// The ids of the sessions known here, to drop those rmcp ended on its own (idle timeout).
+    pub fn known(&self) -> Vec<Arc<str>> {
+        self.used().keys().cloned().collect()
+    }
+
+    /// A message of `session` arrived: a request `id` (a tool call when `call`) is in progress
+    /// until the returned [`Busy`] drops; Err when that id is still in progress. None for a
+    /// session this server does not know (rmcp answers it 404).
+    pub fn request(
+        self: &Arc<Self>,
+        session: &str,
+        id: Option<(&RequestId, bool)>,
+    ) -> Result<Option<Busy>, ()> {
+        let mut usage = self.used();
+        let Some(key) = usage.get_key_value(session).map(|(k, _)| k.clone()) else {
+            return Ok(None);
+        };
+        let used = usage.get_mut(session).expect("found above");
+        used.last = Instant::now();
+        let Some((id, call)) = id else { return Ok(None) };
+        if !used.in_flight.insert(id.clone()) {
+            return Err(());
+        }
+        used.called |= call;
+        Ok(Some(Busy { sessions: self.clone(), session: key, request: Some(id.clone()) }))
+    }
+
+    /// `session`'s client opened a GET stream, until the returned [`Busy`] drops.
+    pub fn listen(self: &Arc<Self>, session: &str) -> Option<Busy> {
+        let mut usage = self.used();
+        let key = usage.get_key_value(session)?.0.clone();
+        let used = usage.get_mut(session)?;
+        used.listening += 1;
+        used.last = Instant::now();
+        Some(Busy { sessions: self.clone(), session: key, request: None })
+    }
+
+    /// The sessions to end so that a new client gets a place, best first: those with no
+    /// request in progress, first those whose client is not listening, then the longest idle.
+    /// A session that is waiting for something (wait_for_event, a chat's answer) is never one.
+    pub fn reclaimable(&self) -> Vec<Arc<str>> {
+        let usage = self.used();
+        let mut idle: Vec<_> = usage
+            .iter()
+            .filter(|(_, u)| u.in_flight.is_empty())
+            .map(|(id, u)| (u.listening > 0, u.last, id.clone()))
+            .collect();
+        idle.sort();
+        idle.into_iter().map(|(_, _, id)| id).collect()
+    }
+
+    /// Sessions that never called a tool, have nothing in progress, no client listening, and
+    /// heard nothing for `quiet`: a client that looked (initialize, tools/list) and left
+    /// without ending its session.
+    pub fn unused(&self, quiet: Duration) -> Vec<Arc<str>> {
+        let usage = self.used();
+        let gone = |u: &Usage| {
+            !u.called && u.in_flight.is_empty() && u.listening == 0 && u.last.elapsed() >= quiet
+        };
+        usage.iter().filter(|(_, u)| gone(u)).map(|(id, _)| id.clone()).collect()
+    }
+
+    /// Wait, at most `limit`, until a place is free (an ended session frees its place once its
+    /// workers were told and its files are gone).
+    pub async fn room(&self, limit: Duration) -> bool {
+        tokio::time::timeout(limit, self.slots.acquire()).await.is_ok_and(|p| p.is_ok())
     }
 
     /// Sessions live now.
@@ -92,7 +222,7 @@ impl Sessions {
         let core = Core::start_in(&self.runtime_dir, self.only.clone()).map_err(|e| failed(&e))?;
         let session = Session::start_another(&core).await.map_err(|e| failed(&format!("{e:#}")))?;
         tracing::info!(session = %session.record().session_id, "HTTP client's session started");
-        let server = TabwireServer::new(core.clone());
+        let server = TabwireServer::new(core.clone(), self.set.clone());
         Ok(Live { server, core, session: Some(session), slot: Some(slot) })
     }
 }
@@ -191,5 +321,32 @@ impl ServerHandler for HttpSession {
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.sessions.tools.get(name).cloned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_newcomer_takes_the_place_of_an_idle_session_first_one_nobody_listens_to() {
+        let sessions = Sessions::new(PathBuf::from("/nonexistent"), None, ToolSet::default(), 4);
+        for id in ["old", "listened", "busy", "new"] {
+            sessions.opened(id);
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let _stream = sessions.listen("listened").unwrap();
+        let call = RequestId::Number(7);
+        let busy = sessions.request("busy", Some((&call, true))).unwrap().unwrap();
+        assert!(sessions.request("busy", Some((&call, false))).is_err(), "a reused id");
+        let order: Vec<String> = sessions.reclaimable().iter().map(|s| s.to_string()).collect();
+        assert_eq!(order, ["old", "new", "listened"]);
+        // Only sessions that never called a tool, with no one listening, end early.
+        let mut unused = sessions.unused(Duration::ZERO);
+        unused.sort();
+        assert_eq!(unused, [Arc::from("new"), Arc::from("old")]);
+        drop(busy);
+        assert!(sessions.reclaimable().iter().any(|s| &**s == "busy"), "answered: idle again");
+        assert!(!sessions.unused(Duration::ZERO).iter().any(|s| &**s == "busy"), "it called");
     }
 }

@@ -13,9 +13,8 @@ use tabwire_proto::codec::FrameCodec;
 use tabwire_proto::limits::{
     CONNECT_TIMEOUT, MAX_SESSION_REQUEST, MAX_SOCKET_FRAME, SESSION_REPLY_TIMEOUT,
 };
-use tabwire_proto::socket;
+use tabwire_proto::socket::{self, Stream};
 use tabwire_proto::wire::code;
-use tokio::net::UnixStream;
 use tokio_util::codec::Framed;
 
 use super::messages::{FromSession, Pushed, ToSession};
@@ -25,7 +24,7 @@ use crate::error::CallError;
 /// A connection to one session.
 pub struct SessionClient {
     pub record: SessionRecord,
-    frames: Framed<UnixStream, FrameCodec>,
+    frames: Framed<Stream, FrameCodec>,
 }
 
 impl SessionClient {
@@ -128,7 +127,7 @@ impl SessionClient {
     }
 
     async fn exchange(
-        frames: &mut Framed<UnixStream, FrameCodec>,
+        frames: &mut Framed<Stream, FrameCodec>,
         record: &SessionRecord,
         request: &ToSession,
     ) -> Result<FromSession<Value>, CallError> {

@@ -27,9 +27,10 @@ mod socket;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use tabwire_proto::runtime_dir::{self, now_ms};
-use tokio::net::{TcpListener, UnixListener};
+use tabwire_proto::socket::Listener;
+use tokio::net::TcpListener;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 pub use client::{Peers, SessionClient};
@@ -133,6 +134,8 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
+        // A named pipe (Windows) goes with its listener; a unix socket file stays unless removed.
+        #[cfg(unix)]
         let _ = std::fs::remove_file(&self.record.socket);
         let _ = std::fs::remove_file(&self.record_path);
     }
@@ -140,15 +143,23 @@ impl Drop for Session {
 
 /// Bind the session socket, mode 0600 from the start (`socket::bind_private`). A socket file
 /// left by a session that died is replaced; one a live session holds is not (`record::find`
-/// found no live owner, so none does).
-fn bind(path: &Path) -> anyhow::Result<UnixListener> {
-    if std::os::unix::net::UnixStream::connect(path).is_ok() {
-        bail!(
+/// found no live owner, so none does). A pipe (Windows) cannot be replaced: a name any
+/// process holds is refused by `bind_private` itself.
+fn bind(path: &Path) -> anyhow::Result<Listener> {
+    let in_use = || {
+        format!(
             "{} is in use by another session; unset {SESSION_ENV} or pick another id",
             path.display()
-        );
+        )
+    };
+    #[cfg(unix)]
+    if std::os::unix::net::UnixStream::connect(path).is_ok() {
+        anyhow::bail!(in_use());
     }
-    tabwire_proto::socket::bind_private(path).with_context(|| format!("binding {}", path.display()))
+    match tabwire_proto::socket::bind_private(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => Err(e).context(in_use()),
+        bound => bound.with_context(|| format!("binding {}", path.display())),
+    }
 }
 
 fn new_id() -> String {

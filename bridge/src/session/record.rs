@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 pub use tabwire_proto::runtime_dir::SessionRecord;
-use tabwire_proto::runtime_dir::{live_records, sessions_dir};
+use tabwire_proto::runtime_dir::{endpoint, live_records, sessions_dir};
 
 /// The longest session id accepted: it names files.
 const MAX_ID_LEN: usize = 64;
@@ -13,7 +13,7 @@ const MAX_ID_LEN: usize = 64;
 /// Where session `id` keeps its socket and record.
 pub fn paths(runtime_dir: &Path, id: &str) -> (PathBuf, PathBuf) {
     let dir = sessions_dir(runtime_dir);
-    (dir.join(format!("{id}.sock")), dir.join(format!("{id}.json")))
+    (endpoint(&dir, id), dir.join(format!("{id}.json")))
 }
 
 /// The live sessions, by id (records of dead ones are removed on the way).

@@ -1,4 +1,4 @@
-//! The session's unix socket: other processes of the same user (a worker's own `tabwire mcp`,
+//! The session's socket (a named pipe on Windows): other processes of the same user (a worker's own `tabwire mcp`,
 //! `tabwire notify` in a hook, `tabwire wait` in a script) put events into this session's queue
 //! or take its page events. Each connection may send several requests, one at a time.
 //!
@@ -16,9 +16,8 @@ use tabwire_proto::limits::{
     MAX_SESSION_CONNECTIONS, MAX_SESSION_REQUEST, MAX_SOCKET_FRAME, SESSION_IDLE_TIMEOUT,
     SOCKET_FRAME_TIMEOUT,
 };
-use tabwire_proto::socket::{AcceptBackoff, check_peer, next_frame};
+use tabwire_proto::socket::{AcceptBackoff, Listener, Stream, check_peer, next_frame};
 use tabwire_proto::wire::{ErrorBody, code};
-use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::Semaphore;
 use tokio_util::codec::Framed;
 
@@ -33,12 +32,12 @@ pub const PUSHABLE: [&str; 4] =
 pub use crate::limits::MAX_WAIT_SECS;
 
 /// Accept connections until the process ends.
-pub async fn serve(listener: UnixListener, core: Core) {
+pub async fn serve(listener: Listener, core: Core) {
     let slots = Arc::new(Semaphore::new(MAX_SESSION_CONNECTIONS));
     let mut backoff = AcceptBackoff::default();
     loop {
         let stream = match listener.accept().await {
-            Ok((stream, _)) => stream,
+            Ok(stream) => stream,
             Err(e) => {
                 backoff.failed("the session socket", &e).await;
                 continue;
@@ -77,10 +76,10 @@ pub async fn serve(listener: UnixListener, core: Core) {
     }
 }
 
-async fn connection(stream: UnixStream, core: Core) {
+async fn connection(stream: Stream, core: Core) {
     let mut frames = Framed::new(stream, codec());
     loop {
-        let partial = |f: &Framed<UnixStream, FrameCodec>| !f.read_buffer().is_empty();
+        let partial = |f: &Framed<Stream, FrameCodec>| !f.read_buffer().is_empty();
         let frame = match next_frame(&mut frames, partial, Some(SESSION_IDLE_TIMEOUT)).await {
             Ok(Some(Ok(frame))) => frame,
             Ok(Some(Err(e @ FrameError::TooLarge { .. }))) => {
@@ -180,7 +179,7 @@ fn body(e: CallError) -> ErrorBody {
 }
 
 async fn send(
-    frames: &mut Framed<UnixStream, FrameCodec>,
+    frames: &mut Framed<Stream, FrameCodec>,
     answer: &FromSession<SessionEvent>,
 ) -> std::io::Result<()> {
     let bytes = serde_json::to_vec(answer).map_err(std::io::Error::other)?;

@@ -11,8 +11,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 
-use tokio::io::AsyncReadExt;
-use tokio::net::unix::pipe;
+use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::oneshot;
 
 use crate::dirs;
@@ -87,7 +86,7 @@ impl Log {
 /// Read the worker's pipe into `log` until it ends, or until `stop` fires (the worker exited
 /// but something it started still holds the pipe open).
 pub async fn collect(
-    mut pipe: pipe::Receiver,
+    mut pipe: impl AsyncRead + Unpin,
     mut log: Log,
     stop: oneshot::Receiver<()>,
 ) -> Output {

@@ -1,6 +1,7 @@
 //! Workers: processes this session starts for its assistant (`spawn_worker`), each running a
 //! command template the user wrote (`template.rs`), and each reported back to the session by
-//! tabwire itself when it exits (`report.rs`): the loop "spawn workers, then wait_for_event
+//! tabwire itself when it exits (`report.rs`), with only the environment variables that template
+//! allows the caller to set (`env.rs`): the loop "spawn workers, then wait_for_event
 //! until each worker_complete came" needs nothing from the workers.
 //!
 //! [`Workers`] keeps the table of this session's workers (mini-redis's `Arc<Shared>` shape:
@@ -10,8 +11,12 @@
 //! already sent one itself (`SelfReports`). tabwire stops only processes it started, by pid,
 //! and only before it has reaped them.
 
+pub mod env;
 pub mod git;
 pub mod log;
+#[cfg_attr(unix, path = "os_unix.rs")]
+#[cfg_attr(windows, path = "os_windows.rs")]
+mod os;
 pub mod report;
 mod reports;
 pub mod spawn;
@@ -65,8 +70,6 @@ pub const KEEP_LOGS: usize = 200;
 pub const WORKER_ENV: &str = "TABWIRE_WORKER_ID";
 /// The pid of the `tabwire mcp` that started it, in its environment.
 pub const PARENT_PID_ENV: &str = "TABWIRE_PARENT_PID";
-/// Names the worker's environment gets from tabwire and a caller may not set.
-const RESERVED_ENV: [&str; 4] = [SESSION_ENV, WORKER_ENV, PARENT_PID_ENV, "TABWIRE_RUNTIME_DIR"];
 
 /// What `spawn_worker` asks for.
 #[derive(Debug, Clone, Default)]
@@ -181,6 +184,13 @@ impl Workers {
         let values =
             Values { prompt: &ask.prompt, name: &ask.name, worker_id: &worker_id, cwd: &cwd_text };
         let argv = templates.argv(&template, &values)?;
+        let own = vec![
+            (SESSION_ENV.into(), session),
+            (WORKER_ENV.into(), worker_id.clone()),
+            (PARENT_PID_ENV.into(), std::process::id().to_string()),
+            ("TABWIRE_RUNTIME_DIR".into(), self.shared.core.runtime_dir().display().to_string()),
+        ];
+        let env = templates.env(&template, own, &ask.env)?;
 
         let logs = self.shared.state_dir.join("workers");
         let log_path = logs.join(format!("{worker_id}.log"));
@@ -218,16 +228,6 @@ impl Workers {
             self.prune_logs(&logs);
             let scratch = logs.join(format!("{worker_id}.index"));
             let baseline = git::snapshot(&cwd, &scratch).await;
-            let mut env: Vec<(String, String)> = vec![
-                (SESSION_ENV.into(), session),
-                (WORKER_ENV.into(), worker_id.clone()),
-                (PARENT_PID_ENV.into(), std::process::id().to_string()),
-                (
-                    "TABWIRE_RUNTIME_DIR".into(),
-                    self.shared.core.runtime_dir().display().to_string(),
-                ),
-            ];
-            env.extend(ask.env.clone());
             let started = spawn::start(&argv, &cwd, &env, &template, &templates.path)?;
             Ok((started, log, baseline, scratch))
         }
@@ -413,7 +413,7 @@ impl Supervisor {
         mut stop: mpsc::UnboundedReceiver<Stopped>,
     ) {
         let since = Instant::now();
-        let spawn::Started { mut child, pid, output } = started;
+        let spawn::Started { mut child, pid, job, output } = started;
         let (end_output, output_ended) = oneshot::channel();
         let mut collector = tokio::spawn(log::collect(output, log, output_ended));
         let never = || Instant::now() + Duration::from_secs(MAX_TIMEOUT_SECS * 2);
@@ -426,16 +426,16 @@ impl Supervisor {
                 status = child.wait() => break status,
                 Some(why) = stop.recv(), if stopped.is_none() => {
                     stopped = Some(why);
-                    self.terminate(pid, &mut kill_at);
+                    self.terminate(&job, &mut kill_at);
                 }
                 () = tokio::time::sleep_until(deadline.unwrap_or_else(never)),
                     if deadline.is_some() && stopped.is_none() => {
                     stopped = Some(Stopped::Timeout);
-                    self.terminate(pid, &mut kill_at);
+                    self.terminate(&job, &mut kill_at);
                 }
                 () = tokio::time::sleep_until(kill_at.unwrap_or_else(never)), if kill_at.is_some() => {
                     tracing::info!(worker = %self.worker_id, pid, "still running 5 s after SIGTERM: SIGKILL");
-                    spawn::signal(pid, libc::SIGKILL);
+                    job.kill();
                     killed = true;
                     kill_at = None;
                 }
@@ -444,7 +444,7 @@ impl Supervisor {
         let _ = self.phase.send(Phase::Exited);
         let status = status.unwrap_or_else(|e| {
             tracing::warn!(worker = %self.worker_id, "cannot tell how the worker ended ({e})");
-            std::os::unix::process::ExitStatusExt::from_raw(255 << 8)
+            os::unknown_status()
         });
         let output = match tokio::time::timeout(OUTPUT_GRACE, &mut collector).await {
             Ok(done) => done.unwrap_or_default(),
@@ -481,8 +481,8 @@ impl Supervisor {
     }
 
     /// SIGTERM now, SIGKILL at `kill_at` unless it exits first.
-    fn terminate(&self, pid: u32, kill_at: &mut Option<Instant>) {
-        spawn::signal(pid, libc::SIGTERM);
+    fn terminate(&self, job: &os::Job, kill_at: &mut Option<Instant>) {
+        job.terminate();
         *kill_at = Some(Instant::now() + KILL_AFTER);
         self.workers.update(&self.worker_id, |info| info.state = WorkerStatus::Stopping);
     }
@@ -540,15 +540,13 @@ fn check(ask: &Spawn) -> Result<(), CallError> {
         return bad(format!("at most {MAX_ENV_VARS} env variables; got {}", ask.env.len()));
     }
     for (key, value) in &ask.env {
-        let key_ok = key.bytes().next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
-            && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
-        if !key_ok {
+        if !env::is_name(key) {
             return bad(format!(
                 "{key:?} is not an environment variable name: letters, digits and '_', not \
                  starting with a digit"
             ));
         }
-        if RESERVED_ENV.contains(&key.as_str()) {
+        if env::RESERVED.contains(&key.as_str()) {
             return bad(format!("{key} is set by tabwire for every worker; leave it out of env"));
         }
         if value.contains('\0') {

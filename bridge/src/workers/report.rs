@@ -73,9 +73,12 @@ pub struct Ending {
 
 impl Ending {
     pub fn report(self) -> Report {
-        use std::os::unix::process::ExitStatusExt;
         let exit_code = self.status.code();
-        let signal = self.status.signal().map(signal_name);
+        #[cfg(unix)]
+        let signal = std::os::unix::process::ExitStatusExt::signal(&self.status).map(signal_name);
+        // Windows ends processes with exit codes, never signals.
+        #[cfg(not(unix))]
+        let signal: Option<String> = None;
         let status = if exit_code == Some(0) && self.stopped.is_none() {
             CompletionStatus::Success
         } else {
@@ -85,7 +88,7 @@ impl Ending {
             (Some(Stopped::Timeout), ..) => Some(format!(
                 "timed out after {} s and was stopped ({})",
                 self.timeout.unwrap_or_default().as_secs(),
-                if self.killed { "SIGTERM, then SIGKILL 5 s later" } else { "SIGTERM" }
+                if self.killed { super::os::TERMINATED_THEN_KILLED } else { super::os::TERMINATED }
             )),
             (Some(Stopped::StopWorker), ..) => Some("stopped by stop_worker".to_owned()),
             (Some(Stopped::SessionEnded), ..) => {
@@ -130,6 +133,7 @@ impl Ending {
 }
 
 /// `SIGTERM` for 15, and so on; `signal 42` for the others.
+#[cfg(unix)]
 pub fn signal_name(signal: i32) -> String {
     let name = match signal {
         libc::SIGHUP => "SIGHUP",
@@ -154,7 +158,8 @@ pub fn signal_name(signal: i32) -> String {
     name.to_owned()
 }
 
-#[cfg(test)]
+// Unix-only: the statuses are made from raw wait(2) statuses, with signals.
+#[cfg(all(test, unix))]
 mod tests {
     use std::os::unix::process::ExitStatusExt;
 

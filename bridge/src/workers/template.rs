@@ -1,18 +1,22 @@
 //! The commands a worker may run: `$TABWIRE_CONFIG_DIR/workers.json`, a JSON object of named
 //! argv templates, e.g. `{"default": ["claude", "-p", "{prompt}"], "shell": ["sh", "-c",
-//! "…", "sh", "{prompt}"]}`.
+//! "…", "sh", "{prompt}"]}`. A template may also be written `{"argv": [...], "allow_env":
+//! ["TASK_COLOR"]}`: the environment variables `spawn_worker` may set for it (none otherwise).
 //!
 //! The user writes this file; the assistant only picks a template by name and fills in the
 //! placeholders. So what a worker may run is the user's choice, and the assistant's words reach
 //! the worker only as whole arguments (`{prompt}` becomes one argv entry, whatever it holds),
-//! never through a shell. A placeholder inside a longer argument (`--task={prompt}`) would blur
-//! that line, so such a file is refused with a message saying how to write it.
+//! never through a shell, and as the values of variables the user allowed (`env.rs`). A
+//! placeholder inside a longer argument (`--task={prompt}`) would blur that line, so such a file
+//! is refused with a message saying how to write it.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use serde::Deserialize;
 use tabwire_proto::wire::code;
 
+use super::env;
 use crate::error::CallError;
 
 /// The file, in the configuration directory.
@@ -29,7 +33,17 @@ pub const PLACEHOLDERS: [&str; 4] = ["{prompt}", "{name}", "{worker_id}", "{cwd}
 #[derive(Debug, Clone)]
 pub struct Templates {
     pub path: PathBuf,
-    templates: BTreeMap<String, Vec<String>>,
+    templates: BTreeMap<String, Template>,
+}
+
+/// One template of the file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Template {
+    argv: Vec<String>,
+    /// The environment variables `spawn_worker` may set for it.
+    #[serde(default)]
+    allow_env: Vec<String>,
 }
 
 /// What the placeholders stand for in one worker.
@@ -55,9 +69,10 @@ impl Templates {
                 ));
             }
         };
-        templates
-            .entry(DEFAULT.to_owned())
-            .or_insert_with(|| BUILT_IN_DEFAULT.map(str::to_owned).to_vec());
+        templates.entry(DEFAULT.to_owned()).or_insert_with(|| Template {
+            argv: BUILT_IN_DEFAULT.map(str::to_owned).to_vec(),
+            allow_env: Vec::new(),
+        });
         Ok(Templates { path, templates })
     }
 
@@ -67,18 +82,9 @@ impl Templates {
 
     /// Template `name` with its placeholders replaced.
     pub fn argv(&self, name: &str, values: &Values) -> Result<Vec<String>, CallError> {
-        let Some(template) = self.templates.get(name) else {
-            return Err(CallError::new(
-                code::BAD_REQUEST,
-                format!(
-                    "no worker template is named {name:?}; the templates are: {} (from {}, \
-                     where the user adds others)",
-                    self.names().join(", "),
-                    self.path.display()
-                ),
-            ));
-        };
-        Ok(template
+        Ok(self
+            .get(name)?
+            .argv
             .iter()
             .map(|arg| match arg.as_str() {
                 "{prompt}" => values.prompt.to_owned(),
@@ -89,24 +95,88 @@ impl Templates {
             })
             .collect())
     }
+
+    /// The environment a worker of template `name` adds to this server's: tabwire's `own`
+    /// variables and those `asked` for, if the template allows each ([`env::worker_env`]).
+    pub fn env(
+        &self,
+        name: &str,
+        own: Vec<(String, String)>,
+        asked: &BTreeMap<String, String>,
+    ) -> Result<Vec<(String, String)>, CallError> {
+        let allowed = &self.get(name)?.allow_env;
+        env::worker_env(own, allowed, asked).map_err(|refused| {
+            let var = &refused.name;
+            let file = self.path.display();
+            let how = match refused.never {
+                Some(why) => format!(
+                    "and no template can: {why}, so setting it would run code of the caller's \
+                     choice. Leave it out of env (the worker inherits this server's {var}); the \
+                     variables the user allows are each template's \"allow_env\" in {file}"
+                ),
+                None => format!(
+                    "(it allows: {}). Only the user can allow it, in {file}: write the template \
+                     as {{\"argv\": [...], \"allow_env\": [\"{var}\"]}}",
+                    if allowed.is_empty() { "none".to_owned() } else { allowed.join(", ") }
+                ),
+            };
+            CallError::new(
+                code::BAD_REQUEST,
+                format!(
+                    "spawn_worker may not set {var}: template {name:?} does not allow it {how}"
+                ),
+            )
+        })
+    }
+
+    fn get(&self, name: &str) -> Result<&Template, CallError> {
+        self.templates.get(name).ok_or_else(|| {
+            CallError::new(
+                code::BAD_REQUEST,
+                format!(
+                    "no worker template is named {name:?}; the templates are: {} (from {}, \
+                     where the user adds others)",
+                    self.names().join(", "),
+                    self.path.display()
+                ),
+            )
+        })
+    }
 }
 
-fn parse(path: &Path, bytes: &[u8]) -> Result<BTreeMap<String, Vec<String>>, CallError> {
+fn parse(path: &Path, bytes: &[u8]) -> Result<BTreeMap<String, Template>, CallError> {
     let bad = |what: String| {
         CallError::new(
             code::BAD_REQUEST,
             format!(
                 "the worker templates in {} are not usable: {what}. The file is a JSON object of \
-                 argv arrays, e.g. {{\"default\": [\"claude\", \"-p\", \"{{prompt}}\"]}}; \
-                 placeholders ({}) are whole arguments",
+                 templates, each an argv array, e.g. {{\"default\": [\"claude\", \"-p\", \
+                 \"{{prompt}}\"]}}, or {{\"argv\": [...], \"allow_env\": [\"VAR\", ...]}} to \
+                 let spawn_worker set those variables; placeholders ({}) are whole arguments",
                 path.display(),
                 PLACEHOLDERS.join(", ")
             ),
         )
     };
-    let templates: BTreeMap<String, Vec<String>> =
+    let written: BTreeMap<String, serde_json::Value> =
         serde_json::from_slice(bytes).map_err(|e| bad(e.to_string()))?;
-    for (name, argv) in &templates {
+    let mut templates = BTreeMap::new();
+    for (name, value) in written {
+        let template = match value {
+            serde_json::Value::Array(_) => {
+                serde_json::from_value(value).map(|argv| Template { argv, allow_env: Vec::new() })
+            }
+            serde_json::Value::Object(_) => serde_json::from_value(value),
+            other => {
+                return Err(bad(format!(
+                    "template {name:?} is {other}, neither an argv array nor an object"
+                )));
+            }
+        };
+        let template = template.map_err(|e| bad(format!("template {name:?}: {e}")))?;
+        templates.insert(name, template);
+    }
+    for (name, Template { argv, allow_env }) in &templates {
         let Some(program) = argv.first() else {
             return Err(bad(format!("template {name:?} is empty")));
         };
@@ -128,6 +198,10 @@ fn parse(path: &Path, bytes: &[u8]) -> Result<BTreeMap<String, Vec<String>>, Cal
             if is_placeholder_shaped(arg) {
                 return Err(bad(format!("template {name:?} has an unknown placeholder {arg}")));
             }
+        }
+        for var in allow_env {
+            env::allowable(var)
+                .map_err(|why| bad(format!("template {name:?} allows {var}, but {why}")))?;
         }
     }
     Ok(templates)
@@ -178,7 +252,12 @@ mod tests {
             (r#"{"a": ["x", "{promt}"]}"#, "unknown placeholder {promt}"),
             (r#"{"a": []}"#, "is empty"),
             (r#"{"a": ["{prompt}"]}"#, "must start with the program"),
-            (r#"{"a": "claude -p"}"#, "invalid type"),
+            (r#"{"a": "claude -p"}"#, "template \"a\" is \"claude -p\", neither an argv array"),
+            (r#"{"a": ["x", 1]}"#, "template \"a\": invalid type: integer"),
+            (r#"{"a": {"argv": ["x"], "env": ["X"]}}"#, "unknown field `env`"),
+            (r#"{"a": {"allow_env": ["X"]}}"#, "missing field `argv`"),
+            (r#"{"a": {"argv": ["x"], "allow_env": ["LD_PRELOAD"]}}"#, "allows LD_PRELOAD, but"),
+            (r#"{"a": {"argv": ["x"], "allow_env": ["A-B"]}}"#, "not an environment variable"),
             (r#"not json"#, "expected"),
         ] {
             let err = Templates::load(&dir_with(Some(text))).unwrap_err().to_string();
@@ -187,5 +266,33 @@ mod tests {
         let ok =
             Templates::load(&dir_with(Some(r#"{"a": ["find", ".", "-exec", "x", "{}", ";"]}"#)));
         assert!(ok.is_ok(), "{{}} is not a placeholder");
+    }
+
+    #[test]
+    fn the_caller_sets_only_what_the_template_allows_and_hears_how_the_user_allows_more() {
+        let file = r#"{"open": {"argv": ["x", "{prompt}"], "allow_env": ["TASK_COLOR"]}}"#;
+        let templates = Templates::load(&dir_with(Some(file))).unwrap();
+        assert_eq!(templates.argv("open", &VALUES).unwrap(), ["x", VALUES.prompt]);
+        let asked = |k: &str| BTreeMap::from([(k.to_owned(), "v".to_owned())]);
+        let own = vec![("TABWIRE_WORKER_ID".to_owned(), "n-1".to_owned())];
+        let env = templates.env("open", own.clone(), &asked("TASK_COLOR")).unwrap();
+        assert_eq!(env, [own[0].clone(), ("TASK_COLOR".into(), "v".into())]);
+
+        let err = templates.env("open", own.clone(), &asked("OTHER")).unwrap_err().to_string();
+        assert!(
+            err.starts_with(
+                "bad_request: spawn_worker may not set OTHER: template \"open\" does not allow \
+                 it (it allows: TASK_COLOR). Only the user can allow it, in "
+            ) && err.ends_with(r#"write the template as {"argv": [...], "allow_env": ["OTHER"]}"#),
+            "{err}"
+        );
+        let err = templates.env(DEFAULT, own, &asked("PATH")).unwrap_err().to_string();
+        assert!(
+            err.starts_with(
+                "bad_request: spawn_worker may not set PATH: template \"default\" does not allow \
+                 it and no template can: it chooses which programs run"
+            ) && err.contains("allow_env"),
+            "{err}"
+        );
     }
 }

@@ -185,9 +185,9 @@ mod tests {
     }
 
     #[test]
-    fn the_issue_s_states_are_all_there_in_its_order() {
-        // Issue 10's list, as it names them.
-        const ISSUE: &str = "collab-start gather-goals clear-pre-item work-item-router \
+    fn the_collab_states_are_all_there_in_their_order() {
+        // The states of `collab` as specs/workflows.md lists them, in that order.
+        const STATES: &str = "collab-start gather-goals clear-pre-item work-item-router \
             brainstorm-exploring clear-bs1 brainstorm-clarifying clear-bs2 brainstorm-designing \
             clear-bs3 brainstorm-validating item-type-router clear-pre-rough rough-draft-interface \
             clear-rd1 rough-draft-pseudocode clear-rd2 rough-draft-skeleton clear-rd3 \
@@ -196,6 +196,6 @@ mod tests {
             clear-post-batch clear-post-item workflow-complete cleanup done";
         let graph = built_in("collab").unwrap();
         let ids: Vec<&str> = graph.states().iter().map(|s| s.id.as_str()).collect();
-        assert_eq!(ids, ISSUE.split_whitespace().collect::<Vec<_>>());
+        assert_eq!(ids, STATES.split_whitespace().collect::<Vec<_>>());
     }
 }

@@ -36,8 +36,8 @@ pub const MAX_DEPENDS_ON: usize = 16;
 /// A session state file tabwire reads: anything larger is not one it wrote (it writes < 1 MiB)
 /// and is moved aside as corrupt.
 pub const MAX_STATE_FILE: u64 = 4 * 1024 * 1024;
-/// One `workflow.update` as the extension accepts it (JSON characters); `extension/workflow.js`
-/// has the same number.
+/// One `workflow.update` as the extension accepts it (JSON characters);
+/// `extension/worker/workflow.js` has the same number.
 #[cfg(test)]
 pub const MAX_UPDATE: usize = 2 * 1024 * 1024;
 /// Workflows the bridge re-sends to a browser that attaches later (the most recent ones), and
@@ -48,10 +48,10 @@ pub const MAX_LIVE: usize = 32;
 mod tests {
     use super::*;
 
-    /// `extension/workflow.js` keeps the same bounds: what a bridge sends, the extension keeps.
+    /// `extension/worker/workflow.js` keeps the same bounds: what a bridge sends, the extension keeps.
     #[test]
     fn the_extension_keeps_the_same_bounds() {
-        let js = include_str!("../../../extension/workflow.js");
+        let js = include_str!("../../../extension/worker/workflow.js");
         assert!(js.contains(&format!("const MAX_LIVE = {MAX_LIVE};")), "MAX_LIVE");
         assert_eq!(MAX_UPDATE, 2 * 1024 * 1024);
         assert!(js.contains("const MAX_UPDATE = 2 * 1024 * 1024;"), "MAX_UPDATE");

@@ -181,8 +181,6 @@ fn bad(message: String) -> CallError {
 
 #[cfg(test)]
 mod tests {
-    use std::os::unix::fs::PermissionsExt;
-
     use super::*;
     use crate::workflows::catalog::built_in;
 
@@ -220,8 +218,11 @@ mod tests {
         let _ = fs::remove_dir_all(p);
     }
 
+    // Unix-only: it reads the files' modes (Windows has none).
+    #[cfg(unix)]
     #[test]
     fn the_state_is_written_private_with_a_revision_per_change() {
+        use std::os::unix::fs::PermissionsExt;
         let p = project();
         let place = Place::resolve(p.to_str().unwrap(), "s1").unwrap();
         assert_eq!(place.read().unwrap(), None);
@@ -265,6 +266,8 @@ mod tests {
         let _ = fs::remove_dir_all(p);
     }
 
+    // Unix-only: making a symlink on Windows takes a privilege a user usually lacks.
+    #[cfg(unix)]
     #[test]
     fn a_symlinked_session_directory_is_refused() {
         let p = project();

@@ -6,7 +6,6 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use clap::Parser;
@@ -38,6 +37,7 @@ impl World {
             runtime_dir_note: None,
             current_exe: bin.join("tabwire"),
             extension_dir: None,
+            wsl: None,
         };
         World { dir, env }
     }
@@ -97,7 +97,11 @@ pub fn parse<A: clap::Args + clap::FromArgMatches>(args: &[&str]) -> A {
 
 pub fn write_exe(path: &Path, text: &str) {
     fs::write(path, text).unwrap();
-    fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
+    }
 }
 
 fn walk(dir: &Path, out: &mut BTreeMap<PathBuf, Option<Vec<u8>>>) {

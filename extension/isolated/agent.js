@@ -1,0 +1,325 @@
+// ISOLATED world, every frame of an allowed site: answers the worker's dom calls
+// (worker/dom.js) for this document: {type: "dom.<op>", …}, through router.js. It trusts nothing
+// the page says: refs and selectors come only from the worker, and what it reads of the page
+// goes back as data.
+(() => {
+  const ns = (globalThis.tabwireDom ??= {});
+  const GRACE_MS = 2000; // dialogs are still answered this long after an action settled
+
+  // What happened since the current action started: DOM mutations and dialogs.
+  let watch = null; // { since, last, mutations, dialogs: [], before: lines, observer }
+  let answerDialogsUntil = 0;
+  let armed = null; // { accept, text } for the next dialog (handle_dialog)
+
+  function startWatch() {
+    stopWatch();
+    const w = { since: performance.now(), last: 0, mutations: 0, dialogs: [], observer: null, answers: 0 };
+    w.observer = new MutationObserver((records) => {
+      w.mutations += records.length;
+      w.last = performance.now();
+    });
+    // The answers of the page's fetch/XHR as the page sees them (a resource timing entry once
+    // the body is in): its handlers run about then, so the quiet window counts from here too.
+    w.responses = new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) {
+        if (e.initiatorType !== 'fetch' && e.initiatorType !== 'xmlhttprequest') continue;
+        w.answers += 1;
+        w.last = performance.now();
+      }
+    });
+    w.responses.observe({ type: 'resource' });
+    // A navigation this document starts (a link, a form's submit) is known here at once; the
+    // browser's webNavigation event reaches the worker later, later still on a loaded machine.
+    w.navigate = (e) => {
+      if (!e.destination.sameDocument && !e.downloadRequest) w.leaving = e.destination.url;
+    };
+    globalThis.navigation?.addEventListener('navigate', w.navigate);
+    const what = { subtree: true, childList: true, attributes: true, characterData: true };
+    w.observer.observe(document, what);
+    // A document's observer does not see into shadow roots: observe those the snapshot met.
+    for (const root of ns.shadows) {
+      if (root.host.isConnected) w.observer.observe(root, what);
+      else ns.shadows.delete(root);
+    }
+    watch = w;
+    answerDialogsUntil = Infinity;
+    return w;
+  }
+
+  function stopWatch() {
+    if (!watch) return;
+    watch.observer.disconnect();
+    watch.responses.disconnect();
+    globalThis.navigation?.removeEventListener('navigate', watch.navigate);
+    answerDialogsUntil = performance.now() + GRACE_MS;
+  }
+
+  // A dialog from the page (page-world/dialogs.js): answer it now if tabwire is acting, else
+  // let the browser show it.
+  window.addEventListener('tabwire:dialog', (e) => {
+    let d;
+    try {
+      d = JSON.parse(e.detail);
+    } catch {
+      return;
+    }
+    if (performance.now() > answerDialogsUntil && !armed) {
+      // The browser shows it and the page stops until someone answers: the worker must know
+      // now, before this thread blocks (the message leaves at once; the page may have faked
+      // the event, which the worker checks by asking this frame before it believes it).
+      const dialog = { type: String(d.type).slice(0, 10), message: String(d.message).slice(0, 500) };
+      chrome.runtime.sendMessage({ type: 'dom.dialog_shown', dialog }).catch(() => {});
+      return;
+    }
+    const answer = armed ?? { accept: d.type === 'alert', text: null, by: 'default' };
+    armed = null;
+    const dialog = { type: String(d.type), message: String(d.message).slice(0, 2000), accepted: answer.accept, by: answer.by ?? 'handle_dialog' };
+    if (d.type === 'prompt') dialog.text = answer.accept ? String(answer.text ?? d.value ?? '') : null;
+    if (watch) watch.dialogs.length < 20 && watch.dialogs.push(dialog); // a page may fake many
+    else {
+      const late = (ns.lateDialogs ??= []);
+      late.push(dialog);
+      if (late.length > 20) late.shift();
+    }
+    window.dispatchEvent(new CustomEvent('tabwire:dialog-answer', { detail: JSON.stringify(answer) }));
+  });
+
+  window.addEventListener('tabwire:dialog-closed', () => {
+    chrome.runtime.sendMessage({ type: 'dom.dialog_closed' }).catch(() => {});
+  });
+
+  const fail = (code, message) => {
+    throw Object.assign(new Error(message), { code });
+  };
+
+  function element({ ref, selector }) {
+    if (ref) {
+      const got = ns.resolve(ref);
+      if (got.error) fail(got.error.code, got.error.message);
+      return got;
+    }
+    if (typeof selector === 'string' && selector) {
+      let el;
+      try {
+        el = document.querySelector(selector);
+      } catch (e) {
+        fail('bad_request', `${JSON.stringify(selector)} is not a CSS selector: ${e.message}`);
+      }
+      if (!el) fail('no_such_element', `no element matches the selector ${JSON.stringify(selector)} in this page; read_page shows what is there (and refs are more reliable than selectors)`);
+      return { el };
+    }
+    fail('bad_request', 'name the element with `ref` (from read_page or find) or `selector`');
+  }
+
+  // The lines an action's changes are computed on: the full snapshot, text included, so a
+  // message that appears counts; a re-render that draws the same thing does not. Focus moves
+  // with every click, so it is left out (read_page shows it).
+  const lines = () => ns.snapshot('full').lines.map((l) => `${'  '.repeat(l.d)}${l.t.replace(' [focused]', '')}`);
+
+  // The lines that differ between two snapshots: {added, removed}, each at most `max`.
+  function diff(before, after, max = 40) {
+    const count = (list) => list.reduce((m, l) => m.set(l, (m.get(l) ?? 0) + 1), new Map());
+    const a = count(before);
+    const b = count(after);
+    const added = after.filter((l) => (a.get(l) ?? 0) > 0 ? (a.set(l, a.get(l) - 1), false) : true);
+    // A line that changed shows once, as it is now: `removed` keeps the elements that went.
+    const refOf = (l) => /\[ref=\u0001(e\d+)\]/.exec(l)?.[1];
+    const still = new Set(added.map(refOf));
+    const removed = before.filter((l) => ((b.get(l) ?? 0) > 0 ? (b.set(l, b.get(l) - 1), false) : !still.has(refOf(l))));
+    return { added: added.slice(0, max), removed: removed.slice(0, max), more: Math.max(0, added.length - max) + Math.max(0, removed.length - max) };
+  }
+
+  const ops = {
+    read({ mode, ref, base }) {
+      const t0 = performance.now();
+      ns.startRefsAt(base);
+      const root = ref ? element({ ref }).el : undefined;
+      const out = mode === 'text' ? { text: ns.text(root) } : ns.snapshot(mode, root);
+      return { ...out, took: performance.now() - t0, next: ns.nextRef(), title: document.title, scroll: { y: Math.round(scrollY), height: document.documentElement.scrollHeight, viewport: innerHeight } };
+    },
+
+    // Start watching, act, return at once; `settle` below waits for the page to be quiet.
+    act({ action, base, ...args }) {
+      ns.startRefsAt(base);
+      const before = lines();
+      const w = startWatch();
+      w.before = before;
+      const notes = [];
+      const got = (t) => {
+        const g = element(t);
+        if (g.rebound) notes.push(g.rebound);
+        return g.el;
+      };
+      let result = {};
+      try {
+        switch (action) {
+          case 'click':
+            result = ns.click(got(args), args);
+            break;
+          case 'fill': {
+            // Every field is found, and those a user clicks into are hit-tested, before any is
+            // set: a field that cannot be reached fails the call with the others untouched.
+            const els = args.fields.map((f) => got(f));
+            const targeted = els.map((el) => ns.fillClicksInto(el) && (ns.target(el), true));
+            result.values = els.map((el, i) => ns.fill(el, args.fields[i].value, { targeted: targeted[i] }));
+            break;
+          }
+          case 'type':
+            result.value = ns.type(args.ref || args.selector ? got(args) : null, args.text, args.submit);
+            break;
+          case 'press':
+            if (args.ref || args.selector) got(args).focus();
+            ns.press(args.keys);
+            break;
+          case 'hover': {
+            const el = got(args);
+            ns.hover(el);
+            break;
+          }
+          case 'scroll':
+            ns.scroll(args.ref || args.selector ? got(args) : null, args);
+            break;
+          case 'drag':
+            ns.drag(got(args), got(args.to));
+            break;
+          case 'upload':
+            result.files = ns.upload(got(args), args.files);
+            break;
+          // Trusted input (`trusted: true`): here only the element is made ready — scrolled into
+          // view and hit-tested for a click, focused for keys — and the worker dispatches the
+          // real input through the debugger (worker/dom/trusted.js), while this watch sees its
+          // effect.
+          case 'trusted_click':
+            result.point = ns.target(got(args));
+            break;
+          case 'trusted_type':
+          case 'trusted_press':
+            if (args.ref || args.selector) got(args).focus();
+            break;
+          default:
+            fail('bad_request', `unknown action ${action}`);
+        }
+      } catch (e) {
+        stopWatch();
+        watch = null;
+        throw e;
+      }
+      // How long the DOM has been quiet already: the worker's first wait needs no question.
+      // The action's own changes are not delivered to the observer until this task ends:
+      // taken here, so that they count as now rather than as quiet.
+      const pending = w.observer.takeRecords().length;
+      if (pending) {
+        w.mutations += pending;
+        w.last = performance.now();
+      }
+      return { ...result, notes, idle: performance.now() - Math.max(w.last, w.since), next: ns.nextRef() };
+    },
+
+    // Where the targets of an action in this frame are (centres, scrolled into view), for the
+    // worker to hit-test the frames around this one before it acts (`framePoint` in each).
+    // Null for a target that cannot be placed: the action itself says what is wrong with it.
+    // `index`: which of its parent's frames this document is.
+    points({ targets }) {
+      const points = targets.map((t) => {
+        try {
+          return ns.target(element(t).el, { hitTest: false });
+        } catch {
+          return null;
+        }
+      });
+      return { points, index: ns.indexInParent() };
+    },
+
+    // Those points, moved from child frame `index` into this document and hit-tested here.
+    framePoint({ index, points }) {
+      return { points: points.map((p) => p && ns.framePoint(index, p)), index: ns.indexInParent() };
+    },
+
+    // Where an element is in the viewport, scrolled into view: for screenshot's `ref`.
+    locate({ ref }) {
+      const { el } = element({ ref });
+      el.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+      const r = el.getBoundingClientRect();
+      return { x: r.left, y: r.top, width: r.width, height: r.height, vw: innerWidth, vh: innerHeight };
+    },
+
+    // Once the DOM has been quiet for `quiet` ms: the action's changed lines and what it saw;
+    // before that, how long it has been quiet (`idle`) — one question per wait, not one to ask
+    // and one to end. The worker does the waiting (its timers run at full speed; a background
+    // tab's are throttled to 1 a second). `answers`: how many of the action's requests the
+    // browser saw answered in this frame; the action goes on until the page saw as many. The
+    // watch goes on until `end`, in case a request the worker learns of late keeps it waiting.
+    finish({ quiet = 0, answers = 0 } = {}) {
+      const w = watch;
+      if (!w) return { mutations: 0, dialogs: [], added: [], removed: [], more: 0 };
+      const idle = w.answers < answers ? 0 : performance.now() - Math.max(w.last, w.since);
+      if (idle < quiet || (w.leaving && quiet > 0)) return { idle, leaving: w.leaving, mutations: w.mutations, dialogs: w.dialogs };
+      return { mutations: w.mutations, dialogs: w.dialogs, ...diff(w.before, lines()), next: ns.nextRef() };
+    },
+
+    // That this document's thread runs: no dialog of the browser's holds it.
+    ping() {
+      return true;
+    },
+
+    end() {
+      stopWatch();
+      watch = null;
+    },
+
+    arm({ accept, text }) {
+      armed = { accept: accept === true, text: text ?? null, by: 'handle_dialog' };
+      const late = ns.lateDialogs ?? [];
+      ns.lateDialogs = [];
+      return { late };
+    },
+
+    // Resolve when the condition holds: text present / gone, a selector matches.
+    wait({ text, text_gone: gone, selector, timeout }) {
+      const holds = () => {
+        const body = document.body?.innerText ?? '';
+        if (text != null && !body.includes(text)) return false;
+        if (gone != null && body.includes(gone)) return false;
+        if (selector != null) {
+          try {
+            if (!document.querySelector(selector)) return false;
+          } catch (e) {
+            fail('bad_request', `${JSON.stringify(selector)} is not a CSS selector: ${e.message}`);
+          }
+        }
+        return true;
+      };
+      if (holds()) return { met: true };
+      return new Promise((resolve, reject) => {
+        let scheduled = false;
+        const check = () => {
+          scheduled = false;
+          try {
+            if (holds()) done(resolve, { met: true });
+          } catch (e) {
+            done(reject, e);
+          }
+        };
+        const observer = new MutationObserver(() => {
+          if (!scheduled) (scheduled = true), setTimeout(check, 16);
+        });
+        // innerText also changes with style alone (display), which no mutation reports.
+        const poll = setInterval(check, 250);
+        const timer = setTimeout(() => done(resolve, { met: false }), timeout);
+        const done = (fn, v) => {
+          observer.disconnect();
+          clearInterval(poll);
+          clearTimeout(timer);
+          fn(v);
+        };
+        observer.observe(document, { subtree: true, childList: true, characterData: true, attributes: true });
+      });
+    },
+  };
+
+  // The worker's dom calls ({type: "dom.<op>"}), through this world's router (router.js).
+  globalThis.tabwireAnswer('dom', (op, msg) => {
+    if (!Object.hasOwn(ops, op)) fail('bad_request', `unknown dom call ${msg.type}`);
+    return ops[op](msg);
+  });
+})();

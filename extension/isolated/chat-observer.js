@@ -1,0 +1,324 @@
+// ISOLATED world, top frame, injected on demand by worker/chat.js (chrome.scripting.executeScript):
+// types a message into a chat web app, submits it, and reports milestones — message_sent,
+// response_started, response_progress, response_completed — driven by a MutationObserver,
+// never by a fixed delay (specs/operations.md). What the page shows is data: it is read and
+// passed on, never acted upon. The site adapter (CSS selectors) comes with each send.
+(() => {
+  if (globalThis.tabwireChatObserver) return; // injected again into the same document
+  globalThis.tabwireChatObserver = true;
+
+  const EXCERPT = 120; // characters of a bubble carried by message_sent and response_progress
+  const PROGRESS_MS = 250; // at most 4 progress reports a second
+  const MAX_TEXT = 4 * 1024 * 1024; // an answer longer than this is cut (and says so)
+  const KEEP_FINISHED = 20; // finished operations kept for chat.status
+  const ops = new Map(); // operation id → op (below)
+  let port = null;
+
+  const fail = (code, message) => {
+    const e = new Error(message);
+    e.code = code;
+    throw e;
+  };
+
+  // The worker's chat.* calls, through this world's router (router.js).
+  globalThis.tabwireAnswer('chat', (_verb, msg) => handle(msg));
+
+  async function handle(msg) {
+    switch (msg.type) {
+      case 'chat.send':
+        return send(msg);
+      case 'chat.status': {
+        const op = ops.get(msg.operation_id);
+        return { found: !!op, finished: op?.finished ?? false, milestones: op?.milestones ?? [] };
+      }
+      case 'chat.cancel': {
+        const op = ops.get(msg.operation_id);
+        if (op) finish(op);
+        return { cancelled: !!op };
+      }
+      default:
+        fail('bad_request', `the chat observer has no method ${JSON.stringify(msg.type)}`);
+    }
+  }
+
+  // The port milestones travel on. Opened before typing, so the worker learns when this
+  // document goes away (its port closes) even before the first milestone.
+  function connect() {
+    if (port) return port;
+    port = chrome.runtime.connect({ name: 'chat' });
+    port.onDisconnect.addListener(() => (port = null)); // the worker restarted: reconnect on next post
+    return port;
+  }
+
+  function post(msg) {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        return connect().postMessage(msg);
+      } catch (e) {
+        port = null;
+        if (/context invalidated/i.test(e.message)) return ops.forEach(finish); // extension reloaded
+      }
+    }
+  }
+
+  async function send({ operation_id: id, text, adapter: a, wait_ms: waitMs, origin }) {
+    // The worker checked the tab's URL; this is the document that would be typed into. If the
+    // tab navigated in between, type nothing (and say nothing of the page it holds now).
+    if (location.origin !== origin)
+      fail('origin_changed', `the tab navigated away from ${origin} before anything was typed; nothing was done. list_tabs shows what each tab holds`);
+    if (ops.has(id)) fail('bad_request', `operation ${id} was already sent in this page`);
+    checkAdapter(a);
+    connect();
+    const input = await waitFor(() => first(a.input), waitMs);
+    if (!input) mismatch(a, 'input', waitMs);
+    const op = {
+      id,
+      a,
+      n: 0,
+      phase: 'pending',
+      milestones: [],
+      base: { users: count(a.user_message), assistants: count(a.assistant_message), dones: a.done ? count(a.done) : 0 },
+      chars: 0,
+      lastProgress: -Infinity,
+      progressTimer: null,
+      stableTimer: null,
+      observer: null,
+      finished: false,
+    };
+    typeInto(input, text, a);
+    ops.set(id, op);
+    op.observer = new MutationObserver(() => check(op)); // before submitting: nothing is missed
+    op.observer.observe(document, { childList: true, subtree: true, characterData: true, attributes: true });
+    try {
+      await submit(a, input, waitMs);
+    } catch (e) {
+      finish(op);
+      ops.delete(id);
+      throw e;
+    }
+    check(op);
+    return { started: true, url: location.href.split('#')[0] }; // never the fragment (it may hold a token)
+  }
+
+  function checkAdapter(a) {
+    if (a === null || typeof a !== 'object') fail('bad_request', 'the adapter must be an object');
+    const name = a.name;
+    for (const field of ['input', 'submit', 'user_message', 'assistant_message', 'generating', 'done']) {
+      const sel = a[field];
+      if ((field === 'done' && sel == null) || (field === 'submit' && sel === 'enter')) continue;
+      if (typeof sel !== 'string' || sel.trim() === '') fail('bad_request', `adapter "${name}": \`${field}\` must be a CSS selector`);
+      try {
+        document.querySelector(sel);
+      } catch (e) {
+        fail('bad_request', `adapter "${name}": its \`${field}\` selector \`${sel}\` is not valid CSS (${e.message}); correct it`);
+      }
+    }
+    if (!Number.isFinite(a.stable_ms) || a.stable_ms < 0) fail('bad_request', `adapter "${name}": \`stable_ms\` must be a number of milliseconds`);
+  }
+
+  function mismatch(a, field, waitMs, why) {
+    fail('adapter_mismatch',
+      `adapter "${a.name}": ${why ?? `nothing in ${location.href.split('#')[0]} matches`} its \`${field}\` selector \`${a[field]}\` ` +
+      `(waited ${waitMs} ms). The page may not be the chat, may still be loading, or its markup changed: ` +
+      'pass a corrected adapter (list_adapters shows this one) or put one in the adapters config directory');
+  }
+
+  // Resolve with find()'s first truthy answer, checked now and after each change to the page;
+  // null after `ms` milliseconds.
+  function waitFor(find, ms) {
+    const now = find();
+    if (now) return Promise.resolve(now);
+    return new Promise((resolve) => {
+      const mo = new MutationObserver(() => {
+        const got = find();
+        if (got) done(got);
+      });
+      const timer = setTimeout(() => done(null), ms);
+      const done = (value) => {
+        mo.disconnect();
+        clearTimeout(timer);
+        resolve(value);
+      };
+      mo.observe(document, { childList: true, subtree: true, attributes: true });
+    });
+  }
+
+  // Type so that a framework page takes it: the native value setter plus an input event for a
+  // text box (React's own setter on the element is bypassed, so it sees a real change); for a
+  // contenteditable, the browser's own insertText editing command (which fires beforeinput and
+  // input as typing does), else those events by hand.
+  function typeInto(el, text, a) {
+    el.focus();
+    if (el instanceof HTMLTextAreaElement || el instanceof HTMLInputElement) {
+      const proto = el instanceof HTMLTextAreaElement ? HTMLTextAreaElement.prototype : HTMLInputElement.prototype;
+      Object.getOwnPropertyDescriptor(proto, 'value').set.call(el, text);
+      el.dispatchEvent(new InputEvent('input', { bubbles: true, inputType: 'insertText', data: text }));
+      if (el.value !== text) refused(a, el.value.length, text.length);
+      return;
+    }
+    if (el.isContentEditable) {
+      const range = document.createRange();
+      range.selectNodeContents(el);
+      const selection = getSelection();
+      selection.removeAllRanges();
+      selection.addRange(range);
+      if (!document.execCommand('insertText', false, text)) {
+        el.dispatchEvent(new InputEvent('beforeinput', { bubbles: true, cancelable: true, inputType: 'insertText', data: text }));
+        el.textContent = text;
+        el.dispatchEvent(new InputEvent('input', { bubbles: true, inputType: 'insertText', data: text }));
+      }
+      if (squash(el.innerText) !== squash(text)) refused(a, squash(el.innerText).length, squash(text).length);
+      return;
+    }
+    fail('adapter_mismatch', `adapter "${a.name}": its \`input\` selector \`${a.input}\` matches a <${el.localName}>, which is neither a text box nor contenteditable; correct the selector`);
+  }
+
+  function refused(a, got, wanted) {
+    fail('bad_request', `the page did not take the typed text in adapter "${a.name}"'s \`input\` (\`${a.input}\`): it holds ${got} characters instead of ${wanted}; the page may reject scripted input`);
+  }
+
+  async function submit(a, input, waitMs) {
+    if (a.submit === 'enter') {
+      for (const type of ['keydown', 'keypress', 'keyup'])
+        input.dispatchEvent(new KeyboardEvent(type, { key: 'Enter', code: 'Enter', keyCode: 13, which: 13, bubbles: true, cancelable: true }));
+      return;
+    }
+    const enabled = (b) => !b.disabled && b.getAttribute('aria-disabled') !== 'true';
+    const button = await waitFor(() => {
+      const b = first(a.submit);
+      return b && enabled(b) ? b : null;
+    }, waitMs);
+    if (!button) mismatch(a, 'submit', waitMs, first(a.submit) ? 'the button stayed disabled that matches' : null);
+    button.click();
+  }
+
+  // After every change to the page: has the operation reached its next milestone?
+  function check(op) {
+    if (op.finished) return;
+    const a = op.a;
+    const generating = first(a.generating) !== null;
+    const answer = newest(op);
+    if (op.phase === 'pending') {
+      const users = document.querySelectorAll(a.user_message);
+      if (users.length > op.base.users) reach(op, 'message_sent', { excerpt: head(text(users[users.length - 1])) });
+      else if (answer || generating) reach(op, 'message_sent', { excerpt: null }); // the site shows no bubble for it
+      else return;
+      op.phase = 'sent';
+    }
+    if (op.phase === 'sent') {
+      if (!answer && !generating) return;
+      reach(op, 'response_started', { by: answer ? 'assistant_message' : 'generating' });
+      op.phase = 'streaming';
+    }
+    if (answer && text(answer).length > op.chars) progress(op);
+    if (a.done && !generating && count(a.done) > op.base.dones) return complete(op); // a done of this answer, not of another
+    clearTimeout(op.stableTimer); // every change restarts the quiet time
+    op.stableTimer = generating ? null : setTimeout(() => complete(op), a.stable_ms);
+  }
+
+  // The answer to this operation: the newest assistant bubble, if one appeared since the send.
+  function newest(op) {
+    const all = document.querySelectorAll(op.a.assistant_message);
+    return all.length > op.base.assistants ? all[all.length - 1] : null;
+  }
+
+  function progress(op) {
+    const wait = op.lastProgress + PROGRESS_MS - performance.now();
+    if (wait <= 0) return reportProgress(op);
+    op.progressTimer ??= setTimeout(() => {
+      op.progressTimer = null;
+      reportProgress(op);
+    }, wait);
+  }
+
+  function reportProgress(op) {
+    const answer = newest(op);
+    const now = answer ? text(answer) : '';
+    if (op.finished || now.length <= op.chars) return;
+    op.chars = now.length;
+    op.lastProgress = performance.now();
+    reach(op, 'response_progress', { chars: now.length, excerpt: tail(now) });
+  }
+
+  function complete(op) {
+    if (op.finished) return;
+    const answer = newest(op);
+    let full = answer ? readText(answer) : '';
+    const truncated = full.length > MAX_TEXT;
+    if (truncated) full = full.slice(0, MAX_TEXT);
+    const total = count(op.a.user_message) + count(op.a.assistant_message);
+    reach(op, 'response_completed', truncated ? { text: full, total_messages: total, truncated } : { text: full, total_messages: total });
+    finish(op);
+  }
+
+  function reach(op, milestone, data) {
+    const m = { operation_id: op.id, milestone, n: ++op.n, at: performance.timeOrigin + performance.now(), data };
+    if (milestone === 'response_progress') op.milestones = op.milestones.filter((x) => x.milestone !== milestone);
+    op.milestones.push(m);
+    post(m);
+  }
+
+  // Stop observing; keep the milestones a while for chat.status.
+  function finish(op) {
+    op.finished = true;
+    op.observer?.disconnect();
+    clearTimeout(op.progressTimer);
+    clearTimeout(op.stableTimer);
+    const done = [...ops.values()].filter((o) => o.finished);
+    for (const old of done.slice(0, Math.max(0, done.length - KEEP_FINISHED))) ops.delete(old.id);
+  }
+
+  // The text of an answer as innerText would give it — paragraphs, line breaks, list items and
+  // table cells kept apart — but from the DOM alone: innerText lays the page out first, which
+  // cost more than the whole way of a milestone to the assistant (1.5 ms of a 3 ms p50).
+  // Hidden elements (`hidden`, `aria-hidden`) and buttons (a code block's "Copy") are left out.
+  const BLOCK = new Set(['address', 'article', 'aside', 'blockquote', 'dd', 'details', 'div', 'dl', 'dt', 'fieldset',
+    'figcaption', 'figure', 'footer', 'form', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'hr', 'li', 'main', 'nav',
+    'ol', 'pre', 'section', 'summary', 'table', 'tr', 'ul']);
+  const SKIP = new Set(['script', 'style', 'noscript', 'template', 'button', 'svg']);
+  function readText(root) {
+    const parts = [];
+    const breaks = (n) => parts.push({ breaks: n });
+    (function walk(node, pre) {
+      for (const child of node.childNodes) {
+        if (child.nodeType === Node.TEXT_NODE) {
+          parts.push(pre ? child.data : child.data.replace(/\s+/g, ' '));
+          continue;
+        }
+        if (child.nodeType !== Node.ELEMENT_NODE) continue;
+        const tag = child.localName;
+        if (SKIP.has(tag) || child.hidden || child.getAttribute('aria-hidden') === 'true') continue;
+        if (tag === 'br') {
+          parts.push('\n');
+          continue;
+        }
+        const around = tag === 'p' ? 2 : BLOCK.has(tag) ? 1 : 0;
+        if (around) breaks(around);
+        walk(child, pre || tag === 'pre');
+        if (around) breaks(around);
+        else if (tag === 'td' || tag === 'th') parts.push('\t');
+      }
+    })(root, false);
+    // Runs of required breaks become the largest of them; none at the ends.
+    let out = '';
+    let pending = 0;
+    for (const part of parts) {
+      if (typeof part !== 'string') {
+        pending = Math.max(pending, part.breaks);
+        continue;
+      }
+      if (part === '') continue;
+      if (pending && out !== '') out = out.replace(/ +$/, '') + '\n'.repeat(pending);
+      pending = 0;
+      out += out.endsWith('\n') ? part.replace(/^ +/, '') : part;
+    }
+    return out.trim();
+  }
+
+  const first = (sel) => document.querySelector(sel);
+  const count = (sel) => document.querySelectorAll(sel).length;
+  const text = (el) => el.textContent ?? '';
+  const squash = (s) => (s ?? '').replace(/\s+/g, ' ').trim();
+  const head = (s) => (s.length > EXCERPT ? `${squash(s.slice(0, EXCERPT))}…` : squash(s));
+  const tail = (s) => (s.length > EXCERPT ? `…${squash(s.slice(-EXCERPT))}` : squash(s));
+})();

@@ -1,0 +1,333 @@
+// ISOLATED world, every frame of an allowed site: the page as lines for the assistant.
+//
+//   heading "Sign up" [level=1]
+//   form "Sign up"
+//     textbox "Email" [ref=e4] [value="a@b.c"] [required]
+//     button "Create account" [ref=e5] [disabled]
+//
+// One line per element with a role, indented by nesting; generic wrappers (div, span…) are
+// dropped and their children moved up; hidden elements are left out. What the page wrote
+// (names, values, text) is always quoted with JSON escapes (`quote`), so page text cannot pass
+// for a line or a ref (JSON escapes every control character, so the \u0001 before each ref, where
+// the worker writes the frame's prefix, comes only from here); the only other words of the page
+// in a line are its role, one ARIA knows, and a heading's level, a number. Open shadow roots are
+// walked as if they were the host's children; an iframe is a line whose frame the worker reads
+// and nests below it (worker/dom.js).
+(() => {
+  const ns = (globalThis.tabwireDom ??= {});
+  ns.shadows = new Set(); // open shadow roots seen, for the action's MutationObserver (agent.js)
+  const NAME_MAX = 100; // characters of a name or value shown; the rest is "…"
+  const TEXT_MAX = 300; // characters of one text line in full mode
+
+  const SKIP = new Set(['script', 'style', 'noscript', 'template', 'head', 'meta', 'link', 'title', 'br', 'wbr']);
+  const INPUT_ROLE = {
+    button: 'button', submit: 'button', reset: 'button', image: 'button', checkbox: 'checkbox', radio: 'radio',
+    range: 'slider', number: 'spinbutton', search: 'searchbox', file: 'button', hidden: null,
+  };
+  const TAG_ROLE = {
+    button: 'button', summary: 'button', textarea: 'textbox', option: 'option', img: 'img', nav: 'navigation',
+    main: 'main', header: 'banner', footer: 'contentinfo', aside: 'complementary', article: 'article',
+    form: 'form', ul: 'list', ol: 'list', li: 'listitem', table: 'table', tr: 'row', td: 'cell', th: 'columnheader',
+    dialog: 'dialog', iframe: 'iframe', frame: 'iframe', details: 'group', fieldset: 'group', progress: 'progressbar',
+    h1: 'heading', h2: 'heading', h3: 'heading', h4: 'heading', h5: 'heading', h6: 'heading', p: 'paragraph',
+    label: 'label', hr: 'separator', video: 'video', audio: 'audio', meter: 'meter', output: 'status', menu: 'list',
+  };
+  // Roles whose element can be acted on: these always get a ref and a line in every mode.
+  const INTERACTIVE = new Set(['button', 'link', 'textbox', 'searchbox', 'checkbox', 'radio', 'combobox', 'listbox', 'option',
+    'slider', 'spinbutton', 'switch', 'tab', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'treeitem', 'gridcell']);
+  // Shown in interactive mode too, for context: where the controls are.
+  const LANDMARK = new Set(['heading', 'form', 'dialog', 'alertdialog', 'navigation', 'main', 'iframe', 'alert', 'status', 'tablist', 'menu', 'toolbar']);
+  // Context lines that are read, never acted on or used as a `root`: in interactive mode they
+  // carry no ref (a ref there cost tokens and said nothing; `find` and full mode give one).
+  const READ_ONLY = new Set(['heading', 'alert', 'status']);
+  // Named from their content when nothing else names them.
+  const NAMED_BY_CONTENT = new Set(['button', 'link', 'heading', 'option', 'tab', 'menuitem', 'cell', 'columnheader', 'listitem',
+    'treeitem', 'label', 'gridcell', 'switch', 'checkbox', 'radio', 'status', 'alert', 'tooltip']);
+
+  // Roles of WAI-ARIA 1.2 (with DPUB's doc-* and graphics-*): a page's role attribute counts
+  // by its first token in this list, as browsers read it, so a line never starts with words
+  // of the page's choosing.
+  const ARIA_ROLES = new Set(('alert alertdialog application article banner blockquote button caption cell checkbox code ' +
+    'columnheader combobox comment complementary contentinfo definition deletion dialog directory document emphasis feed ' +
+    'figure form generic grid gridcell group heading image img insertion link list listbox listitem log main mark marquee ' +
+    'math menu menubar menuitem menuitemcheckbox menuitemradio meter navigation none note option paragraph presentation ' +
+    'progressbar radio radiogroup region row rowgroup rowheader scrollbar search searchbox separator slider spinbutton ' +
+    'status strong subscript suggestion superscript switch tab table tablist tabpanel term textbox time timer toolbar ' +
+    'tooltip tree treegrid treeitem').split(' '));
+  const isRole = (r) => ARIA_ROLES.has(r) || /^(doc|graphics)-[a-z]+$/.test(r);
+
+  // The page's words in a line: JSON quotes, and the line breaks JSON lets through (NEL,
+  // U+2028, U+2029) escaped too, so the words stay on their line for every reader.
+  const quote = (s) => JSON.stringify(s).replace(/[\u0085\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const clip = (s, max = NAME_MAX) => (s.length > max ? `${s.slice(0, max - 1)}…` : s);
+  const squash = (s) => (s ?? '').replace(/\s+/g, ' ').trim();
+
+  ns.roleOf = (el) => {
+    const explicit = el.getAttribute('role')?.trim().toLowerCase().split(/\s+/).find(isRole);
+    if (explicit && explicit !== 'presentation' && explicit !== 'none' && explicit !== 'generic') return explicit;
+    const tag = el.localName;
+    if (tag === 'a' || tag === 'area') return el.hasAttribute('href') ? 'link' : null;
+    if (tag === 'input') {
+      const type = (el.getAttribute('type') || 'text').toLowerCase();
+      if (type in INPUT_ROLE) return INPUT_ROLE[type];
+      return el.hasAttribute('list') ? 'combobox' : 'textbox';
+    }
+    if (tag === 'select') return el.multiple || el.size > 1 ? 'listbox' : 'combobox';
+    if (tag === 'section' && (el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby'))) return 'region';
+    if (el.isContentEditable && (el.parentElement === null || !el.parentElement.isContentEditable)) return 'textbox';
+    return TAG_ROLE[tag] ?? null;
+  };
+
+  ns.nameOf = (el, role = ns.roleOf(el)) => {
+    const labelled = el.getAttribute('aria-labelledby');
+    if (labelled) {
+      const root = el.getRootNode();
+      const text = labelled.split(/\s+/).map((id) => root.getElementById?.(id)?.textContent ?? '').join(' ');
+      if (squash(text)) return clip(squash(text));
+    }
+    const aria = squash(el.getAttribute('aria-label'));
+    if (aria) return clip(aria);
+    const labels = labelsOf(el);
+    if (labels.length) {
+      const text = squash(labels.map((l) => labelText(l, el)).join(' '));
+      if (text) return clip(text);
+    }
+    const tag = el.localName;
+    if (tag === 'img' || (tag === 'input' && el.type === 'image')) return clip(squash(el.getAttribute('alt')));
+    if (tag === 'input' && ['button', 'submit', 'reset'].includes(el.type)) return clip(squash(el.value || (el.type === 'submit' ? 'Submit' : '')));
+    if (tag === 'iframe') return clip(squash(el.getAttribute('title') || el.getAttribute('name') || ''));
+    if (tag === 'fieldset') return clip(squash(el.querySelector(':scope > legend')?.textContent));
+    if (tag === 'form' || tag === 'dialog' || tag === 'section') return '';
+    if (NAMED_BY_CONTENT.has(role)) {
+      // textContent, not innerText: innerText lays the subtree out again for every element,
+      // which made a 5,000-element page several times slower to read.
+      const text = squash(el.textContent);
+      if (text) return clip(text);
+    }
+    return clip(squash(el.getAttribute('title') || el.getAttribute('placeholder') || ''));
+  };
+
+  // An element's labels. `el.labels` searches the whole document on every call, which made
+  // reading a page of 1,000 inputs quadratic; during a snapshot they come from one pass.
+  let labelIndex = null; // control → [label], for the document (not shadow roots)
+  function labelsOf(el) {
+    if (!('labels' in el)) return [];
+    if (labelIndex && el.getRootNode() === document) return labelIndex.get(el) ?? [];
+    return [...(el.labels ?? [])];
+  }
+  function indexLabels() {
+    labelIndex = new Map();
+    for (const l of document.querySelectorAll('label')) {
+      const c = l.control;
+      if (c) labelIndex.set(c, [...(labelIndex.get(c) ?? []), l]);
+    }
+  }
+
+  // A label's own words: a control inside it (a select's options, an input) is not part of them.
+  function labelText(label, control) {
+    let out = '';
+    const walk = (n) => {
+      if (n === control || n.localName === 'select' || n.localName === 'textarea') return;
+      if (n.nodeType === 3) out += n.data;
+      else n.childNodes.forEach(walk);
+    };
+    walk(label);
+    return out;
+  }
+
+  // Elements that may have `role` ("clickable": any without a role): for re-binding a ref
+  // (refs.js).
+  ns.candidates = function* (role) {
+    const stack = [document.documentElement];
+    while (stack.length) {
+      const el = stack.pop();
+      if (!el) continue;
+      if ((ns.roleOf(el) ?? 'clickable') === role) yield el;
+      if (el.shadowRoot) stack.push(...el.shadowRoot.children);
+      stack.push(...el.children);
+    }
+  };
+
+  // What a control holds and how it is: `[value="…"] [checked] [disabled]`…
+  function states(el, role) {
+    const out = [];
+    const tag = el.localName;
+    if (role === 'heading') out.push(`[level=${/^h[1-6]$/.test(tag) ? tag[1] : Number.parseInt(el.getAttribute('aria-level'), 10) || 2}]`);
+    if (role === 'checkbox' || role === 'radio' || role === 'switch' || role === 'menuitemcheckbox') {
+      const checked = 'checked' in el && tag === 'input' ? el.checked : el.getAttribute('aria-checked') === 'true';
+      if (checked) out.push('[checked]');
+    }
+    if (tag === 'select') {
+      const chosen = [...el.selectedOptions].map((o) => squash(o.label || o.textContent));
+      out.push(`[value=${quote(clip(chosen.join(', ')))}]`);
+    } else if ((tag === 'input' || tag === 'textarea') && !['checkbox', 'radio', 'button', 'submit', 'reset', 'image', 'file'].includes(el.type)) {
+      const v = el.type === 'password' ? (el.value ? '••••' : '') : el.value;
+      if (v) out.push(`[value=${quote(clip(squash(v)))}]`);
+      else if (el.placeholder && labelsOf(el).length) out.push(`[placeholder=${quote(clip(squash(el.placeholder)))}]`);
+    } else if (role === 'textbox' && el.isContentEditable) {
+      const v = squash(el.innerText);
+      if (v) out.push(`[value=${quote(clip(v))}]`);
+    }
+    if (tag === 'input' && el.type === 'file' && el.files?.length) out.push(`[files=${quote([...el.files].map((f) => f.name).join(', '))}]`);
+    if (el.disabled || el.getAttribute('aria-disabled') === 'true') out.push('[disabled]');
+    if (el.required) out.push('[required]');
+    if (el.readOnly && (tag === 'input' || tag === 'textarea')) out.push('[readonly]');
+    const expanded = el.getAttribute('aria-expanded');
+    if (expanded) out.push(expanded === 'true' ? '[expanded]' : '[collapsed]');
+    if (el.getAttribute('aria-selected') === 'true' || (tag === 'option' && el.selected)) out.push('[selected]');
+    if (el.getAttribute('aria-pressed') === 'true') out.push('[pressed]');
+    if (el === document.activeElement && el !== document.body) out.push('[focused]');
+    if (role === 'link') {
+      const href = el.getAttribute('href');
+      if (href && !href.startsWith('javascript:')) out.push(`[url=${quote(clip(href, 120))}]`);
+    }
+    return out;
+  }
+
+  function visible(el) {
+    if (el.hidden || el.getAttribute('aria-hidden') === 'true') return false;
+    return el.checkVisibility ? el.checkVisibility({ visibilityProperty: true }) : el.getClientRects().length > 0;
+  }
+
+  // A div or span the page made clickable with a handler: the pointer cursor is the only sign
+  // left in the DOM (frameworks attach their listeners to the root). Checked only for elements
+  // with no role, and only where the cursor is not inherited.
+  function clickable(el) {
+    if (el.hasAttribute('onclick') || el.tabIndex >= 0) return true;
+    const cursor = getComputedStyle(el).cursor;
+    return cursor === 'pointer' && (!el.parentElement || getComputedStyle(el.parentElement).cursor !== 'pointer');
+  }
+
+  // The lines of the document (or of the subtree at `root`): [{d: depth, t: text, v: in the
+  // viewport, f?: {n, src} of an iframe}]. `mode`: interactive | full.
+  ns.snapshot = (mode, rootEl = document.body ?? document.documentElement, limit = 20000) => {
+    const lines = [];
+    let frames = 0;
+    const vw = innerWidth;
+    const vh = innerHeight;
+    const full = mode === 'full';
+    const emit = (d, t, el, f) => {
+      const r = el?.getBoundingClientRect?.();
+      const v = r ? r.bottom > 0 && r.right > 0 && r.top < vh && r.left < vw : true;
+      const line = { d, t, v };
+      if (f !== undefined) line.f = f;
+      lines.push(line);
+    };
+    const walk = (node, depth, hidden) => {
+      if (lines.length >= limit) return;
+      if (node.nodeType === 3) {
+        if (!full || hidden) return;
+        const text = squash(node.data);
+        if (text) emit(depth, `text ${quote(clip(text, TEXT_MAX))}`, node.parentElement);
+        return;
+      }
+      if (node.nodeType !== 1 && node.nodeType !== 11) return;
+      if (node.nodeType === 11) {
+        for (const c of node.childNodes) walk(c, depth, hidden);
+        return;
+      }
+      const el = node;
+      if (SKIP.has(el.localName)) return;
+      if (!visible(el)) {
+        // display:contents and slots have no box but show their children
+        if (getComputedStyle(el).display !== 'contents' && el.localName !== 'slot') return;
+      }
+      let role = ns.roleOf(el);
+      let interactive = INTERACTIVE.has(role);
+      if (!role && !full && clickable(el)) {
+        role = 'clickable';
+        interactive = true;
+      }
+      const show = role && (full ? role !== 'label' || !el.control : interactive || LANDMARK.has(role));
+      let d = depth;
+      let context = -1; // the index of an interactive-mode context line, dropped if it says nothing
+      if (show) {
+        const name = ns.nameOf(el, role === 'clickable' ? 'button' : role); // named as a button would be
+        const parts = [role];
+        if (name) parts.push(quote(name));
+        if (full || !READ_ONLY.has(role)) parts.push(`[ref=\u0001${ns.refFor(el, role, name)}]`);
+        parts.push(...states(el, role));
+        if (!full && !interactive && !name) context = lines.length;
+        if (role === 'iframe') {
+          // The worker matches it to its frame by address, else by order (lib/snapshot-text.js,
+          // childFrames).
+          emit(depth, parts.join(' '), el, { n: frames++, src: el.src || 'about:blank' });
+          return;
+        }
+        emit(depth, parts.join(' '), el);
+        d = depth + 1;
+        // A control's own text is its name: do not repeat it as text lines.
+        if (interactive && role !== 'clickable' && !el.shadowRoot && el.localName !== 'select') return;
+      }
+      if (el.localName === 'slot') {
+        const assigned = el.assignedNodes({ flatten: true });
+        for (const c of assigned.length ? assigned : el.childNodes) walk(c, d, hidden);
+        return;
+      }
+      if (el.shadowRoot) {
+        ns.shadows.add(el.shadowRoot);
+        walk(el.shadowRoot, d, hidden);
+      }
+      else for (const c of el.childNodes) walk(c, d, hidden);
+      // An unnamed landmark with no control inside (an empty status line, a form of text):
+      // context for nothing.
+      if (context >= 0 && lines.length === context + 1) lines.pop();
+    };
+    indexLabels();
+    try {
+      walk(rootEl, 0, false);
+    } finally {
+      labelIndex = null;
+    }
+    return { lines, truncated: lines.length >= limit };
+  };
+
+  // The readable text of the page as markdown: headings, paragraphs, lists, links.
+  ns.text = (rootEl = document.body) => {
+    const out = [];
+    let inline = '';
+    const flush = () => {
+      const t = squash(inline);
+      if (t) out.push(t);
+      inline = '';
+    };
+    const walk = (node, list) => {
+      if (node.nodeType === 3) {
+        inline += node.data;
+        return;
+      }
+      if (node.nodeType === 11) return node.childNodes.forEach((c) => walk(c, list));
+      if (node.nodeType !== 1) return;
+      const el = node;
+      if (SKIP.has(el.localName) || !visible(el)) return;
+      const tag = el.localName;
+      const kids = () => (el.shadowRoot ?? el).childNodes.forEach((c) => walk(c, list));
+      if (/^h[1-6]$/.test(tag)) {
+        flush();
+        out.push(`${'#'.repeat(Number(tag[1]))} ${squash(el.innerText)}`);
+      } else if (tag === 'a' && el.hasAttribute('href')) {
+        inline += ` [${squash(el.innerText)}](${el.getAttribute('href')}) `;
+      } else if (tag === 'li') {
+        flush();
+        kids();
+        const t = squash(inline);
+        inline = '';
+        if (t) out.push(`- ${t}`);
+      } else if (tag === 'img') {
+        const alt = squash(el.alt);
+        if (alt) inline += ` ![${alt}] `;
+      } else if (tag === 'input' || tag === 'textarea' || tag === 'select') {
+        // controls are read_page's business
+      } else if (getComputedStyle(el).display.startsWith('inline')) {
+        kids();
+      } else {
+        flush();
+        kids();
+        flush();
+      }
+    };
+    walk(rootEl, false);
+    flush();
+    return out.join('\n');
+  };
+})();

@@ -1,0 +1,28 @@
+// When a page has settled after tabwire acted on it, and what the action is said to have done.
+// Pure: worker/dom.js waits and asks the agent; these are its rules.
+
+// The DOM must be quiet this long after the action (and after the page saw the answers of the
+// action's fetch/XHR), never longer than the cap (then `pending` lists what still runs).
+// The action's own handlers, and what React 18 and Vue render for an input or click, change
+// the DOM before the agent answers; the window is for what comes a moment later (a short
+// timer, the next animation frame at 60 Hz): 25 ms, the floor of every action. It was 40 ms,
+// which cost every click and fill 15 ms more and caught nothing the fixtures do.
+export const QUIET_MS = 25;
+export const DEFAULT_CAP_MS = 5000;
+export const NAV_CAP_MS = 10_000; // more, for a navigation the action started
+
+// How long an action may wait to settle: `settle_ms` (default DEFAULT_CAP_MS), and never so
+// long that the call's own timeout (`timeoutMs`) ends first; at least 100 ms.
+export const capOf = (settleMs, timeoutMs) => Math.min(settleMs ?? DEFAULT_CAP_MS, Math.max(100, timeoutMs - 500));
+
+// How long the page has been quiet at `now`: since the last DOM change (the agent said `idle`
+// ms at `measured`) and since the action's last request ended (`lastEnd`; the page handles the
+// answer after the network layer is done with it). All times in ms of one clock.
+export const quietFor = ({ idle, measured, lastEnd, now }) => Math.min(idle + (now - measured), now - lastEnd);
+
+// What the action did, as the report says it: "changed" when lines came or went, it
+// navigated, opened a tab or a dialog, or made a request; else "none". DOM mutations alone do
+// not count: a page that re-renders on a timer mutates all the time.
+export function effectOf({ added, removed, navigated, newTab, dialog, requests }) {
+  return added > 0 || removed > 0 || navigated || newTab !== null || dialog !== null || requests > 0 ? 'changed' : 'none';
+}

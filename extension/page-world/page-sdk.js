@@ -1,0 +1,346 @@
+// MAIN world, top frame, document_start, only on the sites the user allows
+// (worker/content-scripts.js registers it): defines window.tabwire for the page (specs/page-sdk.md). It talks only to
+// isolated/relay.js, by synchronous events on a private link node (below); values cross as JSON
+// text, checked here so a bad value fails in the page's own call with a clear error. The
+// extension's worker checks them all again: these checks are for the page's developer, not a
+// defence.
+(() => {
+  if ('tabwire' in window) return;
+  const VERSION = '0.1.0';
+  const MAX_JSON = 64 * 1024 * 1024; // Chrome's limit for one message to the host
+  const MAX_EVENT = 1024 * 1024; // one pushEvent: events are meant to be small and many
+  const MAX_DEPTH = 64; // arrays/objects inside one another; the top value is level 1
+
+  // The link to the relay: a node this script creates and never puts in the document, handed
+  // to the relay's isolated world at document_start, before any page script runs — so no page
+  // script can listen on it or forge the relay's messages. An event dispatched on it runs the
+  // relay's listener at once, in the same task. What the link needs from the page's world is
+  // taken now, before a page script could replace it.
+  const Custom = CustomEvent;
+  const call = Function.prototype.call;
+  const dispatch = call.bind(EventTarget.prototype.dispatchEvent);
+  const detailOf = call.bind(Object.getOwnPropertyDescriptor(CustomEvent.prototype, 'detail').get);
+  const stringify = JSON.stringify;
+  const parse = JSON.parse;
+  const link = document.createComment('tabwire');
+  let linked = false;
+  const early = []; // messages sent before the relay took the link (none in practice)
+  const offer = () => window.dispatchEvent(new MouseEvent('tabwire:sdk', { relatedTarget: link }));
+  window.addEventListener('tabwire:relay', offer);
+  link.addEventListener('tabwire:linked', () => {
+    linked = true;
+    window.removeEventListener('tabwire:relay', offer);
+    for (const s of early.splice(0)) dispatch(link, new Custom('tabwire:ext', { detail: s }));
+  }, { once: true });
+  link.addEventListener('tabwire:page', (e) => fromExt(unpack(detailOf(e))));
+  offer();
+
+  // One string per message: its fields but `json` as JSON, then a newline and `json` as it is
+  // (JSON text holds no raw newline), so a value is never encoded twice.
+  function toExt({ json, ...head }) {
+    const s = json === undefined ? stringify(head) : `${stringify(head)}\n${json}`;
+    if (linked) dispatch(link, new Custom('tabwire:ext', { detail: s }));
+    else early.push(s);
+  }
+
+  function unpack(s) {
+    const cut = s.indexOf('\n');
+    const msg = parse(cut < 0 ? s : s.slice(0, cut));
+    if (cut >= 0) msg.json = s.slice(cut + 1);
+    return msg;
+  }
+
+  let provider = null;
+  const commands = new Map(); // type → fn(payload)
+  const drainedFns = new Set();
+  const pending = new Map(); // message number → { resolve, reject }, in number order
+  let sent = 0;
+
+  // JSON text of `value`, or a TypeError/RangeError saying what is wrong (also logged).
+  function encode(value, what, max = MAX_JSON) {
+    let json;
+    try {
+      json = JSON.stringify(value, (key, v) => {
+        const t = typeof v;
+        if (t === 'function' || t === 'symbol') throw new TypeError(`it holds a ${t} ${key ? `at key "${key}"` : 'at the top'}`);
+        return v;
+      });
+      if (json === undefined) throw new TypeError('it is undefined');
+    } catch (e) {
+      throw logged(new TypeError(`tabwire: ${what} is not JSON-serializable: ${e.message}. Use plain objects, arrays, strings, finite numbers, booleans and null — no cycles, functions or BigInt.`));
+    }
+    if (json.length > max)
+      throw logged(new RangeError(`tabwire: ${what} is ${(json.length / 1048576).toFixed(1)} MiB as JSON, over the ${max / 1048576} MiB limit; send less (a summary, or pages of it).`));
+    if (deeperThan(value, MAX_DEPTH))
+      throw logged(new TypeError(`tabwire: ${what} is nested deeper than ${MAX_DEPTH} levels (objects and arrays inside one another); send a flatter value.`));
+    return json;
+  }
+
+  // Whether `value` nests arrays and objects more than `max` levels deep (the top value is
+  // level 1), walking the value itself: the page hears at once, in its own call. (The worker
+  // checks the JSON text again: a value's toJSON can return more than this walk sees.)
+  function deeperThan(value, max, level = 1) {
+    if (value === null || typeof value !== 'object') return false;
+    if (level > max) return true;
+    for (const key in value) if (Object.hasOwn(value, key) && deeperThan(value[key], max, level + 1)) return true;
+    return false;
+  }
+
+  function logged(err) {
+    console.error(err.message);
+    return err;
+  }
+
+  // Post a numbered message; the promise settles when the extension acks it.
+  function send(type, json) {
+    const n = ++sent;
+    const done = new Promise((resolve, reject) => pending.set(n, { resolve, reject }));
+    toExt({ type, n, json });
+    return done;
+  }
+
+  let syncQueued = false;
+  function sync() {
+    if (syncQueued) return;
+    syncQueued = true;
+    queueMicrotask(() => {
+      syncQueued = false;
+      toExt({ type: 'sync', provider: provider !== null });
+    });
+  }
+
+  // An ack: the numbers in `failed` failed, every other one up to `upto` arrived.
+  function settle(upto, failed) {
+    for (const { n, error } of Array.isArray(failed) ? failed : []) {
+      pending.get(n)?.reject(Object.assign(new Error(`tabwire: ${error?.message}`), { code: error?.code }));
+      pending.delete(n);
+    }
+    for (const [n, p] of pending) {
+      if (n > upto) break;
+      pending.delete(n);
+      p.resolve();
+    }
+  }
+
+  function failAll(reason) {
+    for (const p of pending.values()) p.reject(Object.assign(new Error(`tabwire: ${reason}; this value may not have been delivered`), { code: 'browser_disconnected' }));
+    pending.clear();
+  }
+
+  async function perform({ type, name, payload, count }) {
+    if (type === 'get_state') {
+      if (!provider) throw refusal('no_handler', 'this page has no provideState function');
+      return encode(await guarded(provider, undefined, 'the provideState function'), 'the value provideState returned');
+    }
+    if (type === 'command') {
+      const fn = commands.get(name);
+      if (!fn) {
+        const known = [...commands.keys()].map((t) => JSON.stringify(t)).join(', ') || 'none';
+        throw refusal('no_handler', `this page has no onCommand handler for ${JSON.stringify(name)}; it handles: ${known}`);
+      }
+      const what = `the onCommand(${JSON.stringify(name)}) handler`;
+      const result = await guarded(fn, payload, what);
+      const json = encode(result === undefined ? null : result, `the value ${what} returned`);
+      if (provider) await pushProvided(); // the state the command left, before its reply
+      return json;
+    }
+    if (type === 'drained') {
+      for (const fn of drainedFns) {
+        try {
+          fn(count);
+        } catch (e) {
+          console.error('tabwire: an onDrained callback threw:', e);
+        }
+      }
+      return '{}';
+    }
+    throw refusal('page_error', `the extension asked for ${JSON.stringify(type)}, which this SDK (version ${VERSION}) does not know; update the extension`);
+  }
+
+  async function guarded(fn, arg, what) {
+    try {
+      return await fn(arg);
+    } catch (e) {
+      console.error(`tabwire: ${what} threw:`, e);
+      throw refusal('page_error', `${what} threw: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}`);
+    }
+  }
+
+  async function pushProvided() {
+    try {
+      send('state', encode(await provider(), 'the value provideState returned')).catch(() => {});
+    } catch (e) {
+      console.error('tabwire: no state_update after the command:', e);
+    }
+  }
+
+  function refusal(code, message) {
+    return Object.assign(new Error(message), { refusal: { code, message } });
+  }
+
+  async function answer(call) {
+    const reply = { type: 'reply', id: call.id };
+    try {
+      reply.json = await perform(call);
+    } catch (e) {
+      reply.error = e.refusal ?? { code: 'page_error', message: e.message };
+    }
+    toExt(reply);
+  }
+
+  // What the relay sends: acks, calls, workflow states.
+  function fromExt(d) {
+    if (d.type === 'ack') settle(d.upto, d.failed);
+    else if (d.type === 'lost') failAll(d.reason);
+    else if (d.type === 'workflow') workflowChanged(d);
+    else if (d.type === 'echo') toExt({ type: 'reply', id: d.id, json: 'null' }); // the benchmark's floor
+    else if (Number.isSafeInteger(d.id)) answer(d); // a call: get_state, command, drained
+  }
+
+  // Workflows followed with onWorkflow: JSON [project, session] → { fns, json (the last state) }.
+  const followed = new Map();
+  const MAX_FOLLOWED = 16;
+
+  function workflowChanged(d) {
+    if (typeof d.project !== 'string' || typeof d.session !== 'string' || typeof d.json !== 'string') return;
+    const w = followed.get(JSON.stringify([d.project, d.session]));
+    if (!w) return;
+    w.json = d.json;
+    for (const fn of w.fns) tellWorkflow(fn, d.json);
+  }
+
+  // Each callback gets its own copy: one that changes it cannot change what another sees.
+  function tellWorkflow(fn, json) {
+    try {
+      fn(JSON.parse(json));
+    } catch (e) {
+      console.error('tabwire: an onWorkflow callback threw:', e);
+    }
+  }
+
+  // ---- Declared commands (specs/page-sdk.md, "Declared commands") ----
+  // onCommand's third argument and app(name) describe the page's commands to the assistant. The
+  // SDK sends the whole list (one `commands` message per microtask of changes); the extension's
+  // worker checks it again and refuses a bad one whole, which rejects here and is logged.
+  let appName = null;
+  const declarations = new Map(); // type → the command's declaration, as sent
+  let declareQueued = false;
+
+  // The declaration of command `type` as sent, or a TypeError (thrown by onCommand) saying
+  // what is wrong with it.
+  function declaredCommand(type, d) {
+    if (d === undefined) return { type };
+    const bad = (what) => logged(new TypeError(`tabwire: onCommand(${JSON.stringify(type)}, fn, declaration): ${what}`));
+    if (d === null || typeof d !== 'object' || Array.isArray(d)) throw bad('the declaration must be an object {description, params, result?, readOnly?, destructive?}');
+    if (d.description != null && typeof d.description !== 'string') throw bad('description must be a string');
+    for (const key of ['params', 'result'])
+      if (d[key] != null && (typeof d[key] !== 'object' || Array.isArray(d[key]))) throw bad(`${key} must be a JSON Schema object, e.g. {type: "object", properties: {…}}`);
+    for (const key of ['readOnly', 'destructive']) if (d[key] != null && typeof d[key] !== 'boolean') throw bad(`${key} must be true or false`);
+    const { description, params, result, readOnly, destructive } = d;
+    const out = { type, declared: true, description, params, result, readOnly, destructive };
+    encode(out, `the declaration of command ${JSON.stringify(type)}`); // JSON, and not too deep
+    return out;
+  }
+
+  function declare() {
+    if (declareQueued) return;
+    declareQueued = true;
+    queueMicrotask(() => {
+      declareQueued = false;
+      const json = JSON.stringify({ app: appName, commands: [...declarations.values()] });
+      send('commands', json).catch((e) => console.error(`tabwire: the extension refused the command declarations: ${e.message}`));
+    });
+  }
+
+  const checkFn = (fn, what) => {
+    if (typeof fn !== 'function') throw logged(new TypeError(`tabwire: ${what} needs a function, got ${fn === null ? 'null' : typeof fn}`));
+  };
+
+  const tabwire = {
+    version: VERSION,
+
+    // Publish the page's state: kept by the extension for page.get_state, sent as state_update.
+    setState(state) {
+      return send('state', encode(state, 'the state passed to setState'));
+    },
+
+    // Let the extension ask for the state when it needs it; fn may return a Promise.
+    provideState(fn) {
+      checkFn(fn, 'provideState');
+      provider = fn;
+      sync();
+      return () => {
+        if (provider === fn) provider = null;
+        sync();
+      };
+    },
+
+    // Handle page.command calls of this type; fn(payload) may return a Promise. `declaration`
+    // ({description, params, result?, readOnly?, destructive?}) tells the assistant what it does.
+    onCommand(type, fn, declaration) {
+      if (typeof type !== 'string' || type === '') throw logged(new TypeError('tabwire: onCommand needs a command type (a non-empty string)'));
+      checkFn(fn, 'onCommand');
+      const declared = declaredCommand(type, declaration);
+      commands.set(type, fn);
+      declarations.set(type, declared);
+      sync();
+      declare();
+      return () => {
+        if (commands.get(type) !== fn) return;
+        commands.delete(type);
+        declarations.delete(type);
+        declare();
+      };
+    },
+
+    // Name this app for the assistant: its commands become tools named `<name>__<command>`
+    // (default: the page's host name).
+    app(name) {
+      if (typeof name !== 'string' || name === '' || name.length > 64) throw logged(new TypeError('tabwire: app needs a name of 1 to 64 characters'));
+      appName = name;
+      declare();
+    },
+
+    // Send an event to the assistant (page_event).
+    pushEvent(event) {
+      return send('event', encode(event, 'the event passed to pushEvent', MAX_EVENT));
+    },
+
+    // Follow a workflow session (specs/workflows.md): fn({project, session, state, graph}) runs
+    // with its state now, if the extension has one, and after each change.
+    onWorkflow(project, session, fn) {
+      const named = (s) => typeof s === 'string' && s !== '' && s.length <= 4096;
+      if (!named(project) || !named(session))
+        throw logged(new TypeError('tabwire: onWorkflow needs the project (the absolute path given to start_workflow) and the session name'));
+      checkFn(fn, 'onWorkflow');
+      const key = JSON.stringify([project, session]);
+      let w = followed.get(key);
+      if (!w) {
+        if (followed.size >= MAX_FOLLOWED)
+          throw logged(new RangeError(`tabwire: a page follows at most ${MAX_FOLLOWED} workflows; stop following one first`));
+        followed.set(key, (w = { fns: new Set(), json: null }));
+        toExt({ type: 'watch', project, session, on: true });
+      }
+      w.fns.add(fn);
+      if (w.json !== null) {
+        const json = w.json;
+        queueMicrotask(() => w.fns.has(fn) && tellWorkflow(fn, json));
+      }
+      return () => {
+        w.fns.delete(fn);
+        if (w.fns.size > 0 || followed.get(key) !== w) return;
+        followed.delete(key);
+        toExt({ type: 'watch', project, session, on: false });
+      };
+    },
+
+    // fn(count) runs when the assistant has taken `count` events.
+    onDrained(fn) {
+      checkFn(fn, 'onDrained');
+      drainedFns.add(fn);
+      sync();
+      return () => void drainedFns.delete(fn);
+    },
+  };
+  Object.defineProperty(window, 'tabwire', { value: Object.freeze(tabwire), enumerable: false });
+})();

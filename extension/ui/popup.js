@@ -1,0 +1,168 @@
+// The toolbar popup: the connection status the worker keeps in chrome.storage.session
+// (worker/status.js), the site of the tab it was opened for, and the allowed sites. Changes go
+// through worker/sites.js, which here only writes storage; the worker follows storage
+// (registration, `sites` event).
+
+import { originOf } from '../lib/sites.js';
+import { allowSite, allowedBy, currentOptions, currentSites, onSitesChanged, revokeSite, setSwitch, sitesReady } from '../worker/sites.js';
+
+const el = (id) => document.getElementById(id);
+
+const show = (status) => {
+  const s = status ?? { connected: false, last_error: 'the extension has not started yet' };
+  el('connected').textContent = s.connected ? 'connected' : 'not connected';
+  el('connected').className = s.connected ? 'on' : 'off';
+  el('host_pid').textContent = s.host_pid ?? '—';
+  el('carrier').textContent = s.connected ? (s.carrier ?? '—') : '—';
+  el('bridges').textContent = s.connected ? String(s.bridges ?? 0) : '—';
+  el('since').textContent = s.since ? new Date(s.since).toLocaleTimeString() : '—';
+  el('last_error').textContent = s.last_error ?? '—';
+  el('extension_id').textContent = chrome.runtime.id;
+  el('versions').textContent = versions(s.host_version ?? null);
+};
+
+// Both versions, and which side is older and what to do when they differ.
+function versions(host) {
+  const mine = chrome.runtime.getManifest().version;
+  if (!host) return `extension ${mine}`;
+  if (host === mine) return `extension and host ${mine}`;
+  const older = compare(mine, host) < 0
+    ? `the extension is older than tabwire-host ${host}: reload tabwire in chrome://extensions (it was updated on disk by \`tabwire install\`)`
+    : `tabwire-host ${host} is older than this extension: update tabwire, then run \`tabwire install\``;
+  return `extension ${mine}, host ${host} — ${older}`;
+}
+
+function compare(a, b) {
+  const pa = a.split('.').map(Number);
+  const pb = b.split('.').map(Number);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
+chrome.storage.session.get('status').then(({ status }) => show(status));
+chrome.storage.session.onChanged.addListener((changes) => {
+  if (changes.status) show(changes.status.newValue);
+});
+
+// The tab this popup is about: the active tab of the last focused window. Opened in a tab of
+// its own (tests do that), the popup is about `?tab=<id>`, else the other http(s) tab used last.
+async function findTarget() {
+  const me = await chrome.tabs.getCurrent();
+  if (!me) return (await chrome.tabs.query({ active: true, lastFocusedWindow: true }))[0] ?? null;
+  const asked = Number(new URLSearchParams(location.search).get('tab'));
+  if (Number.isInteger(asked) && asked > 0) return chrome.tabs.get(asked).catch(() => null);
+  const others = (await chrome.tabs.query({})).filter((t) => t.id !== me.id && /^https?:/.test(t.url ?? ''));
+  return others.sort((a, b) => (b.lastAccessed ?? 0) - (a.lastAccessed ?? 0))[0] ?? null;
+}
+
+let target = null; // { id, origin } (origin null: not an http(s) page)
+let allowedHere = false; // allowed from this popup: the tab needs a reload to get tabwire
+
+function render() {
+  const origin = target?.origin ?? null;
+  const by = origin && allowedBy(origin);
+  el('site').textContent = target === null ? 'no tab' : origin ?? 'not a web site';
+  el('site-status').textContent =
+    origin === null ? 'does not run here (only on http and https sites)'
+      : by ? `allowed${by === origin ? '' : ` (by ${by})`}`
+        : 'not allowed';
+  el('site-status').className = by ? 'on' : 'off';
+  el('allow').hidden = origin === null || !!by;
+  el('reload').hidden = !(allowedHere && by);
+
+  const list = el('sites');
+  list.replaceChildren(...currentSites().map((pattern) => {
+    const li = document.createElement('li');
+    const text = document.createElement('span');
+    text.textContent = pattern;
+    const revoke = document.createElement('button');
+    revoke.textContent = 'Revoke';
+    revoke.dataset.pattern = pattern;
+    revoke.title = `Stop tabwire on ${pattern} (open pages are cut off at once)`;
+    const switches = document.createElement('span');
+    switches.className = 'switches';
+    for (const [name, label] of [['scripts', 'Run scripts'], ['trusted_input', 'Trusted input']]) {
+      const box = document.createElement('input');
+      box.type = 'checkbox';
+      box.dataset.site = pattern;
+      box.dataset.switch = name;
+      box.checked = currentOptions()[pattern]?.[name] === true;
+      const tag = document.createElement('label');
+      tag.append(box, ` ${label}`);
+      switches.append(tag);
+    }
+    li.append(text, switches, revoke);
+    return li;
+  }));
+  el('no-sites').hidden = currentSites().length > 0;
+}
+
+// Run a change; show what went wrong, if anything.
+async function attempt(what) {
+  el('error').hidden = true;
+  try {
+    await what();
+  } catch (e) {
+    el('error').textContent = `Not done: ${e.message}`;
+    el('error').hidden = false;
+  }
+  render();
+}
+
+el('allow').addEventListener('click', () => attempt(async () => {
+  await allowSite(target.origin);
+  allowedHere = true;
+}));
+
+el('reload').addEventListener('click', () => attempt(async () => {
+  await chrome.tabs.reload(target.id);
+  allowedHere = false;
+}));
+
+el('sites').addEventListener('click', (e) => {
+  const pattern = e.target.closest?.('button[data-pattern]')?.dataset.pattern;
+  if (pattern) attempt(() => revokeSite(pattern));
+});
+
+el('sites').addEventListener('change', (e) => {
+  const box = e.target.closest?.('input[data-switch]');
+  if (box) attempt(() => setSwitch(box.dataset.site, box.dataset.switch, box.checked));
+});
+
+onSitesChanged(render);
+
+// The assistant's last actions (worker/activity.js), newest first.
+function showActivity(entries) {
+  const list = Array.isArray(entries) ? [...entries].reverse() : [];
+  el('activity').replaceChildren(...list.map((a) => {
+    const li = document.createElement('li');
+    const when = document.createElement('span');
+    when.className = 'when';
+    when.textContent = new Date(a.time).toLocaleTimeString();
+    const what = document.createElement('span');
+    what.textContent = `${a.method}${a.tab === null ? '' : ` · tab ${a.tab}`}`;
+    const result = document.createElement('span');
+    result.textContent = a.result;
+    result.className = a.result === 'ok' ? 'on' : 'failed';
+    if (a.message) result.title = a.message;
+    const where = document.createElement('span');
+    where.className = 'where';
+    where.textContent = a.origin ?? '';
+    li.append(when, what, result, where);
+    return li;
+  }));
+  el('no-activity').hidden = list.length > 0;
+}
+
+chrome.storage.session.get('activity').then(({ activity }) => showActivity(activity));
+chrome.storage.session.onChanged.addListener((changes) => {
+  if (changes.activity) showActivity(changes.activity.newValue);
+});
+
+Promise.all([sitesReady, findTarget()]).then(([, tab]) => {
+  target = tab ? { id: tab.id, origin: originOf(tab.url ?? '') } : null;
+  render();
+});

@@ -1,0 +1,49 @@
+// What the assistant did, for the person whose browser it is: the last 50 calls that acted on a
+// tab (method, tab, origin, time, result), kept in chrome.storage.session (so a worker restart
+// keeps them and the popup shows them) and nowhere else. Every method the worker answers goes
+// through withActivity() once, in background.js; those whose params name a tab are recorded.
+
+import { originOf } from '../lib/sites.js';
+
+const KEY = 'activity';
+const MAX = 50;
+const SAVE_AFTER_MS = 50; // calls in a burst are written once
+// Bookkeeping the bridges do on their own, not an action of the assistant.
+const QUIET = new Set(['page.drained', 'chat.status']);
+
+let kept = null; // newest last; null until read from storage
+let saving = null;
+const loaded = chrome.storage.session.get(KEY).then(
+  (got) => (kept = Array.isArray(got[KEY]) ? got[KEY].slice(-MAX) : []),
+  () => (kept = []),
+);
+
+// `table` with each tab-facing method wrapped so that its call is recorded once it ends.
+export function withActivity(table) {
+  return Object.fromEntries(Object.entries(table).map(([method, fn]) => [method, QUIET.has(method) ? fn : async (params, ctx) => {
+    const tab = Number.isInteger(params?.tab_id) ? params.tab_id : null;
+    if (tab === null && method !== 'tabs.open') return fn(params, ctx);
+    const started = Date.now();
+    try {
+      const result = await fn(params, ctx);
+      record({ method, tab: tab ?? result?.id ?? null, origin: result?.origin ?? null, url: result?.url ?? params?.url, time: started, ms: Date.now() - started, result: 'ok' });
+      return result;
+    } catch (e) {
+      record({ method, tab, origin: null, url: null, time: started, ms: Date.now() - started, result: e?.code ?? 'internal', message: String(e?.message ?? e).slice(0, 300) });
+      throw e;
+    }
+  }]));
+}
+
+// Recorded after the answer is on its way: the tab's origin is looked up only when the result
+// did not name it.
+async function record({ url, ...entry }) {
+  if (!entry.origin) entry.origin = originOf(url) ?? (entry.tab === null ? null : await chrome.tabs.get(entry.tab).then((t) => originOf(t.url), () => null));
+  await loaded;
+  kept.push(entry);
+  if (kept.length > MAX) kept.splice(0, kept.length - MAX);
+  saving ??= setTimeout(() => {
+    saving = null;
+    chrome.storage.session.set({ [KEY]: kept }).catch((e) => console.error('tabwire: cannot save the activity log:', e));
+  }, SAVE_AFTER_MS);
+}

@@ -1,0 +1,102 @@
+// The service worker's entry: wires the modules. Every listener is registered here, in the
+// first turn of the worker (MV3 delivers events only to listeners registered synchronously).
+// Where things run (folders of extension/): worker/ is this service worker; isolated/ the
+// content scripts of the isolated world; page-world/ what runs in the page's own world; ui/ the
+// extension's pages; lib/ pure logic they share. content-scripts.js says which file goes where.
+//
+// What the worker holds in memory, and how each piece comes back after Chrome stops and
+// restarts it (an open native port keeps it alive, so this happens when the host is gone):
+//
+// | module       | state                                   | after a restart                      |
+// |--------------|-----------------------------------------|--------------------------------------|
+// | native.js    | the link to the host (idle, connecting, | connect() runs at start; requests in |
+// |              | open, backoff), requests in flight,     | flight were failed to the bridges by |
+// |              | chunk streams being joined              | the host (browser_disconnected)      |
+// | sites.js     | the allowed sites, parsed               | read from chrome.storage.local       |
+// |              |                                         | (sitesReady); checks wait for it     |
+// | page.js      | each tab's page port, its last state,   | a page reconnects when a call asks   |
+// |              | its pending calls                       | its relay (`page.connect`); the      |
+// |              |                                         | relay re-sends its last state        |
+// | rate-limit   | each tab's event buckets                | start full                           |
+// | chat.js      | running operations, observer ports      | bridges catch up with chat.status;   |
+// |              |                                         | observers reconnect on their next    |
+// |              |                                         | milestone                            |
+// | tabs.js      | each tab's last url/title/status        | chrome.tabs.query at start           |
+// | status.js    | the connection status for the popup     | chrome.storage.session               |
+// | dom.js       | per tab: ref numbering, last 4          | refs stay in the pages               |
+// | settle.js    | snapshots; requests of running actions  | (isolated/refs.js); `since` needs a  |
+// |              |                                         | new read_page                        |
+// | activity.js  | the last 50 tab actions                 | chrome.storage.session               |
+// | dom/logs.js  | each tab's last 500 requests            | start empty                          |
+// | workflow.js  | the live workflows, the ports that      | the bridges send them again to the   |
+// |              | follow them                             | new host; followers reconnect        |
+
+import { withActivity } from './activity.js';
+import { chatMethods, listenForChats } from './chat.js';
+import { syncContentScripts } from './content-scripts.js';
+import { domMethods, refRect } from './dom.js';
+import { evaluateMethods } from './dom/evaluate.js';
+import { logMethods, watchNetwork } from './dom/logs.js';
+import { screenshotMethods, useRefRects } from './dom/screenshot.js';
+import { trustedMethods } from './dom/trusted.js';
+import { connect, isConnected, sendEvent, startNative } from './native.js';
+import { listenForPages, pageMethods } from './page.js';
+import { listen } from './router.js';
+import { allowedBy, checkSite, currentSites, onSitesChanged, siteMethods, watchChromeSiteAccess } from './sites.js';
+import { watchSettling } from './settle.js';
+import { carrier } from './status.js';
+import { tabMethods, watchTabs } from './tabs.js';
+import { listenForWorkflows, workflowMethods } from './workflow.js';
+
+// Read once: getManifest() costs about 0.1 ms a call, and `ping` is what doctor times.
+const VERSION = chrome.runtime.getManifest().version;
+
+const methods = {
+  ping: () => ({ pong: true, extension_version: VERSION, carrier: carrier() }),
+  echo: (params) => params,
+  ...tabMethods,
+  ...pageMethods,
+  ...chatMethods,
+  ...siteMethods,
+  ...workflowMethods,
+  ...domMethods,
+  ...screenshotMethods,
+  ...logMethods,
+  ...evaluateMethods,
+  ...trustedMethods,
+};
+
+// Bridges hear the list once after each hello and after every change, wherever it was made
+// (the popup or the sites.* methods both only write storage; sites.js calls this once a change).
+const sendSites = () => sendEvent('sites', null, { sites: currentSites() });
+
+// For the benchmarks (the origin checks in tests/bench/sites.rs, the page hops in
+// tests/bench/floors.rs), which reach this worker through the debugger. Nothing else can: no
+// page or content script sees the worker's global.
+globalThis.tabwireChecks = { allowedBy, checkSite };
+globalThis.tabwireMethods = methods;
+
+listen(); // the one onMessage and onConnect listener; the modules below register with it
+watchTabs();
+watchSettling();
+useRefRects(refRect);
+watchNetwork();
+listenForPages();
+listenForChats();
+listenForWorkflows();
+onSitesChanged(() => {
+  syncContentScripts();
+  if (!isConnected()) return; // the next connect sends the list after hello
+  try {
+    sendSites();
+  } catch (e) {
+    console.warn('tabwire: the sites event was not sent:', e.message);
+  }
+});
+// The sites Chrome's own Site access setting leaves out are revoked, now and when it changes.
+const inChromesBounds = watchChromeSiteAccess();
+chrome.runtime.onStartup.addListener(connect);
+chrome.runtime.onInstalled.addListener(connect);
+// The content scripts are registered for the allowed sites (those Chrome still grants) before
+// the host is started, so a page opened once the host is up has them.
+startNative(withActivity(methods), { ready: inChromesBounds.then(syncContentScripts), onConnect: sendSites });

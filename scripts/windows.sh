@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The Windows build's tests, run here under Wine: the unit tests of proto, host, install and the
+# bridge built for x86_64-pc-windows-gnu, with Wine as the test runner (named pipes, their
+# security descriptor and peer checks, job objects, file locks); then the real-browser test
+# tests/tests/windows.rs, where Debian's Chromium starts the Windows tabwire-host.exe and the
+# Windows `tabwire.exe mcp` drives it, and install / doctor / uninstall meet Wine's registry.
+# Installs Wine, the mingw-w64 linker and the rustup target when missing. Arguments go to every
+# `cargo test` (e.g. a test name). scripts/test.sh runs it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/setup.sh
+
+need_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+if ! command -v wine >/dev/null 2>&1 || ! command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1; then
+  echo "windows: installing wine64 and gcc-mingw-w64-x86-64 (apt-get)…" >&2
+  need_root apt-get update -qq
+  need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wine64 gcc-mingw-w64-x86-64 >/dev/null
+fi
+target=x86_64-pc-windows-gnu
+if ! rustup target list --installed | grep -qx "$target"; then
+  rustup target add "$target"
+fi
+
+target_dir=$(cargo metadata --format-version 1 --no-deps | jq -r .target_directory)
+out="$target_dir/$target/debug"
+mkdir -p "$out/deps"
+# Wine 8.0 lacks bcryptprimitives.dll's ProcessPrng, which every Rust program imports on Windows:
+# a stand-in beside the test executables (deps/) and the binaries (debug/) lets them load.
+dll="$out/bcryptprimitives.dll"
+if ! [ -f "$dll" ] || [ scripts/wine/bcryptprimitives.c -nt "$dll" ]; then
+  x86_64-w64-mingw32-gcc -shared -O2 -o "$dll" scripts/wine/bcryptprimitives.c \
+    -ladvapi32 -Wl,--kill-at
+fi
+cp "$dll" "$out/deps/"
+
+# A Wine of our own: its registry and files, apart from the user's ~/.wine.
+export WINEPREFIX="${WINEPREFIX:-$target_dir/wine-prefix}"
+export WINEDEBUG=-all
+export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=wine
+if ! [ -f "$WINEPREFIX/system.reg" ]; then
+  echo "windows: preparing the Wine prefix $WINEPREFIX…" >&2
+  wineboot -i >/dev/null 2>&1
+fi
+
+# Every run, whatever the one before it did; the script fails if any did. No incremental
+# build for Windows: its caches would take gigabytes for builds made once.
+failed=0
+started=$SECONDS
+CARGO_INCREMENTAL=0 cargo test --locked --target "$target" --no-fail-fast \
+  -p tabwire-proto -p tabwire-host -p tabwire-install "$@" || failed=1
+CARGO_INCREMENTAL=0 cargo test --locked --target "$target" --no-fail-fast -p tabwire --lib "$@" ||
+  failed=1
+echo "windows: unit tests under Wine took $((SECONDS - started)) s" >&2
+
+# The real-browser test: the Windows binaries beside the DLL, driven from a Linux test (which
+# installs the Linux Chromium's manifest with the Linux `tabwire`, so that is built too).
+started=$SECONDS
+CARGO_INCREMENTAL=0 cargo build --locked --target "$target" --bins || failed=1
+cargo build --locked --workspace --bins || failed=1
+TABWIRE_WINDOWS_BINS="$out" cargo test --locked -p tabwire-tests --no-fail-fast --test windows \
+  "$@" || failed=1
+echo "windows: the real-browser test took $((SECONDS - started)) s" >&2
+exit "$failed"
