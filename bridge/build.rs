@@ -6,13 +6,11 @@ use std::path::Path;
 use std::process::Command;
 
 fn main() {
-    let packaged = std::fs::read_to_string(".cargo_vcs_info.json")
-        .ok()
-        .and_then(|json| {
-            let at = json.find("\"sha1\"")?;
-            let sha = json[at + 6..].split('"').nth(1)?;
-            Some(sha.chars().take(12).collect::<String>())
-        });
+    let packaged = std::fs::read_to_string(".cargo_vcs_info.json").ok().and_then(|json| {
+        let at = json.find("\"sha1\"")?;
+        let sha = json[at + 6..].split('"').nth(1)?;
+        Some(sha.chars().take(12).collect::<String>())
+    });
     let commit = packaged.or_else(|| {
         // A new commit changes the branch HEAD names (or HEAD itself, detached).
         for path in ["HEAD", "packed-refs"] {

@@ -101,9 +101,12 @@
     return [MODS[m], true];
   }));
 
-  // Click `el`: hover, press, focus, release, click (twice for count 2, with dblclick).
-  ns.click = (el, { button = 'left', count = 1, modifiers: mods = [] } = {}) => {
-    const at = ns.target(el);
+  // Click `el`: hover, press, focus, release, click (twice for count 2, with dblclick) — on the
+  // element under the pointer at its centre (inside `el`, or its label: ns.target checked), as
+  // a person's click targets the innermost element there, whose handlers a page may hold.
+  ns.click = (ref, { button = 'left', count = 1, modifiers: mods = [] } = {}) => {
+    const at = ns.target(ref);
+    const el = hitAt(at.x, at.y) ?? ref;
     const b = { left: 0, middle: 1, right: 2 }[button];
     if (b === undefined) fail('bad_request', '`button` must be left, middle or right');
     const m = modifiers(mods);
@@ -205,11 +208,26 @@
     Home: ['Home', 36], End: ['End', 35], PageUp: ['PageUp', 33], PageDown: ['PageDown', 34], Space: [' ', 32], ' ': [' ', 32],
     Control: ['Control', 17], Shift: ['Shift', 16], Alt: ['Alt', 18], Meta: ['Meta', 91],
   };
+  // [plain, with Shift, code, keyCode] of the US layout's character keys.
+  const PUNCTUATION = [['1', '!', 'Digit1', 49], ['2', '@', 'Digit2', 50], ['3', '#', 'Digit3', 51], ['4', '$', 'Digit4', 52],
+    ['5', '%', 'Digit5', 53], ['6', '^', 'Digit6', 54], ['7', '&', 'Digit7', 55], ['8', '*', 'Digit8', 56], ['9', '(', 'Digit9', 57],
+    ['0', ')', 'Digit0', 48], [';', ':', 'Semicolon', 186], ['=', '+', 'Equal', 187], [',', '<', 'Comma', 188], ['-', '_', 'Minus', 189],
+    ['.', '>', 'Period', 190], ['/', '?', 'Slash', 191], ['`', '~', 'Backquote', 192], ['[', '{', 'BracketLeft', 219],
+    ['\\', '|', 'Backslash', 220], [']', '}', 'BracketRight', 221], ["'", '"', 'Quote', 222]];
   const keyInfo = (name) => {
     if (name in KEYS) return { key: KEYS[name][0], code: name === ' ' || name === 'Space' ? 'Space' : name, keyCode: KEYS[name][1] };
     if ([...name].length === 1) {
       const up = name.toUpperCase();
-      return { key: name, code: /[A-Z]/.test(up) ? `Key${up}` : /\d/.test(name) ? `Digit${name}` : '', keyCode: up.charCodeAt(0) };
+      if (/[A-Z]/.test(up) && up !== name.toLowerCase()) return { key: name, code: `Key${up}`, keyCode: up.charCodeAt(0), shiftKey: name === up };
+      if (/\d/.test(name)) return { key: name, code: `Digit${name}`, keyCode: name.charCodeAt(0) };
+      // The key of a US keyboard that gives the character: its keyCode is not the character's
+      // code ('(' is 40, ArrowDown's keyCode, which an editor's keymap takes for that key).
+      const at = PUNCTUATION.findIndex(([plain, shifted]) => plain === name || shifted === name);
+      if (at >= 0) {
+        const [plain, , code, keyCode] = PUNCTUATION[at];
+        return { key: name, code, keyCode, shiftKey: plain !== name };
+      }
+      return { key: name, code: '', keyCode: 0 };
     }
     if (/^F([1-9]|1[0-2])$/.test(name)) return { key: name, code: name, keyCode: 111 + Number(name.slice(1)) };
     fail('bad_request', `${JSON.stringify(name)} is not a key tabwire knows: use a single character or one of ${Object.keys(KEYS).filter((k) => k !== ' ').join(', ')}, F1…F12, joined with + (e.g. Control+A)`);
@@ -221,11 +239,12 @@
     while (a?.shadowRoot?.activeElement) a = a.shadowRoot.activeElement;
     return a ?? document.body;
   };
-  const editable = (el) => el.isContentEditable || (el.localName === 'textarea') || (el.localName === 'input' && !['checkbox', 'radio', 'button', 'submit', 'reset', 'file', 'image', 'range', 'color'].includes(el.type));
+  const editable = (el) => !!el.editContext || el.isContentEditable || (el.localName === 'textarea') || (el.localName === 'input' && !['checkbox', 'radio', 'button', 'submit', 'reset', 'file', 'image', 'range', 'color'].includes(el.type));
 
   // Insert `text` where the caret is, as typing does: key events per character, the text
   // through the editing command (contenteditable) or the native setter (inputs).
   function insert(el, text) {
+    if (el.editContext) return insertEditContext(el, text);
     for (const ch of text) {
       if (ch === '\n' && el.localName !== 'textarea' && !el.isContentEditable) {
         press(['Enter']);
@@ -251,13 +270,42 @@
     }
   }
 
+  // An element with an EditContext (the API code editors take text through) gets no text from
+  // the browser's editing: typing is key events, then the context's text and selection updated
+  // and its `textupdate` event, which the editor's handler applies to its document — what the
+  // browser does for a key a person presses. Enter is the editor's business (its keydown).
+  function insertEditContext(el, text) {
+    for (const ch of text) {
+      const info = keyInfo(ch === '\n' ? 'Enter' : ch);
+      if (key(el, 'keydown', info, {}) && ch !== '\n') {
+        key(el, 'keypress', { ...info, charCode: ch.charCodeAt(0) }, {});
+        const ec = el.editContext;
+        const start = Math.min(ec.selectionStart, ec.selectionEnd);
+        const end = Math.max(ec.selectionStart, ec.selectionEnd);
+        const caret = start + ch.length;
+        ec.updateText(start, end, ch);
+        ec.updateSelection(caret, caret);
+        ec.dispatchEvent(new TextUpdateEvent('textupdate', { updateRangeStart: start, updateRangeEnd: end, text: ch, selectionStart: caret, selectionEnd: caret }));
+      }
+      key(el, 'keyup', info, {});
+    }
+  }
+
   // Type into `el` (or the focused element): focus it, put the caret at the end, type `text`;
   // `submit` presses Enter after it.
   ns.type = (el, text, submit) => {
     if (el) {
-      ns.target(el);
+      // An EditContext element may have no size: the editor draws its text elsewhere, in the
+      // box around it, which is what a person clicks into.
+      let box = el;
+      if (el.editContext) while (box.parentElement && box.getBoundingClientRect().width * box.getBoundingClientRect().height === 0) box = box.parentElement;
+      ns.target(box);
       el.focus({ preventScroll: true });
-      if (el.isContentEditable) {
+      if (el.editContext) {
+        // Its text is the editor's, and not all of it: the caret goes to the end as a person
+        // sends it there, with the editor's own Control+End.
+        press(['Control', 'End']);
+      } else if (el.isContentEditable) {
         getSelection().selectAllChildren(el);
         getSelection().collapseToEnd();
       } else if (typeof el.value === 'string') {
@@ -271,7 +319,7 @@
     insert(target, text);
     if (typeof target.value === 'string' && !target.isContentEditable) change(target);
     if (submit) press(['Enter']);
-    return target.isContentEditable ? target.innerText : target.value;
+    return target.editContext ? target.editContext.text : target.isContentEditable ? target.innerText : target.value;
   };
 
   // Press a chord such as ["Control", "A"] on the focused element, with the browser's default
@@ -315,7 +363,33 @@
       }
     } else if (k === ' ' && (el.localName === 'button' || el.type === 'checkbox' || el.type === 'radio')) {
       el.click();
+    } else if (k in CARET && (el.isContentEditable || (editable(el) && !el.editContext))) {
+      moveCaret(el, k, mods);
     }
+  }
+
+  // The caret keys, as [direction, granularity, granularity with Control or Alt]: what they do
+  // in a text field or a contenteditable, carried out by the browser's own selection engine
+  // (Selection.modify, which Chromium's editing commands use, also in inputs and textareas).
+  const CARET = {
+    ArrowLeft: ['backward', 'character', 'word'], ArrowRight: ['forward', 'character', 'word'],
+    ArrowUp: ['backward', 'line', 'paragraph'], ArrowDown: ['forward', 'line', 'paragraph'],
+    Home: ['backward', 'lineboundary', 'documentboundary'], End: ['forward', 'lineboundary', 'documentboundary'],
+    PageUp: ['backward', 'line'], PageDown: ['forward', 'line'],
+  };
+
+  function moveCaret(el, k, mods) {
+    const [direction, granularity, jump] = CARET[k];
+    const alter = mods.shiftKey ? 'extend' : 'move';
+    const sel = getSelection();
+    if (mods.metaKey && (k === 'ArrowLeft' || k === 'ArrowRight')) sel.modify(alter, direction, 'lineboundary');
+    else if (mods.metaKey && (k === 'ArrowUp' || k === 'ArrowDown')) sel.modify(alter, direction, 'documentboundary');
+    else if (k === 'PageUp' || k === 'PageDown') {
+      // A page: as many lines as the field shows (the window's, for a field taller than it).
+      const line = parseFloat(getComputedStyle(el).lineHeight) || 16;
+      const lines = Math.max(1, Math.floor(Math.min(el.clientHeight || innerHeight, innerHeight) / line));
+      for (let i = 0; i < lines; i++) sel.modify(alter, direction, 'line');
+    } else sel.modify(alter, direction, (mods.ctrlKey || mods.altKey) && jump ? jump : granularity);
   }
 
   ns.press = (keys) => {

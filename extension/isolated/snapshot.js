@@ -186,6 +186,11 @@
 
   function visible(el) {
     if (el.hidden || el.getAttribute('aria-hidden') === 'true') return false;
+    return rendered(el);
+  }
+
+  // Drawn on screen: has a box, not display:none, not visibility:hidden (whatever ARIA says).
+  function rendered(el) {
     return el.checkVisibility ? el.checkVisibility({ visibilityProperty: true }) : el.getClientRects().length > 0;
   }
 
@@ -228,6 +233,16 @@
       }
       const el = node;
       if (SKIP.has(el.localName)) return;
+      if (full && el.getAttribute('aria-hidden') === 'true' && !el.hidden && rendered(el)) {
+        // Hidden from screen readers, not from the eye: code editors draw their text in
+        // aria-hidden layers and give assistive technology a hidden text field instead. The
+        // model reads what the user sees, line by line as laid out, marked as such.
+        for (const line of el.innerText.split('\n')) {
+          const text = line.replace(/\s+$/, '').replace(/\u00a0/g, ' ');
+          if (text.trim() && lines.length < limit) emit(depth, `text ${quote(clip(text, TEXT_MAX))} [aria-hidden]`, el);
+        }
+        return;
+      }
       if (!visible(el)) {
         // display:contents and slots have no box but show their children
         if (getComputedStyle(el).display !== 'contents' && el.localName !== 'slot') return;

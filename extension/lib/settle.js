@@ -21,8 +21,8 @@ export const capOf = (settleMs, timeoutMs) => Math.min(settleMs ?? DEFAULT_CAP_M
 export const quietFor = ({ idle, measured, lastEnd, now }) => Math.min(idle + (now - measured), now - lastEnd);
 
 // What the action did, as the report says it: "changed" when lines came or went, it
-// navigated, opened a tab or a dialog, or made a request; else "none". DOM mutations alone do
+// navigated, opened a tab or a dialog, started a download, or made a request; else "none". DOM mutations alone do
 // not count: a page that re-renders on a timer mutates all the time.
-export function effectOf({ added, removed, navigated, newTab, dialog, requests }) {
-  return added > 0 || removed > 0 || navigated || newTab !== null || dialog !== null || requests > 0 ? 'changed' : 'none';
+export function effectOf({ added, removed, navigated, newTab, dialog, requests, download = null }) {
+  return added > 0 || removed > 0 || navigated || newTab !== null || dialog !== null || download !== null || requests > 0 ? 'changed' : 'none';
 }

@@ -4,6 +4,7 @@
 // (registration, `sites` event).
 
 import { originOf } from '../lib/sites.js';
+import { isPaused, onPauseChanged, setPaused } from '../worker/pause.js';
 import { allowSite, allowedBy, currentOptions, currentSites, onSitesChanged, revokeSite, setSwitch, sitesReady } from '../worker/sites.js';
 
 const el = (id) => document.getElementById(id);
@@ -84,7 +85,7 @@ function render() {
     revoke.title = `Stop tabwire on ${pattern} (open pages are cut off at once)`;
     const switches = document.createElement('span');
     switches.className = 'switches';
-    for (const [name, label] of [['scripts', 'Run scripts'], ['trusted_input', 'Trusted input']]) {
+    for (const [name, label] of [['scripts', 'Run scripts'], ['trusted_input', 'Trusted input'], ['cookies', 'Cookies']]) {
       const box = document.createElement('input');
       box.type = 'checkbox';
       box.dataset.site = pattern;
@@ -166,3 +167,16 @@ Promise.all([sitesReady, findTarget()]).then(([, tab]) => {
   target = tab ? { id: tab.id, origin: originOf(tab.url ?? '') } : null;
   render();
 });
+
+// Stop: ends every call of the assistant in this browser at once and refuses new ones until
+// Resume (worker/pause.js). Only this page can press either: no tool can.
+function showPause(paused) {
+  el('stop').hidden = paused;
+  el('resume').hidden = !paused;
+  el('pause-state').textContent = paused ? 'Stopped: the assistant can do nothing in this browser.' : '';
+  el('pause-state').className = paused ? 'off' : 'note';
+}
+isPaused().then(showPause);
+onPauseChanged(showPause);
+el('stop').addEventListener('click', () => attempt(() => setPaused(true)));
+el('resume').addEventListener('click', () => attempt(() => setPaused(false)));

@@ -27,6 +27,9 @@
 // | settle.js    | snapshots; requests of running actions  | (isolated/refs.js); `since` needs a  |
 // |              |                                         | new read_page                        |
 // | activity.js  | the last 50 tab actions                 | chrome.storage.session               |
+// | downloads.js | which downloads were reported           | forgotten (Chrome keeps the files)   |
+// | handover.js  | the tabs handed over to the user        | forgotten: the ask_user call fails   |
+// | pause.js     | whether the user pressed Stop           | chrome.storage.session               |
 // | dom/logs.js  | each tab's last 500 requests            | start empty                          |
 // | workflow.js  | the live workflows, the ports that      | the bridges send them again to the   |
 // |              | follow them                             | new host; followers reconnect        |
@@ -35,17 +38,21 @@ import { withActivity } from './activity.js';
 import { chatMethods, listenForChats } from './chat.js';
 import { syncContentScripts } from './content-scripts.js';
 import { domMethods, refRect } from './dom.js';
+import { downloadMethods, watchDownloads } from './downloads.js';
+import { handoverMethods, watchHandovers, withHandover } from './handover.js';
 import { evaluateMethods } from './dom/evaluate.js';
 import { logMethods, watchNetwork } from './dom/logs.js';
 import { screenshotMethods, useRefRects } from './dom/screenshot.js';
 import { trustedMethods } from './dom/trusted.js';
 import { connect, isConnected, sendEvent, startNative } from './native.js';
 import { listenForPages, pageMethods } from './page.js';
+import { withPause } from './pause.js';
 import { listen } from './router.js';
 import { allowedBy, checkSite, currentSites, onSitesChanged, siteMethods, watchChromeSiteAccess } from './sites.js';
 import { watchSettling } from './settle.js';
 import { carrier } from './status.js';
 import { tabMethods, watchTabs } from './tabs.js';
+import { webdevMethods } from './webdev.js';
 import { listenForWorkflows, workflowMethods } from './workflow.js';
 
 // Read once: getManifest() costs about 0.1 ms a call, and `ping` is what doctor times.
@@ -64,6 +71,9 @@ const methods = {
   ...logMethods,
   ...evaluateMethods,
   ...trustedMethods,
+  ...webdevMethods,
+  ...downloadMethods,
+  ...handoverMethods,
 };
 
 // Bridges hear the list once after each hello and after every change, wherever it was made
@@ -79,6 +89,8 @@ globalThis.tabwireMethods = methods;
 listen(); // the one onMessage and onConnect listener; the modules below register with it
 watchTabs();
 watchSettling();
+watchDownloads();
+watchHandovers();
 useRefRects(refRect);
 watchNetwork();
 listenForPages();
@@ -99,4 +111,4 @@ chrome.runtime.onStartup.addListener(connect);
 chrome.runtime.onInstalled.addListener(connect);
 // The content scripts are registered for the allowed sites (those Chrome still grants) before
 // the host is started, so a page opened once the host is up has them.
-startNative(withActivity(methods), { ready: inChromesBounds.then(syncContentScripts), onConnect: sendSites });
+startNative(withActivity(withPause(withHandover(methods))), { ready: inChromesBounds.then(syncContentScripts), onConnect: sendSites });

@@ -333,21 +333,29 @@ async function settle(id, frame, activity, cap, signal, idle) {
       throw e;
     }
   }
+  // A navigation that turned into a download (a `Content-Disposition: attachment` answer) ends
+  // without committing; Chrome names the download a moment later.
+  const DOWNLOAD_GRACE_MS = 1000;
+  const graceEnd = performance.now() + DOWNLOAD_GRACE_MS;
+  while (navigated && !activity.navigation.committed && activity.downloads.length === 0 && performance.now() < graceEnd) await activity.changed(graceEnd - performance.now());
+  if (activity.downloads.length > 0 && !activity.navigation?.committed) navigated = false;
   if (!navigated) ask(id, frame, { type: 'dom.end' }).catch(() => {}); // not waited for
   // A tab opened by the action shows up a moment after it.
   if (activity.newTabs.length === 0 && activity.requests === 0) await new Promise((r) => setTimeout(r, 0));
   const dialog = page.dialogs.at(-1) ?? null;
   const newTab = activity.newTabs[0] ?? null;
+  const download = activity.downloads[0] ?? null;
   return {
     navigated,
     navigated_to: navigated ? reportedUrl(activity.navigation?.url ?? '') : null,
     new_tab: newTab,
+    download,
     dialog,
     dialogs: page.dialogs,
     pending: [...activity.inflight.values()].map(withoutFragment),
     requests: activity.requests,
     mutations: page.mutations,
-    effect: effectOf({ added: page.added.length, removed: page.removed.length, navigated, newTab, dialog, requests: activity.requests }),
+    effect: effectOf({ added: page.added.length, removed: page.removed.length, navigated, newTab, dialog, download, requests: activity.requests }),
     added: page.added.map((l) => inFrame(l, frame.frameId)),
     removed: page.removed.map((l) => inFrame(l, frame.frameId)),
     more_changes: page.more ?? 0,

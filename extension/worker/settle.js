@@ -16,6 +16,7 @@ export class Activity {
     this.answered = new Map(); // frame id → requests of this action answered there (settle waits until that frame saw them)
     this.navigation = null; // { url, committed, loaded }
     this.newTabs = [];
+    this.downloads = []; // started by this action (downloads.js)
     this.wake = null;
     const set = activities.get(tabId) ?? new Set();
     activities.set(tabId, set.add(this));
@@ -39,6 +40,10 @@ export class Activity {
     });
   }
 }
+
+// The actions running now, in every tab: downloads.js gives a download to the one that
+// started it.
+export const running = () => [...activities.values()].flatMap((set) => [...set]);
 
 const each = (tabId, fn) => activities.get(tabId)?.forEach((a) => (fn(a), a.poke()));
 

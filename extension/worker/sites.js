@@ -13,14 +13,15 @@ import { DEFAULT_SITES, allowedBy as allowedByRules, bareUrl, compile, matchPatt
 
 const KEY = 'sites';
 // The per-site switches, beside the list so that older versions, which read only `sites`, keep
-// working: { [pattern]: { scripts: true, trusted_input: true } }, only switches that are on.
+// working: { [pattern]: { scripts: true, trusted_input: true, cookies: true } }, only switches
+// that are on.
 const OPTIONS_KEY = 'site_options';
-export const SWITCHES = Object.freeze(['scripts', 'trusted_input']);
+export const SWITCHES = Object.freeze(['scripts', 'trusted_input', 'cookies']);
 const CACHE_MAX = 1000; // origins remembered by allows(); cleared whenever the list changes
 
 let sites = null; // normalised patterns, null until loaded (then allows() says no to everything)
 let rules = []; // the same, compiled for allowedBy
-let options = {}; // pattern → { scripts, trusted_input }: the switches that are on
+let options = {}; // pattern → { scripts, trusted_input, cookies }: the switches that are on
 const cache = new Map(); // origin → boolean
 const hooks = new Set(); // fn(sites), on each change of the stored list
 
@@ -83,6 +84,9 @@ export function requireSwitch(tabId, origin, name) {
   if (name === 'scripts')
     fail('scripts_not_allowed', `running scripts is off for ${pattern} (tab ${tabId} shows ${origin}); only the user can turn it on: ` +
       `the "Run scripts" switch for this site in the tabwire popup, or \`tabwire sites allow --scripts ${pattern}\`. Until then use read_page, find and the other page tools`);
+  if (name === 'cookies')
+    fail('cookies_not_allowed', `cookies and storage are off for ${pattern} (tab ${tabId} shows ${origin}): a cookie is a credential, so only the user can turn this on: ` +
+      `the "Cookies" switch for this site in the tabwire popup, or \`tabwire sites allow --cookies ${pattern}\``);
   fail('trusted_input_not_enabled', `trusted input is off for ${pattern} (tab ${tabId} shows ${origin}); only the user can turn it on: ` +
     `the "Trusted input" switch for this site in the tabwire popup, or \`tabwire sites allow --trusted-input ${pattern}\`. It attaches Chrome's debugger for each such action, which shows the "is being debugged" bar`);
 }
@@ -201,7 +205,7 @@ function change(edit, pattern) {
   return run;
 }
 
-// Allow a site. `switches` ({scripts, trusted_input}, booleans), when given, sets them exactly
+// Allow a site. `switches` ({scripts, trusted_input, cookies}, booleans), when given, sets them exactly
 // (a switch left out is off); without it a site already allowed keeps its own.
 export async function allowSite(pattern, switches) {
   const p = normalise(pattern);

@@ -16,7 +16,8 @@ export const tabMethods = {
   },
 
   'tabs.open': async (params, ctx) => {
-    const { url, active = true, wait = 'load' } = params ?? {};
+    // In the background unless asked: the user keeps the tab they are in.
+    const { url, active = false, wait = 'load' } = params ?? {};
     checkUrl(url);
     checkWait(wait);
     if (typeof active !== 'boolean') fail('bad_request', '`active` must be true or false');

@@ -265,7 +265,21 @@ pub fn write_record<T: Serialize>(path: &Path, value: &T) -> io::Result<()> {
         serde_json::to_writer_pretty(&file, value)?;
         file.sync_all().ok();
     }
-    fs::rename(&tmp, path)
+    // Windows will not replace a file another process has open (as a bridge reading the record
+    // does for a moment) unless the rename has POSIX semantics, which Wine and older Windows
+    // lack: try again for up to a second.
+    let mut tries = 0;
+    loop {
+        match fs::rename(&tmp, path) {
+            Err(e)
+                if cfg!(windows) && e.kind() == io::ErrorKind::PermissionDenied && tries < 100 =>
+            {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            done => return done,
+        }
+    }
 }
 
 /// Every record in `dir` (files `*.json`) whose process is alive. Records of dead processes are
@@ -510,5 +524,30 @@ mod tests {
         assert!(!json.exists());
         assert!(!hosts_dir(&root).join("x.sock").exists());
         fs::remove_dir_all(&root).unwrap();
+    }
+}
+
+#[cfg(all(test, windows))]
+mod windows_tests {
+    use super::*;
+
+    /// A bridge reading a host's record while the host rewrites it (the hello's browser name
+    /// arrives): the rewrite goes through once the reader lets go.
+    #[test]
+    fn a_record_is_replaced_while_a_reader_holds_it() {
+        let dir = std::env::temp_dir().join(format!("tw-rec-{}-{}", std::process::id(), now_ms()));
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("1.json");
+        write_record(&path, &1u32).unwrap();
+        let reader = fs::File::open(&path).unwrap();
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            drop(reader);
+        });
+        let written = write_record(&path, &2u32);
+        release.join().unwrap();
+        written.expect("the record is rewritten");
+        assert_eq!(fs::read_to_string(&path).unwrap(), "2");
+        fs::remove_dir_all(&dir).unwrap();
     }
 }

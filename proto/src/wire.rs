@@ -73,6 +73,8 @@ pub mod code {
     pub const SCRIPTS_NOT_ALLOWED: &str = "scripts_not_allowed";
     /// Trusted (debugger) input on a site where the user has not turned it on.
     pub const TRUSTED_INPUT_NOT_ENABLED: &str = "trusted_input_not_enabled";
+    /// Cookies or storage of a site where the user has not turned on its "Cookies" switch.
+    pub const COOKIES_NOT_ALLOWED: &str = "cookies_not_allowed";
     /// The page shows the browser's own alert/confirm/prompt, which blocks it until answered
     /// (handle_dialog, or the user); nothing was done.
     pub const DIALOG_OPEN: &str = "dialog_open";
@@ -83,12 +85,18 @@ pub mod code {
     /// The user, asked to confirm (MCP elicitation), said no or gave no answer; nothing was
     /// done.
     pub const DECLINED_BY_USER: &str = "declined_by_user";
+    /// The user pressed Stop in the extension's popup: page-facing calls are ended and refused
+    /// until they press Resume there. No tool can resume.
+    pub const PAUSED_BY_USER: &str = "paused_by_user";
+    /// The tab is handed over to the user (ask_user) until they press Done or Cancel; nothing
+    /// was done in it.
+    pub const WAITING_FOR_USER: &str = "waiting_for_user";
     /// Anything else that went wrong inside a peer.
     pub const INTERNAL: &str = "internal";
 
     /// Every code, in the order of the table in `specs/protocol.md` ("Error codes"); a test
     /// keeps the two, and the codes the extension throws, in step.
-    pub const ALL: [&str; 31] = [
+    pub const ALL: [&str; 34] = [
         TIMEOUT,
         BROWSER_DISCONNECTED,
         UNKNOWN_METHOD,
@@ -116,9 +124,12 @@ pub mod code {
         NOT_ACTIONABLE,
         SCRIPTS_NOT_ALLOWED,
         TRUSTED_INPUT_NOT_ENABLED,
+        COOKIES_NOT_ALLOWED,
         DIALOG_OPEN,
         FILE_NOT_ALLOWED,
         DECLINED_BY_USER,
+        PAUSED_BY_USER,
+        WAITING_FOR_USER,
         INTERNAL,
     ];
 }

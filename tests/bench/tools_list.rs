@@ -29,17 +29,26 @@ pub async fn run() {
     );
     let mut servers: Vec<(String, Vec<String>)> = vec![
         ("tabwire mcp (default sets)".into(), vec![tabwire.into(), "mcp".into()]),
-        ("tabwire mcp --tools all".into(), vec![tabwire.into(), "mcp".into(), "--tools".into(), "all".into()]),
+        (
+            "tabwire mcp --tools all".into(),
+            vec![tabwire.into(), "mcp".into(), "--tools".into(), "all".into()],
+        ),
     ];
     match peers::install() {
         Ok(modules) => {
             let module = |p: &str| modules.join(p).to_string_lossy().into_owned();
+            let version = |package: &str| {
+                let manifest = std::fs::read(modules.join(package).join("package.json"));
+                let manifest: Value =
+                    serde_json::from_slice(&manifest.unwrap_or_default()).unwrap_or_default();
+                manifest["version"].as_str().unwrap_or("?").to_owned()
+            };
             servers.push((
-                "Playwright MCP".into(),
+                format!("Playwright MCP {}", version("@playwright/mcp")),
                 vec!["node".into(), module("@playwright/mcp/cli.js"), "--headless".into()],
             ));
             servers.push((
-                "chrome-devtools-mcp".into(),
+                format!("chrome-devtools-mcp {}", version("chrome-devtools-mcp")),
                 vec![
                     "node".into(),
                     module("chrome-devtools-mcp/build/src/bin/chrome-devtools-mcp.js"),
@@ -58,9 +67,14 @@ pub async fn run() {
             println!("  {label:<40} failed: {line}{}", String::from_utf8_lossy(&out.stderr));
             continue;
         };
+        let n = |key: &str| got[key].as_u64().unwrap_or_default();
         println!(
             "  {label:<40} {:>5} {:>7} {:>7} {:>12} {:>10}",
-            got["tools"], got["chars"], got["tokens"], got["with_instructions_tokens"], got["list_bytes"]
+            n("tools"),
+            n("chars"),
+            n("tokens"),
+            n("with_instructions_tokens"),
+            n("list_bytes")
         );
     }
 

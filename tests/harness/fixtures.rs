@@ -52,6 +52,9 @@ impl Fixtures {
                         if let Some(query) = path.strip_prefix(&format!("{prefix}api?")) {
                             return api(&mut sock, query).await;
                         }
+                        if let Some(query) = path.strip_prefix(&format!("{prefix}download?")) {
+                            return download(&mut sock, query).await;
+                        }
                         // `redirect?FILE?QUERY`: a 302 to that fixture, as sites redirect.
                         if let Some(to) = path.strip_prefix(&format!("{prefix}redirect?")) {
                             let head = format!(
@@ -109,9 +112,10 @@ fn respond(dir: &Path, prefix: &str, path: &str) -> (&'static str, Vec<u8>, &'st
         return ("404 Not Found", b"not found".to_vec(), "text/plain");
     };
     let file = rest.split(['?', '#']).next().unwrap_or("");
-    // A file of tests/fixtures/ or of one folder in it (`extra/…`), nothing else.
+    // A file of tests/fixtures/ or of one folder in it (`extra/…`), or below `apps/` (the real
+    // apps' pages and the packages they load from `apps/node_modules/`), nothing else.
     if file.contains("..")
-        || file.matches('/').count() > 1
+        || (file.matches('/').count() > 1 && !file.starts_with("apps/"))
         || file.starts_with('/')
         || file.is_empty()
     {
@@ -125,6 +129,8 @@ fn respond(dir: &Path, prefix: &str, path: &str) -> (&'static str, Vec<u8>, &'st
                 "text/javascript"
             } else if file.ends_with(".json") {
                 "application/json"
+            } else if file.ends_with(".css") {
+                "text/css"
             } else {
                 "application/octet-stream"
             };
@@ -149,6 +155,40 @@ async fn api(sock: &mut tokio::net::TcpStream, query: &str) {
         body.len()
     );
     let _ = sock.write_all(head.as_bytes()).await;
+}
+
+/// `download?name=r.csv&bytes=N&attach=1`: a generated CSV of `bytes` bytes (default 64),
+/// [`generated`], with `Content-Disposition: attachment` when `attach=1` — what a site's export
+/// button answers.
+async fn download(sock: &mut tokio::net::TcpStream, query: &str) {
+    let arg = |name: &str| query.split('&').find_map(|kv| kv.strip_prefix(&format!("{name}=")));
+    let bytes = arg("bytes").and_then(|b| b.parse().ok()).unwrap_or(64);
+    let name = arg("name").unwrap_or("export.csv");
+    let body = generated(bytes);
+    let disposition = if arg("attach") == Some("1") {
+        format!("content-disposition: attachment; filename=\"{name}\"\r\n")
+    } else {
+        String::new()
+    };
+    let head = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/csv\r\ncontent-length: {}\r\n{disposition}\
+         cache-control: no-store\r\nconnection: close\r\n\r\n",
+        body.len()
+    );
+    let _ = sock.write_all(head.as_bytes()).await;
+    let _ = sock.write_all(&body).await;
+}
+
+/// The body `download?bytes=N` answers: CSV rows `row,<n>`, cut to exactly `bytes` bytes.
+pub fn generated(bytes: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes + 32);
+    let mut n = 0u64;
+    while out.len() < bytes {
+        out.extend_from_slice(format!("row,{n}\n").as_bytes());
+        n += 1;
+    }
+    out.truncate(bytes);
+    out
 }
 
 fn rand_u64() -> u64 {

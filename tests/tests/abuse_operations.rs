@@ -27,7 +27,10 @@ fn adapter() -> Value {
 }
 
 async fn open_chat(mcp: &Mcp, pages: &Fixtures, query: &str) -> i64 {
-    let tab = mcp.ok("open_tab", json!({ "url": pages.url(&format!("chat.html?{query}")) })).await;
+    // In front: Chrome throttles a background tab's timers, which the fixture chat streams by
+    // (specs/tools.md, "The user's focus").
+    let url = pages.url(&format!("chat.html?{query}"));
+    let tab = mcp.ok("open_tab", json!({ "url": url, "active": true })).await;
     tab["tab"]["id"].as_i64().expect("tab id")
 }
 

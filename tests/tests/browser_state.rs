@@ -7,7 +7,8 @@ use serde_json::{Value, json};
 use tabwire_tests::{Chromium, Fixtures, Mcp};
 
 async fn open(mcp: &Mcp, url: String) -> Value {
-    mcp.ok("open_tab", json!({ "url": url })).await["tab"]["id"].clone()
+    // In front: `get_state` without a tab_id reads the active tab.
+    mcp.ok("open_tab", json!({ "url": url, "active": true })).await["tab"]["id"].clone()
 }
 
 fn now_ms() -> u64 {

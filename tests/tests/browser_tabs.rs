@@ -23,7 +23,7 @@ async fn open_navigate_activate_close() {
     assert_eq!(list.len(), 1, "one browser attached: {browsers}");
     assert_eq!(list[0]["browser"], "chromium", "{browsers}");
 
-    let plain = mcp.ok("open_tab", json!({ "url": pages.url("plain.html") })).await;
+    let plain = mcp.ok("open_tab", json!({ "url": pages.url("plain.html"), "active": true })).await;
     let plain_id = plain["tab"]["id"].clone();
     assert!(plain_id.is_i64(), "open_tab returns the new tab: {plain}");
     assert_eq!(plain["tab"]["title"], "Plain page");
@@ -39,7 +39,8 @@ async fn open_navigate_activate_close() {
         .await;
     assert_eq!(moved["tab"]["title"], "Fixture app", "{moved}");
 
-    let second = mcp.ok("open_tab", json!({ "url": pages.url("plain.html") })).await;
+    let second =
+        mcp.ok("open_tab", json!({ "url": pages.url("plain.html"), "active": true })).await;
     let second_id = second["tab"]["id"].clone();
     let listed = tabs(&mcp.ok("list_tabs", json!({})).await);
     assert_eq!(find(&listed, &second_id).unwrap()["active"], true);

@@ -14,7 +14,8 @@ use tabwire_tests::mcp::text;
 use tabwire_tests::{Cdp, Chromium, Fixtures, Mcp, bins};
 
 async fn open(mcp: &Mcp, url: String) -> i64 {
-    let opened = mcp.ok("open_tab", json!({ "url": url })).await;
+    // In front: a screenshot shows what is on screen.
+    let opened = mcp.ok("open_tab", json!({ "url": url, "active": true })).await;
     opened["tab"]["id"].as_i64().unwrap_or_else(|| panic!("a tab id in {opened}"))
 }
 
@@ -588,8 +589,10 @@ async fn a_dialog_that_opens_while_a_call_waits_ends_it_at_once() {
     let browser = Chromium::start();
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
-    let tab = mcp.ok("open_tab", json!({ "url": pages.url("dom/greeting.html?after=2000") })).await
-        ["tab"]["id"]
+    // In front: Chrome holds back a background tab's alert until the tab is shown.
+    let tab = mcp
+        .ok("open_tab", json!({ "url": pages.url("dom/greeting.html?after=2000"), "active": true }))
+        .await["tab"]["id"]
         .clone();
     // The wait is under way in the page when the greeting blocks it: it ends then, saying why,
     // not 20 s later as a timeout that blames the page.
@@ -602,7 +605,7 @@ async fn a_dialog_that_opens_while_a_call_waits_ends_it_at_once() {
 
     // So does a command whose page asks the user first.
     let url = pages.url("dom/greeting.html?after=600000");
-    let tab = mcp.ok("open_tab", json!({ "url": url })).await["tab"]["id"].clone();
+    let tab = mcp.ok("open_tab", json!({ "url": url, "active": true })).await["tab"]["id"].clone();
     let started = Instant::now();
     let args = json!({ "tab_id": tab, "type": "confirm", "payload": { "text": "Delete all?" } });
     let err = mcp.err("send_command", args).await;
@@ -618,7 +621,8 @@ async fn a_frame_that_fakes_a_dialog_report_does_not_hide_the_real_one() {
     // The page greets with its alert at 1 s; its cross-site frame, which runs on, reports a
     // dialog of its own about a second later that it never opened.
     let url = pages.url("dom/greeting.html?after=1000&liar=2000");
-    let tab = mcp.ok("open_tab", json!({ "url": url })).await["tab"]["id"].clone();
+    // In front: Chrome holds back a background tab's alert until the tab is shown.
+    let tab = mcp.ok("open_tab", json!({ "url": url, "active": true })).await["tab"]["id"].clone();
     tokio::time::sleep(Duration::from_millis(3500)).await;
     // The frame's lie answers its ping and is dropped; the page's own dialog is still there,
     // and calls say so at once, not at their timeout.

@@ -456,7 +456,10 @@ async fn a_sessions_operation_stays_its_own_in_a_shared_process() {
     ));
     let sender = Mcp::http(&serve).await;
     let url = pages.url("chat.html?words=40&word_ms=40&start_ms=50");
-    let tab = sender.ok("open_tab", json!({ "url": url })).await["tab"]["id"].clone();
+    // In front: Chrome throttles a background tab's timers, which the fixture chat streams by
+    // (specs/tools.md, "The user's focus").
+    let tab =
+        sender.ok("open_tab", json!({ "url": url, "active": true })).await["tab"]["id"].clone();
     let adapter = json!({
         "name": "fixture", "matches": ["http://127.0.0.1:*/*chat.html*"], "input": "#prompt",
         "submit": "#send", "user_message": ".msg.user", "assistant_message": ".msg.assistant",

@@ -189,15 +189,15 @@ async fn stdio_a_reused_id_is_refused_and_the_first_request_keeps_its_answer() {
 }
 
 #[tokio::test]
-async fn stdio_a_message_over_4_mib_is_refused_and_discarded() {
+async fn stdio_a_message_over_64_mib_is_refused_and_discarded() {
     let mut s = Stdio::ready().await;
     let big = format!(
         r#"{{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{{"name":"navigate","arguments":{{"tab_id":1,"url":"{}"}}}}}}"#,
-        "a".repeat(5 << 20)
+        "a".repeat(65 << 20)
     );
     let answer = s.ask(big.as_bytes()).await;
     assert_error(&answer, Value::Null, -32600);
-    assert!(answer["error"]["message"].as_str().unwrap().contains("4 MiB"), "{answer}");
+    assert!(answer["error"]["message"].as_str().unwrap().contains("64 MiB"), "{answer}");
     s.still_answers().await;
 }
 
@@ -212,11 +212,10 @@ async fn no_output_schema_uses_a_boolean_schema() {
             Value::Object(map) => {
                 for (k, sub) in map {
                     let here = format!("{at}/{k}");
-                    let schema_slot = matches!(
-                        k.as_str(),
-                        "items" | "additionalProperties" | "not" | "contains" | "propertyNames"
-                    );
-                    if schema_slot && sub.is_boolean() && !(k == "additionalProperties") {
+                    // `additionalProperties: false` is a schema too, and a portable one.
+                    let schema_slot =
+                        matches!(k.as_str(), "items" | "not" | "contains" | "propertyNames");
+                    if schema_slot && sub.is_boolean() {
                         found.push(here.clone());
                     }
                     walk(sub, &here, found);
@@ -295,9 +294,12 @@ async fn http_bad_json_and_bad_requests_get_400_with_a_json_rpc_error() {
         assert_error(&message(&answer), want_id, code);
     }
     // Malformed tools/call params: -32602, not "method not found".
-    let answer =
-        post(&serve, Some(&id), r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"arguments":{}}}"#)
-            .await;
+    let answer = post(
+        &serve,
+        Some(&id),
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"arguments":{}}}"#,
+    )
+    .await;
     assert_error(&message(&answer), json!(3), -32602);
 }
 
@@ -330,7 +332,8 @@ async fn http_a_reused_id_is_refused_and_the_first_request_keeps_its_answer() {
         tokio::spawn(async move { post(&serve, Some(&id), wait).await })
     };
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let duplicate = post(&serve, Some(&id), r#"{"jsonrpc":"2.0","id":40,"method":"tools/list"}"#).await;
+    let duplicate =
+        post(&serve, Some(&id), r#"{"jsonrpc":"2.0","id":40,"method":"tools/list"}"#).await;
     let said = message(&duplicate);
     assert_error(&said, json!(40), -32600);
     assert!(said["error"]["message"].as_str().unwrap().contains("in progress"), "{said}");

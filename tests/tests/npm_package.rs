@@ -1,6 +1,7 @@
 //! The npm package as a user gets it: the tarballs `scripts/npm-pack.sh` writes (the `tabwire`
 //! launcher and `@tabwire/linux-x64` with the prebuilt programs), installed into a fresh prefix
-//! by an npm that has no Rust toolchain on its PATH, then run through `npx` as the README says:
+//! by an npm kept offline (nothing is downloaded) with no Rust toolchain on its PATH, then run
+//! through `npx` as the README says:
 //! `install` registers the host for a Chromium profile, `doctor` passes through that real
 //! headless Chromium running the installed extension, and an MCP session started as
 //! `npx -y tabwire mcp` (what `claude mcp add tabwire -- npx -y tabwire mcp` runs) reads a page.
@@ -99,6 +100,8 @@ impl Machine {
             .env("HOME", &self.home)
             .env("PATH", &self.path)
             .env("npm_config_update_notifier", "false")
+            // Nothing from the registry: what runs is what the tarballs hold.
+            .env("npm_config_offline", "true")
             .current_dir(&self.prefix);
         cmd
     }
@@ -208,9 +211,9 @@ async fn npx_installs_checks_and_serves_mcp_without_rust() {
     let mcp = Mcp { client, serve: None, pid };
     let tab =
         mcp.ok("open_tab", json!({ "url": pages.url("plain.html") })).await["tab"]["id"].clone();
-    let page = mcp.read_page(json!({ "tab_id": tab })).await;
+    let page = mcp.read_page(json!({ "tab_id": tab, "mode": "text" })).await;
     assert!(page.head.starts_with("page \"Plain page\""), "{page:?}");
-    assert!(page.lines.contains("A page that does not use window.tabwire."), "{page:?}");
+    assert_eq!(page.lines.trim_end(), "│ A page that does not use window.tabwire.", "{page:?}");
 }
 
 /// The launcher is the program to whoever runs it: the program's exit code comes back, and a

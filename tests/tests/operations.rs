@@ -64,7 +64,9 @@ impl World {
 
     async fn open_chat(&self, mcp: &ProgressMcp, query: &str) -> i64 {
         let url = self.pages.url(&format!("chat.html?{query}"));
-        let tab = mcp.ok("open_tab", json!({ "url": url })).await;
+        // In front: Chrome throttles a background tab's timers, which the fixture chat streams by
+        // (specs/tools.md, "The user's focus").
+        let tab = mcp.ok("open_tab", json!({ "url": url, "active": true })).await;
         tab["tab"]["id"].as_i64().expect("tab id")
     }
 }

@@ -91,7 +91,9 @@ async fn the_default_tool_sets_are_served_and_others_are_refused_by_name() {
     let params = rmcp::model::CallToolRequestParams::new("spawn_worker");
     let refused = client.call_tool(params).await.unwrap_err().to_string();
     assert!(
-        refused.contains("`workers`") && refused.contains("--tools") && refused.contains("TABWIRE_TOOLS"),
+        refused.contains("`workers`")
+            && refused.contains("--tools")
+            && refused.contains("TABWIRE_TOOLS"),
         "{refused}"
     );
 }
@@ -159,14 +161,15 @@ async fn tab_tools_pass_their_parameters_and_return_the_tab() {
         mcp.ok("open_tab", json!({ "url": "https://example.com/" })),
         browser.answer("tabs.open", page.clone())
     );
-    assert_eq!(params, json!({ "url": "https://example.com/", "active": true, "wait": "load" }));
+    // In the background unless asked: the user keeps their tab.
+    assert_eq!(params, json!({ "url": "https://example.com/", "active": false, "wait": "load" }));
     assert_eq!(opened, json!({ "tab": page }));
 
     let (_, params) = tokio::join!(
-        mcp.ok("open_tab", json!({ "url": "https://example.com/", "active": false })),
+        mcp.ok("open_tab", json!({ "url": "https://example.com/", "active": true })),
         browser.answer("tabs.open", page.clone())
     );
-    assert_eq!(params["active"], false);
+    assert_eq!(params["active"], true);
 
     let (moved, params) = tokio::join!(
         mcp.ok("navigate", json!({ "tab_id": 7, "url": "https://example.org/", "wait": "none" })),

@@ -8,6 +8,7 @@
 //! `tabwire-host.exe` and the `bcryptprimitives.dll` stand-in Wine 8 needs, and `WINEPREFIX`
 //! the Wine to use (else a prefix of its own in that folder). scripts/windows.sh builds them,
 //! sets both and runs this; without them the test says so and passes.
+#![cfg(unix)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

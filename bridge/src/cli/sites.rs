@@ -41,6 +41,10 @@ pub enum Action {
         /// Chrome shows its "is being debugged" bar while it acts).
         #[arg(long)]
         trusted_input: bool,
+        /// Also let the assistant read, set, save and restore the site's cookies and storage.
+        /// A cookie is a credential: whoever holds it is signed in as you.
+        #[arg(long)]
+        cookies: bool,
     },
     /// Stop tabwire on a site, at once: every call to its pages fails from now on.
     Revoke { pattern: String },
@@ -62,8 +66,8 @@ pub async fn run(core: Core, args: SitesArgs) -> anyhow::Result<()> {
     }
     match args.action.unwrap_or(Action::List { json: false }) {
         Action::List { json } => list(&core, browsers, json).await,
-        Action::Allow { pattern, scripts, trusted_input } => {
-            let switches = Switches { scripts, trusted_input };
+        Action::Allow { pattern, scripts, trusted_input, cookies } => {
+            let switches = Switches { scripts, trusted_input, cookies };
             change(&core, &browsers, SiteChange::Allow(switches), &pattern).await
         }
         Action::Revoke { pattern } => change(&core, &browsers, SiteChange::Revoke, &pattern).await,
@@ -145,8 +149,11 @@ async fn change(
             if s.trusted_input {
                 on.push("trusted input through the debugger");
             }
+            if s.cookies {
+                on.push("cookies and storage, which are credentials");
+            }
             if on.is_empty() {
-                " (no scripts, no trusted input)".to_owned()
+                " (no scripts, no trusted input, no cookies)".to_owned()
             } else {
                 format!(" ({})", on.join(", "))
             }

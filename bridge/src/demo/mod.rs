@@ -85,7 +85,8 @@ pub async fn run(args: DemoArgs) -> Result<()> {
 
     let t = Instant::now();
     let mut cmd = tokio::process::Command::new(&exe);
-    cmd.arg("mcp").env("TABWIRE_RUNTIME_DIR", &browser.runtime_dir);
+    // The demo shows every family, so it asks for every tool set.
+    cmd.args(["mcp", "--tools", "all"]).env("TABWIRE_RUNTIME_DIR", &browser.runtime_dir);
     cmd.env("TABWIRE_STATE_DIR", &state_dir);
     let printer = Printer { since: std::sync::Mutex::new(Instant::now()) };
     let client: RunningService<RoleClient, Printer> = printer

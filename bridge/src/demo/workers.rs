@@ -45,7 +45,7 @@ async fn run(exe: &Path, root: &Path) -> Result<()> {
             .output();
     }
     let mut cmd = tokio::process::Command::new(exe);
-    cmd.arg("mcp")
+    cmd.args(["mcp", "--tools", "all"])
         .env("TABWIRE_RUNTIME_DIR", root.join("run"))
         .env("TABWIRE_STATE_DIR", root.join("state"))
         .env("TABWIRE_CONFIG_DIR", &config)

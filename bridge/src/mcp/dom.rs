@@ -289,6 +289,13 @@ fn report_text(what: &str, r: &ActReport) -> String {
     if let Some(id) = r.new_tab {
         t.push_str(&format!("; opened tab {id} (read it with read_page tab_id {id})"));
     }
+    if let Some(d) = &r.download {
+        let name = d.filename.as_deref().unwrap_or("a file");
+        t.push_str(&format!(
+            "; started download {} ({name} from {}, {}): downloads id {} waits for it",
+            d.id, d.url_origin, d.state, d.id
+        ));
+    }
     if let Some(d) = &r.dialog {
         let kind = d["type"].as_str().unwrap_or("dialog");
         let answer = if d["accepted"] == true { "OK" } else { "Cancel" };

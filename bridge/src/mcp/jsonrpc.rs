@@ -22,9 +22,10 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use tabwire_proto::pipes::{Input, Output};
 
-/// The largest message, as over HTTP (`serve::limits::MAX_BODY_BYTES`): a longer stdio line is
-/// answered -32600 and discarded to its end.
-pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
+/// The largest stdio message: as large as one message the browser may carry (64 MiB), so
+/// whatever a page can take or give fits, escapes included (a 4 Mi-character payload of quotes
+/// and backslashes is 8 MiB of JSON). A longer line is answered -32600 and discarded to its end.
+pub const MAX_MESSAGE_BYTES: usize = tabwire_proto::limits::MAX_FROM_BROWSER;
 
 pub const PARSE_ERROR: i64 = -32700;
 pub const INVALID_REQUEST: i64 = -32600;
@@ -103,15 +104,11 @@ pub fn check(bytes: &[u8]) -> Verdict {
             // id, so that its sender does not wait for its timeout.
             let answers: Vec<Value> = batch
                 .iter()
-                .filter(|m| m.get("method").is_some() || m.get("id").is_some())
-                .filter_map(|m| match m.get("id").map(readable_id) {
-                    None => None, // a notification
-                    Some(id) => Some(error(
-                        id.as_ref(),
-                        INVALID_REQUEST,
-                        "batches are not supported (MCP has none since 2025-06-18): send each \
-                         message on its own",
-                    )),
+                .filter_map(|m| m.get("id")) // a notification gets no answer
+                .map(|id| {
+                    let message = "batches are not supported (MCP has none since 2025-06-18): \
+                                   send each message on its own";
+                    error(readable_id(id).as_ref(), INVALID_REQUEST, message)
                 })
                 .collect();
             if answers.is_empty() {

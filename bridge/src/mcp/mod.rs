@@ -5,6 +5,8 @@ mod browsers;
 mod commands;
 mod diagnose;
 mod dom;
+mod downloads;
+mod handover;
 mod evaluate;
 mod events;
 pub mod jsonrpc;
@@ -19,6 +21,7 @@ mod sessions;
 pub mod sets;
 mod tabs;
 mod uploads;
+mod webdev;
 mod workers;
 mod workflows;
 

@@ -46,7 +46,7 @@ as trusted (event.isTrusted): only where the user turned on \"Trusted input\" fo
 bar meanwhile; use it only after an ordinary action did nothing.";
 
 /// One line per tool set ([`ToolSet`]), in this order.
-const FAMILY_INSTRUCTIONS: [(&str, &str); 7] = [
+const FAMILY_INSTRUCTIONS: [(&str, &str); 8] = [
     (
         "tabs",
         "\
@@ -100,6 +100,13 @@ returns an operation id at once and wait_for_operation returns the answer.",
 Workflows: start_workflow gives the first skill and complete_skill, called each time you finish \
 one, says which to run next (and when to clear your context): follow it rather than choosing \
 the order yourself; the user sees where you stand in the browser.",
+    ),
+    (
+        "webdev",
+        "\
+Web development (only where the user turned on the site's Cookies switch, a credential): cookies \
+reads and sets a tab's cookies, web_storage names its storage, site_state saves, clears and \
+restores a signed-in state.",
     ),
 ];
 
@@ -158,6 +165,9 @@ impl TabwireServer {
             + Self::screenshot_tools()
             + Self::log_tools()
             + Self::evaluate_tools()
+            + Self::download_tools()
+            + Self::handover_tools()
+            + Self::webdev_tools()
             + Self::command_tools();
         let unserved: Vec<String> = router
             .list_all()

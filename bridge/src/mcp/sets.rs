@@ -14,7 +14,7 @@ pub struct Family {
 }
 
 /// Every family. A tool may be in two (wait_for_event follows sessions and workers).
-pub const FAMILIES: [Family; 7] = [
+pub const FAMILIES: [Family; 8] = [
     Family {
         name: "tabs",
         tools: &[
@@ -48,6 +48,8 @@ pub const FAMILIES: [Family; 7] = [
             "console_messages",
             "network_requests",
             "evaluate",
+            "downloads",
+            "ask_user",
         ],
     },
     Family {
@@ -86,6 +88,8 @@ pub const FAMILIES: [Family; 7] = [
             "list_workflows",
         ],
     },
+    // A web developer's tools for a site's own origin; each needs a switch the user turns on.
+    Family { name: "webdev", tools: &["cookies", "web_storage", "site_state"] },
 ];
 
 /// What a Claude Code user needs most: their browser's tabs, the pages of their own web apps

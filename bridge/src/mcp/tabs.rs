@@ -31,8 +31,8 @@ pub struct ListTabsParams {
 pub struct OpenTabParams {
     /// The address, e.g. `https://example.com/`.
     pub url: String,
-    /// Select it in its window.
-    #[serde(default = "yes")]
+    /// Bring it to the front; by default it opens in the background, leaving the user's tab.
+    #[serde(default)]
     pub active: bool,
     #[serde(flatten)]
     pub target: Target,
@@ -75,10 +75,6 @@ pub struct Closed {
     /// Always true: a tab that could not be closed is an error.
     pub closed: bool,
     pub tab_id: i64,
-}
-
-fn yes() -> bool {
-    true
 }
 
 #[tool_router(router = tab_tools, vis = "pub(super)")]

@@ -80,13 +80,16 @@ pub struct ActReport {
     /// From the call reaching the browser to the settled page.
     pub ms: u64,
     /// `changed`, or `none`: nothing in the page changed (no DOM change, request, navigation,
-    /// dialog or new tab) — the action most likely did nothing.
+    /// dialog, new tab or download) — the action most likely did nothing.
     pub effect: String,
     /// The tab loaded another page.
     pub navigated: bool,
     pub navigated_to: Option<String>,
     /// The id of a tab the action opened.
     pub new_tab: Option<i64>,
+    /// A download the action started (the downloads tool waits for it and hashes the file).
+    #[serde(default)]
+    pub download: Option<StartedDownload>,
     /// The last alert/confirm/prompt the page opened: {type, message, accepted, by, text?}.
     pub dialog: Option<Value>,
     /// Requests the action started that were still running at the settle cap.
@@ -105,6 +108,18 @@ pub struct ActReport {
     /// Refs that were re-bound to a re-rendered element.
     #[serde(default)]
     pub notes: Vec<String>,
+}
+
+/// A download as an action's report names it, the moment it started.
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+pub struct StartedDownload {
+    pub id: i64,
+    /// The file's name, once Chrome chose it.
+    pub filename: Option<String>,
+    /// Where the bytes come from: an origin, or `blob:` / `data:`.
+    pub url_origin: String,
+    /// `in_progress`, `interrupted` or `complete`.
+    pub state: String,
 }
 
 /// handle_dialog's answer.

@@ -16,17 +16,23 @@ use crate::error::CallError;
 
 mod chat;
 mod dom;
+mod downloads;
+mod handover;
 mod page;
 mod sites;
 mod tabs;
+mod webdev;
 mod worker;
 mod workflow;
 
 pub use chat::*;
 pub use dom::*;
+pub use downloads::*;
+pub use handover::*;
 pub use page::*;
 pub use sites::*;
 pub use tabs::*;
+pub use webdev::*;
 pub use worker::*;
 pub use workflow::*;
 
@@ -96,6 +102,12 @@ pub const ALL: &[&str] = &[
     DomUpload::NAME,
     DomWaitFor::NAME,
     DomHandleDialog::NAME,
+    DownloadsList::NAME,
+    HandoverAsk::NAME,
+    WebdevCookies::NAME,
+    WebdevStorage::NAME,
+    WebdevStateSave::NAME,
+    WebdevStateRestore::NAME,
 ];
 
 /// Call `M` on one connection and read its answer; also the answer's arrival number (see

@@ -16,7 +16,8 @@ pub struct SiteList {
     /// Origin patterns, e.g. `https://app.example.com`, `http://localhost:*`.
     pub sites: Vec<String>,
     /// The switches that are on, by pattern: `{"https://app.example.com": {"scripts": true}}`
-    /// (`scripts`: evaluate may run there; `trusted_input`: debugger input may be used).
+    /// (`scripts`: evaluate may run there; `trusted_input`: debugger input may be used;
+    /// `cookies`: its cookies and storage may be read and written).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub options: BTreeMap<String, BTreeMap<String, bool>>,
     /// What a new profile starts with.
@@ -39,13 +40,15 @@ pub enum SiteChange {
     Revoke,
 }
 
-/// A site's switches (`tabwire sites allow --scripts --trusted-input`); off unless given.
+/// A site's switches (`tabwire sites allow --scripts --trusted-input --cookies`); off unless given.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Switches {
     /// evaluate may run the assistant's JavaScript in the site's pages.
     pub scripts: bool,
     /// Clicks and keys may go through Chrome's debugger (real input, with its bar).
     pub trusted_input: bool,
+    /// The site's cookies and web storage may be read, set, saved and restored: credentials.
+    pub cookies: bool,
 }
 
 /// `sites.allow`'s params.

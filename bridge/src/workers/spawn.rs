@@ -140,10 +140,36 @@ fn find_program(
         .filter(|dir| !dir.as_os_str().is_empty())
         .flat_map(|dir| names.iter().map(move |name| here.join(dir).join(name)))
         .find(|candidate| is_executable(candidate))
-        .ok_or_else(|| {
-            let shown = path_var.map(|v| v.to_string_lossy().into_owned()).unwrap_or_default();
-            format!("{program:?} is not on PATH ({shown})")
-        })
+        .map_or_else(|| not_on_path(program, here, &dirs, path_var), Ok)
+}
+
+/// A bare program name not on the server's PATH. On macOS a server started by launchd (a
+/// desktop app, not a terminal) has no PATH from the user's shell, so the folders installers
+/// use and the user's login shell are asked too (`tabwire_install::programs`); elsewhere
+/// the PATH is the user's and the answer is that it is not there.
+fn not_on_path(
+    program: &str,
+    here: &Path,
+    dirs: &[PathBuf],
+    path_var: Option<&OsStr>,
+) -> Result<PathBuf, String> {
+    use tabwire_install::Os;
+    use tabwire_install::programs::{self, Found, Search};
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    if let (Os::MacOs, Some(home)) = (Os::current(), home) {
+        let search = Search {
+            os: Os::MacOs,
+            home,
+            path: dirs.iter().map(|d| here.join(d)).collect(),
+            shell: std::env::var_os("SHELL").map(PathBuf::from),
+        };
+        return match programs::find(program, &search, programs::ask_login_shell) {
+            Ok(Found::Path(p) | Found::UsualDir(p) | Found::LoginShell(p)) => Ok(p),
+            Err(not_found) => Err(not_found.to_string()),
+        };
+    }
+    let shown = path_var.map(|v| v.to_string_lossy().into_owned()).unwrap_or_default();
+    Err(format!("{program:?} is not on PATH ({shown})"))
 }
 
 // Unix-only: Unix paths and PATH's `:` (Windows's PATH has `;`, and PATHEXT).

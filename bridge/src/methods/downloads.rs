@@ -1,0 +1,62 @@
+//! `downloads.*`: the browser's downloads started by pages of allowed sites
+//! (`extension/worker/downloads.js`, through `chrome.downloads`). The answer is the
+//! `downloads` tool's structured result too, with what the bridge adds from the disk.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::methods;
+
+/// `downloads.list`'s params.
+#[derive(Debug, Clone, Serialize)]
+pub struct DownloadsArgs {
+    pub id: Option<i64>,
+    /// How long to wait for `id` (else every listed download) to stop being in progress.
+    pub wait_ms: u64,
+}
+
+/// One download, as Chrome records it; `sha256` and `size` are the file's on disk.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Download {
+    pub id: i64,
+    /// The file's name, without its folders.
+    pub filename: Option<String>,
+    /// Where Chrome wrote it.
+    pub path: Option<String>,
+    /// Where the bytes came from: an origin, or `blob:` / `data:`.
+    pub url_origin: String,
+    /// The allowed site whose page started it.
+    pub started_by: String,
+    /// The tab whose tabwire action started it, when one was running.
+    pub tab_id: Option<i64>,
+    /// `in_progress`, `interrupted` or `complete`.
+    pub state: String,
+    /// Why it was interrupted.
+    pub error: Option<String>,
+    pub mime: Option<String>,
+    /// Bytes received so far.
+    pub bytes: u64,
+    pub total_bytes: Option<u64>,
+    /// When it started (ISO 8601).
+    pub started: String,
+    /// Of a complete download: the file's size on disk…
+    #[serde(default)]
+    pub size: Option<u64>,
+    /// …and its SHA-256 (hex), read from disk by tabwire; null when the file is gone.
+    #[serde(default)]
+    pub sha256: Option<String>,
+}
+
+/// What `downloads.list` answers.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Downloads {
+    /// Newest first.
+    pub downloads: Vec<Download>,
+    /// Whether one asked for is still in progress (the wait ran out).
+    pub in_progress: bool,
+}
+
+methods! {
+    /// The downloads started by pages of allowed sites; waits for them to finish if asked.
+    DownloadsList = "downloads.list": DownloadsArgs => Downloads, crate::limits::QUICK_CALL;
+}

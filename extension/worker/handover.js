@@ -1,0 +1,87 @@
+// Hand-over to the user (ask_user; specs/tools.md, "ask_user"): the one call that brings a tab
+// to the front, shows the assistant's message in tabwire's own bar (isolated/handover.js) and
+// returns when the user presses Done or Cancel there, or the time is up. Meanwhile every call
+// naming that tab is refused with `waiting_for_user` (withHandover, in background.js), so the
+// assistant cannot act while the user does. The answer is the user's button and what the tab
+// shows then (origin, and the title on an allowed site), never what the user typed.
+
+import { TabwireError, fail } from '../lib/errors.js';
+import { originOf } from '../lib/sites.js';
+import { debugging } from './dom/trusted.js';
+import { onTabMessage } from './router.js';
+import { allows, checkSite, sitesReady } from './sites.js';
+import { getTab, tabId } from './tabs.js';
+
+const MAX_MESSAGE = 500;
+const open = new Map(); // tab id → { token, finish(answer) }
+
+// Methods that still answer for a handed-over tab: they do nothing in it.
+const STILL_ANSWERED = new Set(['tabs.list']);
+
+export function withHandover(table) {
+  return Object.fromEntries(Object.entries(table).map(([method, fn]) => [method, STILL_ANSWERED.has(method) ? fn : (params, ctx) => {
+    const id = params?.tab_id;
+    if (Number.isInteger(id) && open.has(id)) {
+      throw new TabwireError('waiting_for_user', `tab ${id} is handed over to the user (ask_user) until they press Done or Cancel in tabwire's bar; nothing was done. Wait for ask_user to return`);
+    }
+    return fn(params, ctx);
+  }]));
+}
+
+async function showBar(id, message, token) {
+  const target = { tabId: id, frameIds: [0] };
+  await chrome.scripting.executeScript({ target, files: ['isolated/handover.js'] });
+  await chrome.scripting.executeScript({ target, func: (m, t) => globalThis.tabwireHandover.show({ message: m, token: t }), args: [message, token] });
+}
+
+const hideBar = (id) => chrome.scripting.executeScript({ target: { tabId: id, frameIds: [0] }, func: () => globalThis.tabwireHandover?.hide() }).catch(() => {});
+
+export function watchHandovers() {
+  onTabMessage('handover.answer', (msg, sender) => {
+    const h = open.get(sender.tab.id);
+    // Only the bar's own trusted click, from the tab's top frame, and not while tabwire's
+    // debugger input is attached there (its clicks are trusted too).
+    if (!h || sender.frameId !== 0 || msg.token !== h.token || debugging.has(sender.tab.id)) return;
+    if (msg.answer === 'done' || msg.answer === 'cancel') h.finish(msg.answer);
+  });
+  // A page the tab loads meanwhile (a sign-in redirect) gets the bar again, if tabwire may be there.
+  chrome.webNavigation.onCompleted.addListener((d) => {
+    const h = open.get(d.tabId);
+    if (h && d.frameId === 0 && allows(originOf(d.url))) showBar(d.tabId, h.message, h.token).catch(() => {});
+  });
+  chrome.tabs.onRemoved.addListener((id) => open.get(id)?.finish('tab_closed'));
+}
+
+export const handoverMethods = {
+  'handover.ask': async (params, { signal, timeoutMs }) => {
+    await sitesReady;
+    const id = tabId(params);
+    const message = params?.message;
+    if (typeof message !== 'string' || !message.trim() || message.length > MAX_MESSAGE) fail('bad_request', `\`message\` must be text of 1 to ${MAX_MESSAGE} characters: what the user should do, e.g. "Sign in, then press Done"`);
+    const waitMs = params?.timeout_ms ?? 300_000;
+    if (!Number.isInteger(waitMs) || waitMs < 1000) fail('bad_request', '`timeout_ms` must be at least 1000');
+    if (open.has(id)) fail('waiting_for_user', `tab ${id} is already handed over to the user; wait for that ask_user to return`);
+    const tab = await getTab(id);
+    checkSite(id, originOf(tab.url), undefined, tab.url);
+    const token = crypto.randomUUID();
+    let finish;
+    const answered = new Promise((resolve) => (finish = resolve));
+    open.set(id, { token, message, finish });
+    try {
+      // The one call that takes the user's attention: the tab to the front, its window focused.
+      await chrome.tabs.update(id, { active: true });
+      await chrome.windows.update(tab.windowId, { focused: true }).catch(() => {});
+      await showBar(id, message, token);
+      const timer = setTimeout(() => finish('timeout'), Math.min(waitMs, timeoutMs - 500));
+      signal?.addEventListener('abort', () => finish('cancelled_by_assistant'), { once: true });
+      const answer = await answered;
+      clearTimeout(timer);
+      const now = await chrome.tabs.get(id).catch(() => null);
+      const origin = originOf(now?.url ?? '');
+      return { answer, origin, title: now && allows(origin) ? now.title : null };
+    } finally {
+      open.delete(id);
+      hideBar(id);
+    }
+  },
+};

@@ -1,0 +1,133 @@
+//! Downloads as results, in real Chromium through the real `tabwire mcp`: a click that starts a
+//! download names it in its settle report, and the `downloads` tool waits for it and gives the
+//! file's path, size, type and SHA-256 — checked here against the file on disk. A download
+//! started by a site the user did not allow (`127.0.0.2`) is never reported.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tabwire_tests::fixtures::generated;
+use tabwire_tests::mcp::text;
+use tabwire_tests::{Cdp, Chromium, Fixtures, Mcp, bins};
+
+/// A browser whose downloads go to `dir` without asking (headless Chromium has no download
+/// shelf to ask on: `Browser.setDownloadBehavior`, through the test's own CDP pipe), and
+/// `tabwire mcp` on it.
+async fn browser(dir: &Path) -> (Chromium, Cdp, Mcp) {
+    let mut browser = Chromium::start_with_cdp();
+    let (to_browser, from_browser) = browser.take_cdp_pipe().unwrap();
+    let cdp = Cdp::new(to_browser, from_browser);
+    let behavior = json!({ "behavior": "allow", "downloadPath": dir.to_str().unwrap() });
+    cdp.call("Browser.setDownloadBehavior", behavior, None).await.unwrap();
+    let mcp = Mcp::start(&browser.runtime_dir).await;
+    (browser, cdp, mcp)
+}
+
+async fn open(mcp: &Mcp, url: String) -> i64 {
+    let opened = mcp.ok("open_tab", json!({ "url": url })).await;
+    opened["tab"]["id"].as_i64().unwrap_or_else(|| panic!("a tab id in {opened}"))
+}
+
+/// `sha256sum FILE`: the hash computed by another program than tabwire.
+fn sha256sum(path: &Path) -> String {
+    let out = std::process::Command::new("sha256sum").arg(path).output().expect("sha256sum");
+    assert!(out.status.success(), "sha256sum {path:?}");
+    String::from_utf8_lossy(&out.stdout).split_whitespace().next().unwrap().to_owned()
+}
+
+/// Click `selector` in a fresh tab of the fixture page (each download in a tab of its own:
+/// Chrome asks the user before a page's second download without a user gesture); the settle
+/// report's download, then the downloads tool's record of it once finished.
+async fn download_by_click(mcp: &Mcp, page: &str, selector: &str) -> (Value, Value) {
+    let tab = open(mcp, page.to_owned()).await;
+    let report = mcp.ok("click", json!({ "tab_id": tab, "selector": selector })).await;
+    let started = report["download"].clone();
+    assert!(started["id"].is_i64(), "the click's report names its download: {report:#}");
+    assert_eq!(report["navigated"], false, "a download is not a navigation: {report:#}");
+    let id = started["id"].as_i64().unwrap();
+    let listed = mcp.ok("downloads", json!({ "id": id, "wait_secs": 30 })).await;
+    let done = listed["downloads"][0].clone();
+    assert_eq!(done["state"], "complete", "{listed:#}");
+    (started, done)
+}
+
+/// What a user would check of a finished download: the file is where tabwire says, in the
+/// download directory, of the size and hash tabwire says, holding `body`.
+fn on_disk(done: &Value, dir: &Path, name: &str, body: &[u8]) -> PathBuf {
+    let path = PathBuf::from(done["path"].as_str().unwrap_or_else(|| panic!("a path: {done:#}")));
+    assert_eq!(path, dir.join(name), "{done:#}");
+    assert_eq!(done["filename"], name);
+    assert_eq!(std::fs::read(&path).unwrap(), body, "the file holds what the site sent");
+    assert_eq!(done["size"], body.len() as u64, "{done:#}");
+    assert_eq!(done["sha256"], sha256sum(&path), "{done:#}");
+    path
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn downloads_by_link_blob_and_attachment_are_results_with_their_file_and_hash() {
+    let dir = bins::scratch_dir("dl");
+    let (_browser, _cdp, mcp) = browser(&dir).await;
+    let site = Fixtures::serve();
+    let page = site.url("dom/downloads.html");
+
+    let (started, done) = download_by_click(&mcp, &page, "#link").await;
+    assert_eq!(started["url_origin"], site.origin(), "{started:#}");
+    on_disk(&done, &dir, "report.csv", &generated(64));
+    assert_eq!(done["mime"], "text/csv");
+    assert_eq!(done["started_by"], site.origin());
+    assert!(done["tab_id"].is_i64(), "the tab whose click started it: {done:#}");
+
+    let (started, done) = download_by_click(&mcp, &page, "#blob").await;
+    assert_eq!(started["url_origin"], site.origin(), "a blob: URL's origin: {started:#}");
+    on_disk(&done, &dir, "made-here.csv", b"name,amount\ntea,3\ncake,5\n");
+
+    let (_, done) = download_by_click(&mcp, &page, "#attachment").await;
+    on_disk(&done, &dir, "attached.csv", &generated(64));
+
+    // The list has all three, newest first, and its text names no file content.
+    let all = mcp.call("downloads", json!({})).await;
+    let listed = all.structured_content.clone().unwrap();
+    let names: Vec<&str> = listed["downloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["filename"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["attached.csv", "made-here.csv", "report.csv"]);
+    assert!(!text(&all).contains("tea,3"), "never the content: {}", text(&all));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_20_mb_download_is_waited_for_and_hashed_from_disk() {
+    let dir = bins::scratch_dir("dl");
+    let (_browser, _cdp, mcp) = browser(&dir).await;
+    let site = Fixtures::serve();
+    let (_, done) = download_by_click(&mcp, &site.url("dom/downloads.html"), "#big").await;
+    on_disk(&done, &dir, "big.csv", &generated(20 * 1024 * 1024));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_download_started_by_a_site_not_allowed_is_never_reported() {
+    let dir = bins::scratch_dir("dl");
+    let (_browser, cdp, mcp) = browser(&dir).await;
+    let elsewhere = Fixtures::serve_on("127.0.0.2");
+    let url = elsewhere.url("dom/downloads.html");
+    // The page downloads by itself (tabwire may not act there): the file does arrive…
+    let session = cdp.open(&url).await.unwrap();
+    cdp.wait_for(&session, "document.getElementById('link') !== null", Duration::from_secs(10))
+        .await
+        .unwrap();
+    cdp.eval(&session, "document.getElementById('link').click()").await.unwrap();
+    let file = dir.join("report.csv");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0) < 64 {
+        assert!(Instant::now() < deadline, "the site's download never reached the disk");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // …and tabwire says nothing of it.
+    let listed = mcp.ok("downloads", json!({ "wait_secs": 1 })).await;
+    assert_eq!(listed["downloads"], json!([]), "{listed:#}");
+    let err = mcp.err("downloads", json!({ "id": 1 })).await;
+    assert!(err.starts_with("bad_request:") && err.contains("no download 1"), "{err}");
+}
