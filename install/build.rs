@@ -8,7 +8,12 @@ use std::hash::{DefaultHasher, Hasher};
 use std::path::{Path, PathBuf};
 
 fn main() {
-    let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("../extension");
+    // `install/extension` is a link to `../extension`, so that the published crate carries the
+    // extension (cargo packages what a link points to, and a crate cannot reach outside its
+    // folder); a checkout without symlinks (Windows) has a plain file there, so fall back.
+    let here = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
+    let root = Some(here.join("extension")).filter(|p| p.is_dir());
+    let root = root.unwrap_or_else(|| here.join("../extension"));
     let root = root.canonicalize().expect("the extension/ folder beside install/");
     // A directory: cargo rebuilds when anything under it changes.
     println!("cargo:rerun-if-changed={}", root.display());

@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use tabwire_install::{DoctorArgs, Env, Finding};
-use tabwire_proto::runtime_dir;
+use tabwire_proto::{extension_id, runtime_dir};
 
 use crate::browser::BrowserInfo;
 use crate::core::Core;
@@ -151,6 +151,13 @@ pub async fn live_findings(core: &Core) -> Vec<Finding> {
                 );
                 if let Some(carrier) = pong.carrier {
                     detail.push_str(&format!("; messages go by {carrier}"));
+                }
+                // The id the extension reported in its hello (`chrome.runtime.id`): which
+                // build of tabwire's extension this browser runs.
+                if !host.extension_id.is_empty() {
+                    let id = &host.extension_id;
+                    let build = extension_id::Build::of(id, extension_id::STORE_EXTENSION_ID);
+                    detail.push_str(&format!("; {}", build.describe(id)));
                 }
                 out.push(Finding::ok(check, detail))
             }

@@ -5,7 +5,7 @@
 //! `allowed_origins` from the host manifest too; this check also covers a manifest that was
 //! edited or copied to another browser.
 
-use crate::extension_id::EXTENSION_ID;
+use crate::extension_id::{self, EXTENSION_ID, STORE_EXTENSION_ID};
 
 /// Environment variable holding extra extension ids the host accepts, comma-separated.
 pub const ALLOWED_ENV: &str = "TABWIRE_ALLOWED_EXTENSIONS";
@@ -29,9 +29,19 @@ pub enum OriginError {
 }
 
 /// The extension id in `args` (the process arguments after the program name), if that
-/// extension may use the host. `allowed` is the value of [`ALLOWED_ENV`], if set. Arguments
+/// extension may use the host: tabwire's own builds (the development key's id and the Chrome
+/// Web Store's), or one listed in `allowed`, the value of [`ALLOWED_ENV`] if set. Arguments
 /// after the origin (Windows adds `--parent-window=<n>`) are ignored.
 pub fn check(args: &[String], allowed: Option<&str>) -> Result<String, OriginError> {
+    check_with_store(args, allowed, STORE_EXTENSION_ID)
+}
+
+/// [`check`] with the store's id given, so tests can set one before the store assigns it.
+fn check_with_store(
+    args: &[String],
+    allowed: Option<&str>,
+    store: Option<&'static str>,
+) -> Result<String, OriginError> {
     let origin = args.iter().find(|a| !a.starts_with("--")).ok_or(OriginError::Missing)?;
     let id = origin
         .strip_prefix("chrome-extension://")
@@ -39,7 +49,7 @@ pub fn check(args: &[String], allowed: Option<&str>) -> Result<String, OriginErr
         .filter(|id| !id.is_empty() && id.bytes().all(|b| b.is_ascii_lowercase()))
         .ok_or_else(|| OriginError::Malformed(origin.clone()))?;
     let listed = allowed.unwrap_or("").split(',').map(str::trim).any(|a| a == id);
-    if id == EXTENSION_ID || listed {
+    if extension_id::own_ids(store).contains(&id) || listed {
         Ok(id.to_owned())
     } else {
         Err(OriginError::NotAllowed(id.to_owned()))
@@ -59,6 +69,18 @@ mod tests {
         let origin = format!("chrome-extension://{EXTENSION_ID}/");
         assert_eq!(check(&args(&[&origin]), None).unwrap(), EXTENSION_ID);
         assert_eq!(check(&args(&[&origin, "--parent-window=0"]), None).unwrap(), EXTENSION_ID);
+    }
+
+    #[test]
+    fn the_store_build_is_allowed_once_its_id_is_known() {
+        let store = "abcdefghijklmnopabcdefghijklmnop";
+        let a = args(&["chrome-extension://abcdefghijklmnopabcdefghijklmnop/"]);
+        assert_eq!(check_with_store(&a, None, Some(store)).unwrap(), store);
+        let dev = args(&[&format!("chrome-extension://{EXTENSION_ID}/")]);
+        assert_eq!(check_with_store(&dev, None, Some(store)).unwrap(), EXTENSION_ID);
+        let other = args(&["chrome-extension://ponmlkjihgfedcbaponmlkjihgfedcba/"]);
+        let refused = check_with_store(&other, None, Some(store));
+        assert!(matches!(refused, Err(OriginError::NotAllowed(_))), "{refused:?}");
     }
 
     #[test]

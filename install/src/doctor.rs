@@ -95,7 +95,8 @@ pub fn static_findings(args: &DoctorArgs, env: &Env) -> Result<Vec<Finding>, Err
             Err(e) => return Err(e),
         }
     };
-    let default_ids = ids == [tabwire_proto::extension_id::EXTENSION_ID];
+    use tabwire_proto::extension_id::{STORE_EXTENSION_ID, own_ids};
+    let default_ids = ids == own_ids(STORE_EXTENSION_ID);
     let mut started: Vec<(PathBuf, Option<String>)> = Vec::new();
     for target in &targets {
         let mut install = format!("{} install {}", env.self_command(), target.install_args);

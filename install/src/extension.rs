@@ -104,6 +104,42 @@ fn write_all(root: &Path) -> Result<(), Error> {
     write_private(&root.join("build.json"), &json)
 }
 
+/// The embedded extension as the zip the Chrome Web Store takes, written to `out`: every file,
+/// with the manifest's `key` removed — the store refuses a manifest that carries one and gives
+/// the published extension its own id (`tabwire_proto::extension_id::STORE_EXTENSION_ID`). No
+/// `build.json`: a store build is not one `tabwire install` unpacked.
+pub fn pack(out: &Path) -> Result<(), Error> {
+    let file = fs::File::create(out).map_err(Error::io("create", out))?;
+    let mut zip = zip::ZipWriter::new(file);
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated)
+        .unix_permissions(0o644);
+    let failed = |e: zip::result::ZipError| Error::io("write", out)(std::io::Error::other(e));
+    for (rel, bytes) in embedded::FILES {
+        let stripped;
+        let bytes = if *rel == "manifest.json" {
+            stripped = without_key(bytes);
+            &stripped[..]
+        } else {
+            *bytes
+        };
+        zip.start_file(*rel, options).map_err(failed)?;
+        zip.write_all(bytes).map_err(Error::io("write", out))?;
+    }
+    zip.finish().map_err(failed)?;
+    Ok(())
+}
+
+/// `manifest.json` without its `key`.
+fn without_key(manifest: &[u8]) -> Vec<u8> {
+    let mut value: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(manifest).expect("the embedded manifest.json is a JSON object");
+    value.remove("key");
+    let mut text = serde_json::to_vec_pretty(&value).expect("a manifest serializes");
+    text.push(b'\n');
+    text
+}
+
 fn write_private(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     let mut options = fs::OpenOptions::new();
     options.write(true).create(true).truncate(true);

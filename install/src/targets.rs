@@ -41,7 +41,11 @@ impl Selection {
     /// The extension ids to allow, checked, duplicates dropped; tabwire's own id by default.
     pub fn extension_ids(&self) -> Result<Vec<String>, Error> {
         if self.extension_ids.is_empty() {
-            return Ok(vec![tabwire_proto::extension_id::EXTENSION_ID.to_string()]);
+            // tabwire's own builds: the development key's id and, once published, the store's.
+            let own = tabwire_proto::extension_id::own_ids(
+                tabwire_proto::extension_id::STORE_EXTENSION_ID,
+            );
+            return Ok(own.into_iter().map(str::to_owned).collect());
         }
         let mut ids = Vec::new();
         for id in &self.extension_ids {

@@ -365,7 +365,8 @@ mod cdp_pipe {
 fn write_host_manifest(profile: &Path, host: &Path) -> std::io::Result<()> {
     let dir = profile.join("NativeMessagingHosts");
     std::fs::create_dir_all(&dir)?;
-    let ids = [tabwire_proto::extension_id::EXTENSION_ID.to_owned()];
+    use tabwire_proto::extension_id::{STORE_EXTENSION_ID, own_ids};
+    let ids: Vec<String> = own_ids(STORE_EXTENSION_ID).into_iter().map(str::to_owned).collect();
     let manifest = tabwire_install::HostManifest::new(host, &ids).render();
     std::fs::write(dir.join(tabwire_install::MANIFEST_FILE), manifest)
 }

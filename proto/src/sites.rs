@@ -83,7 +83,9 @@ impl Pattern {
             match ipv6(&host) {
                 Some(canonical) if !wildcard => canonical,
                 _ => {
-                    return Err(err("an IPv6 address is written in brackets, as in http://[::1]:*"));
+                    return Err(err(
+                        "an IPv6 address is written in brackets, as in http://[::1]:*",
+                    ));
                 }
             }
         } else if ipv4_like(&host) {

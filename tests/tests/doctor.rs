@@ -28,6 +28,10 @@ fn healthy_setup_pings_through_the_browser() {
     let (ok, text) = doctor(&browser, &[]);
     assert!(ok, "doctor should pass:\n{text}");
     assert!(text.contains("answered in"), "a measured ping:\n{text}");
+    // Which build the browser runs, by the id the extension reported: here the unpacked one.
+    let id = tabwire_proto::extension_id::EXTENSION_ID;
+    let build = format!("development build (unpacked, id {id})");
+    assert!(text.contains(&build), "doctor names the build:\n{text}");
     // And what carries the messages: Native Messaging until the fast link is up, a moment later.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     let mut text = text;

@@ -485,8 +485,10 @@ async fn the_popup_shows_what_the_assistant_did_and_the_site_switches() {
     mcp.err("console_messages", json!({ "tab_id": other })).await;
 
     // Newest first: method, tab, result, origin.
-    let popup =
-        cdp.open(&format!("chrome-extension://{EXTENSION_ID}/ui/popup.html?tab={tab}")).await.unwrap();
+    let popup = cdp
+        .open(&format!("chrome-extension://{EXTENSION_ID}/ui/popup.html?tab={tab}"))
+        .await
+        .unwrap();
     let rows = "[...document.querySelectorAll('#activity li')].map((li) => li.innerText.replace(/\\s+/g, ' '))";
     let shown = cdp
         .wait_for(&popup, &format!("{rows}.length >= 4 && {rows}"), Duration::from_secs(5))

@@ -414,7 +414,8 @@ async fn the_browser_shows_each_change_to_pages_that_follow_and_in_workflow_html
         "tasks": [{ "id": "login-form", "status": "completed" }]
     });
     mcp.ok("update_workflow", scene.with("s", plan)).await;
-    let view = cdp.open(&format!("chrome-extension://{EXTENSION_ID}/ui/workflow.html")).await.unwrap();
+    let view =
+        cdp.open(&format!("chrome-extension://{EXTENSION_ID}/ui/workflow.html")).await.unwrap();
     let card = format!(
         "document.querySelector('section.workflow[data-session=\"s\"][data-project={:?}]')",
         project.display().to_string()
@@ -480,7 +481,8 @@ async fn the_browser_shows_each_change_to_pages_that_follow_and_in_workflow_html
             .count()
     };
     assert_eq!(pages_of_view().await, 1);
-    let popup = cdp.open(&format!("chrome-extension://{EXTENSION_ID}/ui/popup.html")).await.unwrap();
+    let popup =
+        cdp.open(&format!("chrome-extension://{EXTENSION_ID}/ui/popup.html")).await.unwrap();
     // Click once the popup has drawn its lists, so the link does not move under the pointer.
     let drawn = r##"document.querySelectorAll("#sites li").length > 0
         && document.getElementById("site").textContent !== "…""##;

@@ -1,5 +1,6 @@
-//! `tabwire extension path | unpack DIR`: where the extension to load is, and writing the one
-//! this binary carries (`tabwire_install::extension`) wherever the user wants it.
+//! `tabwire extension path | unpack DIR | pack`: where the extension to load is, writing the one
+//! this binary carries (`tabwire_install::extension`) wherever the user wants it, and packing it
+//! for the Chrome Web Store.
 
 use std::path::PathBuf;
 
@@ -21,6 +22,13 @@ pub enum Action {
     Path,
     /// Write the extension this binary carries into DIR (replacing what is there).
     Unpack { dir: PathBuf },
+    /// Write the zip to upload to the Chrome Web Store: the extension this binary carries,
+    /// without the manifest's `key` (the store refuses one and assigns its own id).
+    Pack {
+        /// Where to write the zip [default: tabwire-extension-VERSION.zip here].
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
 }
 
 pub fn run(args: &ExtensionArgs) -> Result<()> {
@@ -49,6 +57,26 @@ pub fn run(args: &ExtensionArgs) -> Result<()> {
                 extension::VERSION,
                 extension::BUILD_ID,
                 dir.display()
+            );
+        }
+        Action::Pack { out } => {
+            let default = format!("tabwire-extension-{}.zip", extension::VERSION);
+            let out = std::path::absolute(out.clone().unwrap_or_else(|| default.into()))?;
+            if let Some(dir) = out.parent().filter(|d| !d.is_dir()) {
+                bail!(
+                    "cannot write {}: the folder {} does not exist (create it, or give --out a \
+                     path in a folder that does)",
+                    out.display(),
+                    dir.display()
+                );
+            }
+            extension::pack(&out)?;
+            println!(
+                "wrote the tabwire extension {} for the Chrome Web Store to {}; upload it in the \
+                 developer dashboard, with the privacy note and the permission justifications \
+                 of store/ in the tabwire repository",
+                extension::VERSION,
+                out.display()
             );
         }
     }

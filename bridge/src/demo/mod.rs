@@ -3,6 +3,7 @@
 //! as a child and drives it with rmcp's MCP client — the same way Claude Code would — printing
 //! each step with its latency.
 
+mod files;
 mod server;
 mod workers;
 mod workflows;
@@ -57,6 +58,7 @@ pub async fn run(args: DemoArgs) -> Result<()> {
         }
     };
     let state_dir = root.join("state"); // the demo's operations stay out of the user's state dir
+    files::set_download_dir(&root)?;
     let opts = LaunchOptions {
         chromium: args.chromium.clone(),
         extension_dir,
@@ -179,6 +181,7 @@ pub async fn run(args: DemoArgs) -> Result<()> {
         report["effect"].as_str().unwrap_or("?"),
         report["added"]
     );
+    files::download(&session, &tab).await?; // a click that downloads; the file, hashed
 
     // Sites: tabwire works only where the user allowed it. 127.0.0.2 is not among the
     // defaults: the page there gets nothing, and every call to it is refused until the user
@@ -199,6 +202,7 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     sites_cli(&exe, &browser, &["revoke", &origin]).await?;
     let refused = session.call_err("get_state", json!({ "tab_id": stranger_tab })).await?;
     println!("      revoked, at once: {}", first_line(&refused));
+    files::cookies(&session, &exe, &browser, &tab, &origin_of(&url)).await?; // the webdev set
 
     println!("\n  timing {} reads of the page's state:", args.reads);
     for force in [false, true] {

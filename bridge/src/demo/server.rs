@@ -13,11 +13,18 @@ use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
-const PAGES: &[(&str, &str)] =
-    &[("", include_str!("page.html")), ("chat.html", include_str!("chat.html"))];
+const HTML: &str = "text/html; charset=utf-8";
+
+/// Each page: its name under the token, its type, its body. `list.csv` is what the shopping
+/// list's download link fetches.
+const PAGES: &[(&str, &str, &str)] = &[
+    ("", HTML, include_str!("page.html")),
+    ("chat.html", HTML, include_str!("chat.html")),
+    ("list.csv", "text/csv", "item,quantity\nbread,1\nmilk,2\ncoffee,1\n"),
+];
 
 /// Start serving on `ip` (127.0.0.1, or 127.0.0.2 for "a site the user did not allow");
-/// returns the base URL (`…/<token>/`, the shopping list; `chat.html` beside it). The server
+/// returns the base URL (`…/<token>/`, the shopping list; `chat.html` and `list.csv` beside it). The server
 /// lives as long as the runtime.
 pub async fn serve_demo_pages(ip: &str) -> std::io::Result<String> {
     let listener = TcpListener::bind((ip, 0)).await?;
@@ -28,10 +35,9 @@ pub async fn serve_demo_pages(ip: &str) -> std::io::Result<String> {
         while let Ok((stream, _)) = listener.accept().await {
             let prefix = prefix.clone();
             let service = service_fn(move |req: Request<hyper::body::Incoming>| {
-                let page =
-                    req.uri().path().strip_prefix(prefix.as_str()).and_then(|name| {
-                        PAGES.iter().find(|(n, _)| *n == name).map(|(_, body)| *body)
-                    });
+                let page = req.uri().path().strip_prefix(prefix.as_str()).and_then(|name| {
+                    PAGES.iter().find(|(n, _, _)| *n == name).map(|(_, t, body)| (*t, *body))
+                });
                 async move { Ok::<_, Infallible>(respond(page)) }
             });
             tokio::spawn(http1::Builder::new().serve_connection(TokioIo::new(stream), service));
@@ -40,14 +46,14 @@ pub async fn serve_demo_pages(ip: &str) -> std::io::Result<String> {
     Ok(base)
 }
 
-fn respond(page: Option<&'static str>) -> Response<Full<Bytes>> {
-    let (status, body) = match page {
-        Some(body) => (StatusCode::OK, body),
-        None => (StatusCode::NOT_FOUND, "not found"),
+fn respond(page: Option<(&'static str, &'static str)>) -> Response<Full<Bytes>> {
+    let (status, kind, body) = match page {
+        Some((kind, body)) => (StatusCode::OK, kind, body),
+        None => (StatusCode::NOT_FOUND, HTML, "not found"),
     };
     Response::builder()
         .status(status)
-        .header(CONTENT_TYPE, "text/html; charset=utf-8")
+        .header(CONTENT_TYPE, kind)
         .body(Full::new(Bytes::from_static(body.as_bytes())))
         .expect("a valid response")
 }
