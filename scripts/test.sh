@@ -3,6 +3,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
+# No incremental caches: a run of every test builds each crate about once, and the caches
+# doubled target/'s size (25 of 55 GB here), which a CI machine's disk may not have.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 # Tests drive the real binaries, so build all of them first.
 cargo build --locked --workspace --bins
 cargo test --locked --workspace --no-fail-fast "$@"
