@@ -41,17 +41,35 @@ async fn user_clicks(cdp: &Cdp, session: &str, id: &str) {
     }
 }
 
+/// A browser (with the test's CDP pipe, to act as the user), `tabwire mcp` on it, and a tab
+/// of plain.html with a CDP session on it.
+struct Plain {
+    _browser: Chromium,
+    cdp: Cdp,
+    mcp: Mcp,
+    site: Fixtures,
+    tab: i64,
+    session: String,
+}
+
+impl Plain {
+    async fn open() -> Plain {
+        let mut browser = Chromium::start_with_cdp();
+        let (to_browser, from_browser) = browser.take_cdp_pipe().unwrap();
+        let cdp = Cdp::new(to_browser, from_browser);
+        let mcp = Mcp::start(&browser.runtime_dir).await;
+        let site = Fixtures::serve();
+        let opened = mcp.ok("open_tab", json!({ "url": site.url("plain.html") })).await;
+        let tab = opened["tab"]["id"].as_i64().unwrap();
+        let target = cdp.target_id("page", "plain.html").await.unwrap();
+        let session = cdp.attach(&target).await.unwrap();
+        Plain { _browser: browser, cdp, mcp, site, tab, session }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_user_alone_ends_a_hand_over_with_done() {
-    let mut browser = Chromium::start_with_cdp();
-    let (to_browser, from_browser) = browser.take_cdp_pipe().unwrap();
-    let cdp = Cdp::new(to_browser, from_browser);
-    let mcp = Mcp::start(&browser.runtime_dir).await;
-    let site = Fixtures::serve();
-    let opened = mcp.ok("open_tab", json!({ "url": site.url("plain.html") })).await;
-    let tab = opened["tab"]["id"].as_i64().unwrap();
-    let target = cdp.target_id("page", "plain.html").await.unwrap();
-    let session = cdp.attach(&target).await.unwrap();
+    let Plain { _browser, cdp, mcp, site, tab, session } = Plain::open().await;
 
     let ask = mcp.call(
         "ask_user",
@@ -105,15 +123,7 @@ async fn the_user_alone_ends_a_hand_over_with_done() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn nothing_but_a_real_click_answers_the_bar() {
-    let mut browser = Chromium::start_with_cdp();
-    let (to_browser, from_browser) = browser.take_cdp_pipe().unwrap();
-    let cdp = Cdp::new(to_browser, from_browser);
-    let mcp = Mcp::start(&browser.runtime_dir).await;
-    let site = Fixtures::serve();
-    let opened = mcp.ok("open_tab", json!({ "url": site.url("plain.html") })).await;
-    let tab = opened["tab"]["id"].as_i64().unwrap();
-    let target = cdp.target_id("page", "plain.html").await.unwrap();
-    let session = cdp.attach(&target).await.unwrap();
+    let Plain { _browser, cdp, mcp, site: _site, tab, session } = Plain::open().await;
     let ask = mcp.call(
         "ask_user",
         json!({ "tab_id": tab, "message": "Approve the payment", "timeout_secs": 10 }),
