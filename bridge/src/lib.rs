@@ -12,6 +12,7 @@ pub mod core;
 pub mod demo;
 mod dirs;
 mod doctor;
+mod door;
 mod error;
 pub mod events;
 mod inbox;

@@ -30,7 +30,7 @@ use tokio_tungstenite::tungstenite::http::StatusCode;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{Message as WsMessage, Utf8Bytes};
 
-use crate::limits;
+use crate::{limits, secret};
 use crate::wire::Message;
 
 /// An accepted, checked link and its number: the extension numbers each link it opens (`?n=`
@@ -240,7 +240,7 @@ impl Check {
         let origin = req.headers().get("origin").and_then(|o| o.to_str().ok()).unwrap_or("");
         // A stranger (no token, or not the extension's Origin) gets a bare 403: nothing that
         // names the product or says which check failed. The host's own log says why.
-        if !same(req.uri().path().as_bytes(), self.path.as_bytes()) {
+        if !secret::matches(req.uri().path().as_bytes(), self.path.as_bytes()) {
             tracing::debug!("fast link: refused a handshake without this host's token");
             return Err(refuse(None));
         }
@@ -273,11 +273,6 @@ fn refuse(why: Option<&str>) -> ErrorResponse {
 
 /// How much the link reads at once (see [`config`]).
 const READ_BUFFER: usize = 16 * 1024;
-
-/// Compare in time that does not depend on where the first difference is.
-fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
 
 /// The same limits as Native Messaging from the browser: one message up to 64 MiB.
 ///

@@ -11,7 +11,7 @@
 //! what a caller needs is re-exported here.
 
 // The protocol modules, under the names the host's own modules use.
-use tabwire_proto::{chunk, codec, extension_id, limits, runtime_dir, sites, wire};
+use tabwire_proto::{chunk, codec, extension_id, limits, runtime_dir, secret, sites, wire};
 
 mod bridge_conn;
 mod browser_io;

@@ -3,7 +3,7 @@
 //! messages and error codes are (`wire`, serde only), how a message too big for Chrome is split
 //! (`chunk`), every size and time limit with why (`limits`), which extension may start the host
 //! (`extension_id`), stdin and stdout as reactor pipes (`pipes`), the grammar of the sites the
-//! user allows (`sites`), where the sockets and records live (`runtime_dir`), and how every
+//! user allows (`sites`), the one comparison of secret tokens (`secret`), where the sockets and records live (`runtime_dir`), and how every
 //! local socket (a named pipe on Windows) is bound, checked and accepted on (`socket`) and split
 //! for the reactor (`stream`). Both programs also end the same way: on a [`Shutdown`] their `main` makes from
 //! SIGTERM and SIGINT. The contract in words is `specs/protocol.md`.
@@ -18,6 +18,7 @@ pub mod extension_id;
 pub mod limits;
 pub mod pipes;
 pub mod runtime_dir;
+pub mod secret;
 mod shutdown;
 pub mod sites;
 pub mod socket;

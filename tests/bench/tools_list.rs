@@ -5,7 +5,7 @@
 //!   tool its name, description and input schema, in characters ÷ 4 ≈ tokens, the server's
 //!   instructions beside it, and the listing's size. Goal: tabwire's default sets at or under
 //!   Playwright MCP's 25 tools;
-//! - how fast the SDK client lists tabwire's tools (issue 12: it took 135–185 ms and printed 66
+//! - how fast the SDK client lists tabwire's tools (it once took 135–185 ms and printed 66
 //!   warnings per listing): the real `tabwire mcp` (release) and, as the floor measured in the
 //!   same run, a one-tool server written with the same SDK. Each line: the first listing (the
 //!   client compiles the output schemas' validators), the median and p90 of the next ones, the

@@ -191,16 +191,12 @@ impl Connection {
         }
     }
 
-    /// Send one request and wait for its answer. `timeout` goes to the host, which answers
-    /// `timeout` and cancels the work in the browser; if even that answer does not come, the
-    /// call gives up shortly after. Dropping the future cancels the request in the browser.
-    pub async fn call(&self, method: &str, params: Box<RawValue>, timeout: Duration) -> Reply {
-        self.call_stamped(method, params, timeout).await.0
-    }
-
-    /// [`Connection::call`], and the arrival number of the answer (0 for an error made here).
-    /// Each request gets a fresh UUID as its id: unique without coordination, and a late answer
-    /// can never be mistaken for another call's.
+    /// Send one request and wait for its answer, and the arrival number of the answer (0 for
+    /// an error made here). `timeout` goes to the host, which answers `timeout` and cancels the
+    /// work in the browser; if even that answer does not come, the call gives up shortly after.
+    /// Dropping the future cancels the request in the browser. Each request gets a fresh UUID
+    /// as its id: unique without coordination, and a late answer can never be mistaken for
+    /// another call's.
     pub async fn call_stamped(
         &self,
         method: &str,

@@ -18,9 +18,187 @@ const READ: Duration = Duration::from_secs(15);
 /// An action: its settle cap (5 s) plus a navigation it started (10 s), with room.
 const ACT: Duration = Duration::from_secs(20);
 
-/// The params of the page tools' methods (read_page, find, click, …), as `mcp/dom.rs`
-/// assembles them from the tool's own: `tab_id`, `expected_origin` and the tool's fields.
-pub type DomArgs = serde_json::Map<String, Value>;
+/// Which page every `dom.*` call is for: the tab, and the origin it must still show (else the
+/// extension refuses with `origin_mismatch`, so an action never lands on a page that moved).
+#[derive(Debug, Clone, Serialize)]
+pub struct OnPage {
+    pub tab_id: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected_origin: Option<String>,
+}
+
+/// One element: by ref (preferred) or CSS selector. The tools take it as it is sent.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+pub struct Element {
+    /// A ref from read_page or find (e12; f3e12 in a frame).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#ref: Option<String>,
+    /// Else a CSS selector (top frame).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Controls (links, buttons, fields…) with headings and landmarks for context.
+    #[default]
+    Interactive,
+    /// Every element with a role, and the text.
+    Full,
+    /// The readable text, as markdown.
+    Text,
+}
+
+/// One field of a fill.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub struct Field {
+    #[serde(flatten)]
+    pub element: Element,
+    /// Text (a date as `YYYY-MM-DD`); for a select an option's value or label (a list if multiple);
+    /// true/false for a checkbox; true for the radio to choose.
+    pub value: Value,
+}
+
+/// `dom.read`'s params.
+#[derive(Debug, Serialize)]
+pub struct ReadArgs {
+    #[serde(flatten)]
+    pub page: OnPage,
+    pub mode: Mode,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
+}
+
+/// `dom.find`'s params: what a line must have (each one given).
+#[derive(Debug, Serialize)]
+pub struct FindArgs {
+    #[serde(flatten)]
+    pub page: OnPage,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub regex: Option<String>,
+}
+
+/// `dom.click`'s params.
+#[derive(Debug, Serialize)]
+pub struct ClickArgs {
+    #[serde(flatten)]
+    pub page: OnPage,
+    #[serde(flatten)]
+    pub element: Element,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub button: Option<String>,
+    /// 1 to 3.
+    pub count: u8,
+    pub modifiers: Vec<String>,
+    /// Real input through the debugger, where the user turned on "Trusted input".
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub trusted: bool,
+}
+
+/// `dom.fill`'s params.
+#[derive(Debug, Serialize)]
+pub struct FillArgs {
+    #[serde(flatten)]
+    pub page: OnPage,
+    pub fields: Vec<Field>,
+}
+
+/// `dom.type`'s params.
+#[derive(Debug, Serialize)]
+pub struct TypeArgs {
+    #[serde(flatten)]
+    pub page: OnPage,
+    #[serde(flatten)]
+    pub element: Element,
+    pub text: String,
+    pub submit: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub trusted: bool,
+}
+
+/// `dom.press_key`'s params.
+#[derive(Debug, Serialize)]
+pub struct PressKeyArgs {
+    #[serde(flatten)]
+    pub page: OnPage,
+    #[serde(flatten)]
+    pub element: Element,
+    pub keys: String,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub trusted: bool,
+}
+
+/// `dom.pointer`'s params.
+#[derive(Debug, Serialize)]
+pub struct PointerArgs {
+    #[serde(flatten)]
+    pub page: OnPage,
+    #[serde(flatten)]
+    pub element: Element,
+    /// `hover`, `scroll` or `drag`.
+    pub action: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+    pub dx: f64,
+    pub dy: f64,
+}
+
+/// `dom.upload`'s params: the files' bytes, read by the bridge from the allowed directories.
+#[derive(Debug, Serialize)]
+pub struct UploadArgs {
+    #[serde(flatten)]
+    pub page: OnPage,
+    #[serde(rename = "ref")]
+    pub element_ref: String,
+    pub files: Vec<UploadedFile>,
+}
+
+/// One file as the page's file input gets it.
+#[derive(Debug, Serialize)]
+pub struct UploadedFile {
+    pub name: String,
+    /// The MIME type a file dialog would give ("" when unknown).
+    #[serde(rename = "type")]
+    pub mime: &'static str,
+    pub base64: String,
+}
+
+/// `dom.wait_for`'s params: what to wait for (each one given), and how long.
+#[derive(Debug, Serialize)]
+pub struct WaitForArgs {
+    #[serde(flatten)]
+    pub page: OnPage,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text_gone: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    pub timeout_ms: u64,
+}
+
+/// `dom.handle_dialog`'s params.
+#[derive(Debug, Serialize)]
+pub struct DialogArgs {
+    #[serde(flatten)]
+    pub page: OnPage,
+    pub accept: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_text: Option<String>,
+}
 
 /// The page as lines, or what changed since a snapshot: what read_page's text (a header line,
 /// then the lines) is made of. The extension says more (`page_ms`, `tokens`, `scroll`), which
@@ -277,23 +455,23 @@ methods! {
     /// their own methods); tests do.
     DomTrustedInput = "dom.trusted_input": Value => Value, ACT;
     /// read_page.
-    DomRead = "dom.read": DomArgs => PageSnapshot, READ;
+    DomRead = "dom.read": ReadArgs => PageSnapshot, READ;
     /// find.
-    DomFind = "dom.find": DomArgs => Found, READ;
+    DomFind = "dom.find": FindArgs => Found, READ;
     /// click.
-    DomClick = "dom.click": DomArgs => ActReport, ACT;
+    DomClick = "dom.click": ClickArgs => ActReport, ACT;
     /// fill.
-    DomFill = "dom.fill": DomArgs => ActReport, ACT;
+    DomFill = "dom.fill": FillArgs => ActReport, ACT;
     /// type.
-    DomType = "dom.type": DomArgs => ActReport, ACT;
+    DomType = "dom.type": TypeArgs => ActReport, ACT;
     /// press_key.
-    DomPressKey = "dom.press_key": DomArgs => ActReport, ACT;
+    DomPressKey = "dom.press_key": PressKeyArgs => ActReport, ACT;
     /// pointer: hover, scroll, drag.
-    DomPointer = "dom.pointer": DomArgs => ActReport, ACT;
+    DomPointer = "dom.pointer": PointerArgs => ActReport, ACT;
     /// upload_file, with the files' bytes instead of their paths.
-    DomUpload = "dom.upload": DomArgs => ActReport, ACT;
+    DomUpload = "dom.upload": UploadArgs => ActReport, ACT;
     /// wait_for; called within the wait the caller chose, plus room for the answer.
-    DomWaitFor = "dom.wait_for": DomArgs => Waited, Duration::from_secs(12);
+    DomWaitFor = "dom.wait_for": WaitForArgs => Waited, Duration::from_secs(12);
     /// handle_dialog.
-    DomHandleDialog = "dom.handle_dialog": DomArgs => DialogArmed, READ;
+    DomHandleDialog = "dom.handle_dialog": DialogArgs => DialogArmed, READ;
 }

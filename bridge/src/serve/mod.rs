@@ -7,11 +7,10 @@
 //! notifications and replies travel on the SSE stream of their request; a client's
 //! `notifications/cancelled` cancels the tool call as over stdio.
 //!
-//! The door ([`door`]) lets in only this user's own clients: loopback only ([`listen`]), the
+//! The door ([`crate::door`]) lets in only this user's own clients: loopback only ([`listen`]), the
 //! bearer token printed once at start and kept in a 0600 record ([`record`]), `Host` checked,
 //! any foreign `Origin` refused. What it lets clients cost is in [`limits`].
 
-pub mod door;
 pub mod limits;
 pub mod listen;
 pub mod record;
@@ -42,8 +41,8 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::serve::ServeArgs;
+use crate::door::{self, Head};
 use crate::mcp::jsonrpc;
-use door::{Head, Verdict};
 use record::ServeRecord;
 use session::{Busy, HttpSession, Sessions};
 
@@ -173,15 +172,19 @@ impl Front {
     async fn answer(&self, request: Request<Incoming>) -> Response<Body> {
         let header = |name| request.headers().get(name).and_then(|v| v.to_str().ok());
         let head = Head {
-            path: request.uri().path(),
             host: header(HOST),
             origin: header(ORIGIN),
             authorization: header(AUTHORIZATION),
         };
-        if let Verdict::Refuse { status, code, message } =
-            door::judge(&head, self.port, &self.token)
-        {
-            return refuse(status, code, &message);
+        let token_is = "the token `tabwire serve` printed when it started, also in \
+                        <runtime>/serve/<port>.json";
+        if let Err(no) = door::admit(&head, self.port, &self.token, token_is) {
+            return refuse(no.status, no.code, &no.message);
+        }
+        let path = request.uri().path();
+        if path != door::MCP_PATH {
+            let message = format!("no {path} here; the MCP endpoint is {}", door::MCP_PATH);
+            return refuse(StatusCode::NOT_FOUND, "not_found", &message);
         }
         let method = request.method().clone();
         let session: Option<Arc<str>> =

@@ -9,6 +9,7 @@ use tokio_util::codec::Decoder;
 use super::http::{MAX_WAIT_SECS, Verdict, judge};
 use super::messages::ToSession;
 use super::socket::{codec, parse_request};
+use crate::door::{self, Head};
 
 /// Bytes as a session socket receives them: cut into frames, each read as a request. It never
 /// panics; what it accepts serializes back to a request that reads the same; what it refuses
@@ -30,7 +31,8 @@ pub fn session_frames(data: &[u8]) {
 
 /// A `/wait` request head: NUL-separated method, path, query, Host, Origin (present when not
 /// empty) and Authorization. The policy never panics, and lets a request wait only when every
-/// rule holds: the right Host, no Origin, the token, `GET /wait`, a timeout within bounds.
+/// rule holds: the server's own Host, no Origin but its own, the token, `GET /wait`, a timeout
+/// within bounds.
 pub fn wait_head(data: &[u8]) {
     const PORT: u16 = 4000;
     const TOKEN: &str = "0123456789abcdef";
@@ -40,12 +42,17 @@ pub fn wait_head(data: &[u8]) {
     let path = next().unwrap_or("/wait");
     let query = next();
     let host = next();
-    let origin = next().is_some_and(|o| !o.is_empty());
+    let origin = next().filter(|o| !o.is_empty());
     let authorization = next();
-    let verdict = judge(&method, path, query, host, origin, authorization, PORT, TOKEN);
-    if let Verdict::Wait(timeout) = verdict {
-        assert!(matches!(host, Some("127.0.0.1:4000" | "localhost:4000")), "host {host:?}");
-        assert!(!origin, "a request with an Origin");
+    let head = Head { host, origin, authorization };
+    if let Verdict::Wait(timeout) = judge(&method, path, query, &head, PORT, TOKEN) {
+        let own = door::own_authorities(PORT);
+        let own_one = |h: &str| own.iter().any(|o| h.eq_ignore_ascii_case(o));
+        assert!(host.is_some_and(own_one), "host {host:?}");
+        let own_page = |o: &str| {
+            o.get(..7).is_some_and(|h| h.eq_ignore_ascii_case("http://")) && own_one(&o[7..])
+        };
+        assert!(origin.is_none_or(own_page), "a request with Origin {origin:?}");
         let given = authorization.and_then(|a| a.strip_prefix("Bearer ")).map(str::trim);
         assert_eq!(given, Some(TOKEN), "a wait without the token");
         assert_eq!((&method, path), (&Method::GET, "/wait"));

@@ -4,9 +4,9 @@
 //! A web page in the user's browser must not be able to call it. So: it listens on loopback
 //! only; it wants a bearer token that only the session's record (mode 0600) holds, in a header
 //! (a page cannot make a browser send one cross-origin without a CORS preflight, which this
-//! never grants); the `Host` must be `127.0.0.1:<port>` or `localhost:<port>` (no DNS
-//! rebinding); and any request with an `Origin` header — which browsers add to cross-origin and
-//! POST requests — is refused.
+//! never grants); the `Host` must be its own loopback authority (no DNS rebinding); and a
+//! request with a foreign `Origin` header — which browsers add to cross-origin and POST
+//! requests — is refused: the loopback door of `crate::door`, which `tabwire serve` shares.
 //!
 //! Answers: 200 with a JSON array of events; 204 when none came in time; 400 a bad timeout;
 //! 401 no or the wrong token; 403 a foreign Host or an Origin; 404 another path, or no browser
@@ -37,6 +37,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
 use crate::core::Core;
+use crate::door::{self, Head};
 use crate::error::CallError;
 use crate::events::SessionEvent;
 
@@ -129,16 +130,10 @@ async fn answer(
     delivery: &Delivery,
 ) -> Response<Full<Bytes>> {
     let header = |name| request.headers().get(name).and_then(|v| v.to_str().ok());
-    let verdict = judge(
-        request.method(),
-        request.uri().path(),
-        request.uri().query(),
-        header(HOST),
-        request.headers().contains_key(ORIGIN),
-        header(AUTHORIZATION),
-        port,
-        token,
-    );
+    let head =
+        Head { host: header(HOST), origin: header(ORIGIN), authorization: header(AUTHORIZATION) };
+    let uri = request.uri();
+    let verdict = judge(request.method(), uri.path(), uri.query(), &head, port, token);
     let timeout = match verdict {
         Verdict::Wait(timeout) => timeout,
         Verdict::Refuse(status, message) => return refuse(status, &message),
@@ -163,41 +158,19 @@ async fn answer(
     }
 }
 
-/// The policy, from the request's head. Order: who may ask (Host, Origin, token) before what
-/// is asked, so a stranger learns nothing about paths or parameters.
-#[allow(clippy::too_many_arguments)]
+/// The policy, from the request's head: the loopback door ([`door::admit`]: Host, Origin,
+/// token) before what is asked, so a stranger learns nothing about paths or parameters.
 pub(super) fn judge(
     method: &Method,
     path: &str,
     query: Option<&str>,
-    host: Option<&str>,
-    has_origin: bool,
-    authorization: Option<&str>,
+    head: &Head,
     port: u16,
     token: &str,
 ) -> Verdict {
-    let allowed_host =
-        |h: &str| h == format!("127.0.0.1:{port}") || h == format!("localhost:{port}");
-    if !host.is_some_and(allowed_host) {
-        return Verdict::Refuse(
-            StatusCode::FORBIDDEN,
-            format!("Host must be 127.0.0.1:{port} or localhost:{port}"),
-        );
-    }
-    if has_origin {
-        return Verdict::Refuse(
-            StatusCode::FORBIDDEN,
-            "requests from web pages (with an Origin header) are refused".into(),
-        );
-    }
-    let given = authorization.and_then(|a| a.strip_prefix("Bearer ")).map(str::trim);
-    if !given.is_some_and(|given| same(given.as_bytes(), token.as_bytes())) {
-        return Verdict::Refuse(
-            StatusCode::UNAUTHORIZED,
-            "send `Authorization: Bearer <token>`; the token is in the session's record \
-             (<runtime>/sessions/<id>.json)"
-                .into(),
-        );
+    let token_is = "the token is in the session's record (<runtime>/sessions/<id>.json)";
+    if let Err(no) = door::admit(head, port, token, token_is) {
+        return Verdict::Refuse(no.status, no.message);
     }
     if path != "/wait" {
         return Verdict::Refuse(StatusCode::NOT_FOUND, format!("no {path} here; use GET /wait"));
@@ -223,11 +196,6 @@ pub(super) fn judge(
         }
     }
     Verdict::Wait(Duration::from_secs(timeout))
-}
-
-/// Compare without stopping at the first difference, so timing tells nothing about the token.
-fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// A call that failed: its own code and message (`browser_disconnected` with the getting-started
@@ -274,7 +242,19 @@ mod tests {
     use super::*;
 
     fn judge_(query: Option<&str>, host: &str, origin: bool, auth: Option<&str>) -> Verdict {
-        judge(&Method::GET, "/wait", query, Some(host), origin, auth, 4000, "s3cret")
+        at(&Method::GET, "/wait", query, host, origin.then_some("https://evil.example"), auth)
+    }
+
+    fn at(
+        method: &Method,
+        path: &str,
+        query: Option<&str>,
+        host: &str,
+        origin: Option<&str>,
+        auth: Option<&str>,
+    ) -> Verdict {
+        let head = Head { host: Some(host), origin, authorization: auth };
+        judge(method, path, query, &head, 4000, "s3cret")
     }
 
     fn status(v: Verdict) -> StatusCode {
@@ -315,11 +295,9 @@ mod tests {
             status(judge_(None, "127.0.0.1:4000", false, Some("s3cret"))),
             StatusCode::UNAUTHORIZED
         );
-        let other =
-            judge(&Method::GET, "/", None, Some("127.0.0.1:4000"), false, ok, 4000, "s3cret");
+        let other = at(&Method::GET, "/", None, "127.0.0.1:4000", None, ok);
         assert_eq!(status(other), StatusCode::NOT_FOUND);
-        let post =
-            judge(&Method::POST, "/wait", None, Some("127.0.0.1:4000"), false, ok, 4000, "s3cret");
+        let post = at(&Method::POST, "/wait", None, "127.0.0.1:4000", None, ok);
         assert_eq!(status(post), StatusCode::METHOD_NOT_ALLOWED);
     }
 }
