@@ -9,13 +9,13 @@ use std::time::Duration;
 use serde_json::Value;
 use tabwire_proto::runtime_dir::{self, RuntimeDirError, SessionRecord};
 
-use crate::browser::{BrowserInfo, Connection, Registry};
+use crate::browser::{self, BrowserInfo, Connection, Registry};
 use crate::error::CallError;
 use crate::events::{EventQueue, SessionEvent, kind};
 use crate::inbox::Inbox;
 use crate::methods::{self, Method};
+use crate::self_reports::SelfReports;
 use crate::state_cache::StateCache;
-use crate::workers::SelfReports;
 
 #[derive(Clone)]
 pub struct Core {
@@ -68,7 +68,7 @@ impl Core {
     ) -> Result<Core, RuntimeDirError> {
         let runtime_dir = runtime_dir::prepare(runtime_dir)?;
         let inbox = Inbox::default();
-        let browsers = Registry::start(runtime_dir, only, subscribe, inbox.clone());
+        let browsers = browser::attach_all(runtime_dir, only, subscribe, inbox.clone());
         let inner = Inner {
             browsers,
             inbox,
@@ -182,5 +182,61 @@ impl Core {
 
     pub(crate) fn inbox(&self) -> &Inbox {
         &self.inner.inbox
+    }
+}
+
+/// The page commands the core keeps for every page ([`Core::commands`]).
+impl Core {
+    /// The declared commands of tab `tab_id`, or of every page on an allowed site, asked of the
+    /// browser now (`page.commands`); what it answers also refreshes the registry.
+    pub async fn list_commands(
+        &self,
+        browser: Option<&str>,
+        tab_id: Option<i64>,
+    ) -> Result<Vec<crate::commands::PageCommands>, CallError> {
+        let conn = self.pick(browser).await?;
+        let params = methods::ListCommands { tab_id };
+        let timeout = methods::PageCommandList::TIMEOUT;
+        let listed =
+            methods::invoke_on::<methods::PageCommandList>(&conn, &params, timeout).await.0?;
+        let key = conn.info().key();
+        match tab_id {
+            Some(_) => listed.pages.iter().for_each(|p| self.commands().put(&key, p.clone())),
+            None => self.commands().replace_browser(&key, &listed.pages),
+        }
+        Ok(listed.pages)
+    }
+
+    /// `invalid_params` unless `payload` fits the `params` schema the page in `tab_id` declared
+    /// for `kind` (no payload is `{}` then: the declared parameters are an object). A command
+    /// declared without one, or not declared, passes: the page's handler has the last word.
+    /// The first call for a browser asks it for every page's commands; the `commands` events
+    /// keep them current after that.
+    pub async fn check_declared(
+        &self,
+        browser: Option<&str>,
+        tab_id: i64,
+        kind: &str,
+        payload: &mut Value,
+    ) -> Result<(), CallError> {
+        let conn = self.pick(browser).await?;
+        let key = conn.info().key();
+        if !self.commands().was_listed(&key)
+            && let Err(e) = self.list_commands(browser, None).await
+        {
+            tracing::info!(error = %e, "the declared commands could not be listed");
+        }
+        let Some(page) = self.commands().page(&key, tab_id) else { return Ok(()) };
+        let Some(command) = page.commands.iter().find(|c| c.kind == kind) else { return Ok(()) };
+        let Some(schema) = &command.params else { return Ok(()) };
+        if payload.is_null() {
+            *payload = Value::Object(Default::default());
+        }
+        crate::commands::check::payload(
+            schema,
+            payload,
+            kind,
+            page.origin.as_deref().unwrap_or("the page"),
+        )
     }
 }

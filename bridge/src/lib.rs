@@ -21,6 +21,7 @@ pub mod mcp;
 pub mod methods;
 pub mod operations;
 mod page;
+mod self_reports;
 pub mod serve;
 pub mod session;
 mod state_cache;

@@ -30,8 +30,8 @@ use tokio_tungstenite::tungstenite::http::StatusCode;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{Message as WsMessage, Utf8Bytes};
 
-use crate::{limits, secret};
 use crate::wire::Message;
+use crate::{limits, secret};
 
 /// An accepted, checked link and its number: the extension numbers each link it opens (`?n=`
 /// in the URL, counting from 1) and names that number in its mark, so a mark that comes late

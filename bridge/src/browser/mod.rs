@@ -11,6 +11,7 @@ mod watcher;
 pub use connection::Connection;
 pub use identity::{BrowserInfo, matches};
 pub(crate) use registry::Registry;
+pub(crate) use watcher::attach_all;
 
 #[cfg(test)]
 mod tests {

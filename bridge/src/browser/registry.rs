@@ -40,14 +40,14 @@ struct Shared {
 }
 
 impl Registry {
-    /// Start watching `runtime_dir` for hosts and attaching to them. With `subscribe`, their
-    /// events go to `inbox`.
-    pub fn start(
+    /// No browser yet, and the sender that marks the hosts present at start-up attached:
+    /// the watcher fills it ([`super::attach_all`]). With `subscribe`, the hosts' events go to `inbox`.
+    pub fn new(
         runtime_dir: PathBuf,
         only: Option<String>,
         subscribe: bool,
         inbox: Inbox,
-    ) -> Registry {
+    ) -> (Registry, watch::Sender<bool>) {
         let (ready_tx, ready) = watch::channel(false);
         let registry = Registry {
             shared: Arc::new(Shared {
@@ -60,8 +60,7 @@ impl Registry {
                 closing: CancellationToken::new(),
             }),
         };
-        tokio::spawn(super::watcher::watch(registry.clone(), ready_tx));
-        registry
+        (registry, ready_tx)
     }
 
     /// Wait until the browsers running at start-up are attached, so that "no browser" means none

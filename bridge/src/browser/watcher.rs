@@ -7,6 +7,7 @@
 //! nothing, works the same on every Unix, and cannot miss an event the way a watch can.
 
 use std::collections::HashSet;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use tabwire_proto::runtime_dir::{HostRecord, live_hosts};
@@ -14,6 +15,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use super::registry::Registry;
 use super::{Connection, matches};
+use crate::inbox::Inbox;
 
 /// How often the runtime directory is listed.
 const POLL: Duration = Duration::from_millis(100);
@@ -23,9 +25,23 @@ const FIRST_PASS: Duration = Duration::from_secs(1);
 /// After a failed attach, wait this long before trying that host again.
 const RETRY: Duration = Duration::from_secs(1);
 
+/// Watch `runtime_dir` for hosts and attach to each (`--browser`: to `only`); the registry
+/// says which are attached. With `subscribe`, their events go to `inbox`. The registry knows
+/// nothing of the watcher, which fills it.
+pub(crate) fn attach_all(
+    runtime_dir: PathBuf,
+    only: Option<String>,
+    subscribe: bool,
+    inbox: Inbox,
+) -> Registry {
+    let (registry, ready) = Registry::new(runtime_dir, only, subscribe, inbox);
+    tokio::spawn(watch(registry.clone(), ready));
+    registry
+}
+
 /// Run until the registry is closed. `ready` fires once the hosts present at start-up are
 /// attached.
-pub(super) async fn watch(registry: Registry, ready: watch::Sender<bool>) {
+async fn watch(registry: Registry, ready: watch::Sender<bool>) {
     // Hosts being attached, attached, or not ours (`--browser`), by pid.
     let mut known: HashSet<u32> = HashSet::new();
     // Attach tasks report here when they are done with a host, so it may be tried again.

@@ -15,10 +15,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::core::Core;
-use crate::error::CallError;
-use crate::methods::{ListCommands, Method, PageCommandList, invoke_on};
-
 /// Page text as the model reads it: in `«…»`, with the page's own `«` and `»` written `‹` and
 /// `›` and each control character, line or paragraph separator and bidirectional control a
 /// space, so that the page can neither close the quote nor start a line that would read as
@@ -75,56 +71,6 @@ pub struct PageCommands {
     #[serde(default)]
     pub app: Option<String>,
     pub commands: Vec<DeclaredCommand>,
-}
-
-impl Core {
-    /// The declared commands of tab `tab_id`, or of every page on an allowed site, asked of the
-    /// browser now (`page.commands`); what it answers also refreshes the registry.
-    pub async fn list_commands(
-        &self,
-        browser: Option<&str>,
-        tab_id: Option<i64>,
-    ) -> Result<Vec<PageCommands>, CallError> {
-        let conn = self.pick(browser).await?;
-        let params = ListCommands { tab_id };
-        let timeout = PageCommandList::TIMEOUT;
-        let listed = invoke_on::<PageCommandList>(&conn, &params, timeout).await.0?;
-        let key = conn.info().key();
-        match tab_id {
-            Some(_) => listed.pages.iter().for_each(|p| self.commands().put(&key, p.clone())),
-            None => self.commands().replace_browser(&key, &listed.pages),
-        }
-        Ok(listed.pages)
-    }
-}
-
-impl Core {
-    /// `invalid_params` unless `payload` fits the `params` schema the page in `tab_id` declared
-    /// for `kind` (no payload is `{}` then: the declared parameters are an object). A command
-    /// declared without one, or not declared, passes: the page's handler has the last word. The first call for a browser asks it for every page's commands; the
-    /// `commands` events keep them current after that.
-    pub async fn check_declared(
-        &self,
-        browser: Option<&str>,
-        tab_id: i64,
-        kind: &str,
-        payload: &mut Value,
-    ) -> Result<(), CallError> {
-        let conn = self.pick(browser).await?;
-        let key = conn.info().key();
-        if !self.commands().was_listed(&key)
-            && let Err(e) = self.list_commands(browser, None).await
-        {
-            tracing::info!(error = %e, "the declared commands could not be listed");
-        }
-        let Some(page) = self.commands().page(&key, tab_id) else { return Ok(()) };
-        let Some(command) = page.commands.iter().find(|c| c.kind == kind) else { return Ok(()) };
-        let Some(schema) = &command.params else { return Ok(()) };
-        if payload.is_null() {
-            *payload = Value::Object(Default::default());
-        }
-        check::payload(schema, payload, kind, page.origin.as_deref().unwrap_or("the page"))
-    }
 }
 
 #[cfg(test)]

@@ -16,8 +16,8 @@ use super::server::TabwireServer;
 use crate::error::CallError;
 use crate::events::{Filter, kind};
 use crate::session::SESSION_ENV;
+use crate::session::WORKER_ENV;
 use crate::session::messages::CompletionStatus;
-use crate::workers::WORKER_ENV;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct GetSessionParams {}

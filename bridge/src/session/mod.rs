@@ -41,6 +41,8 @@ use crate::core::Core;
 
 /// The variable that names a session to the processes started within it.
 pub const SESSION_ENV: &str = "TABWIRE_SESSION_ID";
+/// A worker's own id, in its environment: the session it runs knows it is a worker.
+pub const WORKER_ENV: &str = "TABWIRE_WORKER_ID";
 
 /// A running session. Dropping it removes its socket and record.
 pub struct Session {

@@ -17,8 +17,12 @@ use std::collections::BTreeMap;
 
 /// Names tabwire sets in every worker's environment; a caller may not set them and a template
 /// may not allow them.
-pub const RESERVED: [&str; 4] =
-    [crate::session::SESSION_ENV, super::WORKER_ENV, super::PARENT_PID_ENV, "TABWIRE_RUNTIME_DIR"];
+pub const RESERVED: [&str; 4] = [
+    crate::session::SESSION_ENV,
+    crate::session::WORKER_ENV,
+    super::PARENT_PID_ENV,
+    "TABWIRE_RUNTIME_DIR",
+];
 
 /// Variables no template may allow, each with why: they choose the code that runs.
 const NEVER: [(&str, &str); 6] = [

@@ -8,8 +8,8 @@
 //! short critical sections, no await under the lock). Each worker has a supervising task that
 //! owns its process: it waits for the exit, stops it on request or at its timeout (SIGTERM to
 //! its process group, SIGKILL 5 s later), then posts the `worker_complete`, unless the worker
-//! already sent one itself (`SelfReports`). tabwire stops only processes it started, by pid,
-//! and only before it has reaped them.
+//! already sent one itself (`crate::self_reports`). tabwire stops only processes it started,
+//! by pid, and only before it has reaped them.
 
 pub mod env;
 pub mod git;
@@ -18,7 +18,6 @@ pub mod log;
 #[cfg_attr(windows, path = "os_windows.rs")]
 mod os;
 pub mod report;
-mod reports;
 pub mod spawn;
 pub mod template;
 
@@ -34,12 +33,10 @@ use tabwire_proto::wire::code;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 
-pub use reports::SelfReports;
-
 use crate::core::Core;
 use crate::error::CallError;
 use crate::events::{SessionEvent, kind};
-use crate::session::SESSION_ENV;
+use crate::session::{SESSION_ENV, WORKER_ENV};
 use report::{Ending, Stopped};
 use template::{Templates, Values};
 
@@ -66,8 +63,6 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
 /// Worker logs kept in the state directory (the oldest go first).
 pub const KEEP_LOGS: usize = 200;
 
-/// The worker's own id, in its environment.
-pub const WORKER_ENV: &str = "TABWIRE_WORKER_ID";
 /// The pid of the `tabwire mcp` that started it, in its environment.
 pub const PARENT_PID_ENV: &str = "TABWIRE_PARENT_PID";
 
