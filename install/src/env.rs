@@ -43,6 +43,9 @@ pub struct Env {
     pub extension_dir: Option<PathBuf>,
     /// Set when this Linux runs inside WSL ([`crate::wsl::detect`]).
     pub wsl: Option<crate::wsl::Wsl>,
+    /// Started by `npx` (`npm exec`) from an npm package's folder ([`started_by_npx`]): the
+    /// printed commands say `npx -y tabwire …`, and Claude Code gets `npx -y tabwire mcp`.
+    pub npx: bool,
 }
 
 impl Env {
@@ -65,9 +68,10 @@ impl Env {
             data_dir,
             runtime_dir,
             runtime_dir_note,
-            current_exe,
+            current_exe: current_exe.clone(),
             extension_dir: var("TABWIRE_EXTENSION_DIR").map(PathBuf::from),
             wsl: crate::wsl::detect(&crate::wsl::Signs::from_process()),
+            npx: started_by_npx(var, &current_exe),
         })
     }
 
@@ -82,9 +86,13 @@ impl Env {
         self.path.iter().map(|dir| dir.join(&file)).find(|p| is_executable(p))
     }
 
-    /// How the user runs this program: `tabwire` when that name on `PATH` is this
-    /// executable, else its full path — so every printed command works when pasted.
+    /// How the user runs this program: `npx -y tabwire` when npx started it, `tabwire` when
+    /// that name on `PATH` is this executable, else its full path — so every printed command
+    /// works when pasted.
     pub fn self_command(&self) -> String {
+        if self.npx {
+            return format!("npx -y {}", crate::claude::NPM_PACKAGE);
+        }
         let name = self.current_exe.file_stem().map(|s| s.to_string_lossy().into_owned());
         let name = name.unwrap_or_else(|| "tabwire".into());
         match self.find_on_path(&name) {
@@ -133,6 +141,22 @@ impl Dirs {
             state: pick("TABWIRE_STATE_DIR", state, "tabwire-state"),
         }
     }
+}
+
+/// Whether npm started this program: `npx` and `npm exec` set `npm_command=exec` (and
+/// `npm_lifecycle_event=npx`) for what they run, and the program is inside a `node_modules`
+/// folder (npm's own, or npx's cache `_npx/<hash>/node_modules`).
+pub fn started_by_npx(var: impl Fn(&str) -> Option<OsString>, exe: &Path) -> bool {
+    let exec = var("npm_command").is_some_and(|v| v == "exec")
+        || var("npm_lifecycle_event").is_some_and(|v| v == "npx");
+    exec && exe.components().any(|c| c.as_os_str() == "node_modules")
+}
+
+/// Whether `program` lives where it may vanish or move under the browser: in npx's cache
+/// (`_npx`, which npm clears and re-creates under another hash) or in any `node_modules`
+/// (a project's, a temporary prefix's; `npm uninstall` and `npm update` replace it).
+pub fn is_volatile(program: &Path) -> bool {
+    program.components().any(|c| c.as_os_str() == "node_modules" || c.as_os_str() == "_npx")
 }
 
 /// A variable of this process, when set and not empty.
@@ -197,6 +221,22 @@ mod tests {
         assert_eq!(dirs.config, PathBuf::from("/c"));
         assert_eq!(dirs.state, std::env::temp_dir().join("tabwire-state"));
         assert_eq!(dirs.data, std::env::temp_dir().join("tabwire-data"));
+    }
+
+    #[test]
+    fn npx_is_recognised_by_npm_exec_and_node_modules() {
+        let npx = |name: &str| match name {
+            "npm_command" => Some(OsString::from("exec")),
+            _ => None,
+        };
+        let cache = Path::new("/h/.npm/_npx/e1d9c0ef/node_modules/@tabwire/linux-x64/bin/tabwire");
+        assert!(started_by_npx(npx, cache));
+        assert!(!started_by_npx(|_| None, cache), "not run by npm");
+        assert!(!started_by_npx(npx, Path::new("/h/.cargo/bin/tabwire")), "npm ran another tool");
+        assert!(is_volatile(cache));
+        assert!(is_volatile(Path::new("/tmp/p/node_modules/@tabwire/linux-x64/bin/tabwire-host")));
+        assert!(!is_volatile(Path::new("/h/.local/share/tabwire/bin/tabwire-host")));
+        assert!(!is_volatile(Path::new("/h/.cargo/bin/tabwire-host")));
     }
 
     #[test]

@@ -23,6 +23,9 @@ pub enum HostSource {
     NextTo(PathBuf),
     /// On `PATH`.
     Path,
+    /// A copy, in tabwire's own folder, of this program, which ran from a folder npm may clear
+    /// (npx's cache, a `node_modules`).
+    Kept(PathBuf),
 }
 
 impl fmt::Display for HostChoice {
@@ -33,6 +36,9 @@ impl fmt::Display for HostChoice {
                 write!(f, "{} (next to {})", self.path.display(), exe.display())
             }
             HostSource::Path => write!(f, "{} (found on PATH)", self.path.display()),
+            HostSource::Kept(from) => {
+                write!(f, "{} (a copy of {})", self.path.display(), from.display())
+            }
         }
     }
 }

@@ -27,6 +27,10 @@ pub struct Record {
     /// whole on uninstall.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extension_root: Option<PathBuf>,
+    /// Programs install copied to `<data>/bin` because they ran from a folder npm may clear
+    /// (`keep`); uninstall removes them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kept_programs: Vec<PathBuf>,
     /// Inside WSL: the Windows `tabwire.exe` (a WSL path) that registered the Windows browsers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub windows_exe: Option<PathBuf>,

@@ -99,6 +99,24 @@ pub fn uninstall(args: &UninstallArgs, env: &Env) -> Result<UninstallReport, Err
             removals.push(Removal::Removed(shown));
         }
     }
+    // The programs install copied out of npm's folders: only copies in `<data>/bin`.
+    for copy in &record.kept_programs {
+        let shown = copy.display().to_string();
+        if !crate::keep::is_kept_copy(copy, env) {
+            let why = format!(
+                "install copies only tabwire and tabwire-host, to {}",
+                crate::keep::bin_dir(env).display()
+            );
+            removals.push(Removal::Kept(shown, why));
+        } else if !copy.exists() {
+            removals.push(Removal::Missing(shown));
+        } else {
+            if !args.dry_run {
+                fs::remove_file(copy).map_err(Error::io("remove", copy))?;
+            }
+            removals.push(Removal::Removed(shown));
+        }
+    }
     removals.extend(uninstall_windows_side(&record, args.dry_run));
     // The worker templates: install's own file goes; one the user edited stays.
     let templates = claude::workers_file(env);

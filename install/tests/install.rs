@@ -115,7 +115,8 @@ fn reinstall_is_idempotent() {
     let once = w.snapshot();
     let out = w.install(&["--browser", "chromium", "--browser", "edge"]).unwrap();
     assert_eq!(w.snapshot(), once);
-    assert_eq!(out.matches("up to date").count(), 2, "{out}");
+    // The two manifests and the extension's folder.
+    assert_eq!(out.matches("up to date").count(), 3, "{out}");
     w.uninstall(&[]);
     assert_eq!(w.snapshot(), before);
 }
@@ -326,6 +327,7 @@ fn windows_targets_are_the_registry_keys() {
         current_exe: PathBuf::from(r"C:\tabwire\tabwire.exe"),
         extension_dir: None,
         wsl: None,
+        npx: false,
     };
     let sel =
         install_args(&["--browser", "chrome", "--browser", "brave", "--browser", "edge"]).selection;
@@ -385,4 +387,122 @@ fn uninstall_removes_the_worker_templates_install_wrote() {
     let out = w.uninstall(&[]);
     assert!(out.contains("workers.json"), "{out}");
     assert_eq!(w.snapshot(), before, "nothing of the install is left");
+}
+
+/// `npx -y tabwire install`: the programs are in npx's cache, which npm clears (and re-creates
+/// under another hash). The host the manifest names is a copy in tabwire's own folder, Claude
+/// Code gets `npx -y tabwire mcp`, and uninstall removes the copy.
+#[test]
+fn a_host_in_npx_s_cache_is_copied_and_the_manifest_names_the_copy() {
+    let mut w = World::new();
+    let before = w.snapshot();
+    let cache = w.root().join("npm-cache/_npx/e1d9c0ef3d048ee9");
+    let bin = cache.join("node_modules/@tabwire/linux-x64/bin");
+    fs::create_dir_all(&bin).unwrap();
+    write_exe(&bin.join("tabwire"), "#!/bin/sh\n");
+    write_exe(&bin.join("tabwire-host"), "#!/bin/sh\n# the packaged host\n");
+    w.env.current_exe = bin.join("tabwire");
+    w.env.npx = true;
+
+    let dry = w.install(&["--browser", "chromium", "--dry-run"]).unwrap();
+    let copy = w.env.data_dir.join("bin/tabwire-host");
+    assert!(dry.contains(&format!("would copy    {}", copy.display())), "{dry}");
+    assert!(!copy.exists());
+
+    let out = w.install(&["--browser", "chromium", "--claude"]).unwrap();
+    let from = bin.join("tabwire-host");
+    assert!(
+        out.contains(&format!("host: {} (a copy of {})", copy.display(), from.display())),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "copied        {}  (from {}: npm may clear",
+            copy.display(),
+            from.display()
+        )),
+        "{out}"
+    );
+    assert!(out.contains("the browsers start this copy"), "{out}");
+    assert!(out.contains("claude mcp add tabwire -- npx -y tabwire mcp"), "{out}");
+    assert!(out.contains("(`npx -y tabwire uninstall` removes all of it)"), "{out}");
+    let manifest = w.env.home.join(".config/chromium/NativeMessagingHosts/dev.tabwire.host.json");
+    assert_eq!(manifest_json(&manifest)["path"], copy.to_str().unwrap());
+    assert_eq!(fs::read(&copy).unwrap(), fs::read(&from).unwrap());
+    assert!(!w.env.data_dir.join("bin/tabwire").exists(), "Claude Code starts npx, not a copy");
+
+    // npm clears its cache: the manifest still names a host that starts.
+    fs::remove_dir_all(w.root().join("npm-cache")).unwrap();
+    let (ok, report) = w.doctor(&["--browser", "chromium"]);
+    assert!(ok, "{report}");
+
+    // A newer package in the cache replaces the copy in place.
+    fs::create_dir_all(&bin).unwrap();
+    write_exe(&bin.join("tabwire"), "#!/bin/sh\n");
+    write_exe(&bin.join("tabwire-host"), "#!/bin/sh\n# a newer host\n");
+    let out = w.install(&["--browser", "chromium"]).unwrap();
+    assert!(out.contains(&format!("updated       {}", copy.display())), "{out}");
+    assert!(out.contains(&format!("up to date    {}", manifest.display())), "{out}");
+    assert_eq!(fs::read_to_string(&copy).unwrap(), "#!/bin/sh\n# a newer host\n");
+
+    let out = w.uninstall(&[]);
+    assert!(out.contains(&format!("removed       {}", copy.display())), "{out}");
+    fs::remove_dir_all(w.root().join("npm-cache")).unwrap();
+    assert_eq!(w.snapshot(), before, "nothing of the install is left");
+}
+
+/// Run from a `node_modules` without npx (`./node_modules/.bin/tabwire install`): Claude Code
+/// gets a copy of tabwire too, by its path.
+#[test]
+fn a_tabwire_in_node_modules_is_copied_for_claude_code() {
+    let mut w = World::new();
+    let bin = w.root().join("project/node_modules/@tabwire/linux-x64/bin");
+    fs::create_dir_all(&bin).unwrap();
+    write_exe(&bin.join("tabwire"), "#!/bin/sh\n");
+    write_exe(&bin.join("tabwire-host"), "#!/bin/sh\n");
+    w.env.current_exe = bin.join("tabwire");
+    let out = w.install(&["--browser", "chromium"]).unwrap();
+    let copy = w.env.data_dir.join("bin/tabwire");
+    assert!(out.contains("Claude Code starts this copy"), "{out}");
+    assert!(out.contains(&format!("claude mcp add tabwire -- {} mcp", copy.display())), "{out}");
+    assert!(copy.is_file() && w.env.data_dir.join("bin/tabwire-host").is_file());
+}
+
+/// An install over another build's: the extension's folder is replaced in place and the user
+/// is told to press Reload; the same build again is up to date.
+#[test]
+fn installing_over_another_build_replaces_the_extension_and_says_reload() {
+    let w = World::new();
+    let out = w.install(&["--browser", "chromium"]).unwrap();
+    let dir = w.env.data_dir.join("extension/current");
+    assert!(out.contains(&format!("wrote         {}", dir.display())), "{out}");
+    assert!(out.contains("Load the extension"), "{out}");
+
+    // What an older release left there.
+    let old = r#"{"version":"0.0.1","build_id":"0123456789abcdef"}"#;
+    fs::write(dir.join("build.json"), old).unwrap();
+    fs::write(dir.join("stale.js"), "// gone in the new build").unwrap();
+    let dry = w.install(&["--browser", "chromium", "--dry-run"]).unwrap();
+    assert!(dry.contains(&format!("would replace  {}", dir.display())), "{dry}");
+    let out = w.install(&["--browser", "chromium"]).unwrap();
+    let this = format!(
+        "{} build {}",
+        tabwire_install::extension::VERSION,
+        tabwire_install::extension::BUILD_ID
+    );
+    assert!(
+        out.contains(&format!(
+            "replaced      {}  (extension 0.0.1 build 0123456789abcdef → {this})",
+            dir.display()
+        )),
+        "{out}"
+    );
+    assert!(out.contains("press Reload on tabwire"), "{out}");
+    assert!(!dir.join("stale.js").exists(), "the folder is replaced whole");
+    let build = tabwire_install::extension::build_of(&dir).unwrap();
+    assert_eq!(build.build_id, tabwire_install::extension::BUILD_ID);
+
+    let out = w.install(&["--browser", "chromium"]).unwrap();
+    assert!(out.contains(&format!("up to date    {}", dir.display())), "{out}");
+    assert!(!out.contains("Reload"), "{out}");
 }

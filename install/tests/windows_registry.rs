@@ -90,6 +90,7 @@ fn machine() -> Machine {
         current_exe: bin.join("tabwire.exe"),
         extension_dir: None,
         wsl: None,
+        npx: false,
     };
     Machine { _dir: dir, env, host }
 }

@@ -1,7 +1,8 @@
 //! An installed tabwire is whole: the two programs `cargo install --path bridge` puts in a bin
 //! folder, far from any checkout, write the extension they carry, a real Chromium loads *that*
-//! folder and works, `doctor` tells an older extension from the one installed, and
-//! `uninstall` leaves nothing behind.
+//! folder and works, an install over an older one replaces it in place and says to press
+//! Reload, `doctor` tells an older extension from the one installed, and `uninstall` leaves
+//! nothing behind.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -142,27 +143,45 @@ async fn the_installed_extension_is_written_loaded_checked_and_removed() {
     assert!(!machine.home.join(".local").exists(), "uninstall leaves nothing of it behind");
 }
 
+/// The update path: an older release's extension is installed and running; `tabwire install`
+/// of this one replaces the files in place and says to press Reload, and until then the browser
+/// runs the old one, which `list_browsers` and `doctor` name with that fix.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_older_extension_is_named_with_its_fix() {
+async fn an_install_over_an_older_one_replaces_it_and_says_reload() {
     let machine = Installed::new("old");
     let profile = Browser::profile_dir(&machine.root.join("chr"));
     std::fs::create_dir_all(&profile).unwrap();
-    stdout(&machine.tabwire(
-        &["install", "--browser", "chromium", "--user-data-dir", profile.to_str().unwrap()],
-        None,
-    ));
-    // What an upgrade leaves when the user did not reload: the files of an older release.
-    let old = machine.root.join("old-extension");
-    stdout(&machine.tabwire(&["extension", "unpack", old.to_str().unwrap()], None));
-    let path = old.join("manifest.json");
+    let install =
+        ["install", "--browser", "chromium", "--user-data-dir", profile.to_str().unwrap()];
+    stdout(&machine.tabwire(&install, None));
+    // What an older release's install left: its files, its version in manifest and build.json.
+    let folder = machine.home.join(".local/share/tabwire/extension/current");
+    let path = folder.join("manifest.json");
     let mut manifest: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     manifest["version"] = json!("0.0.1");
     std::fs::write(&path, serde_json::to_vec_pretty(&manifest).unwrap()).unwrap();
-    std::fs::write(old.join("build.json"), r#"{"version":"0.0.1","build_id":"0123456789abcdef"}"#)
-        .unwrap();
+    let old_build = r#"{"version":"0.0.1","build_id":"0123456789abcdef"}"#;
+    std::fs::write(folder.join("build.json"), old_build).unwrap();
+    let browser = Chromium::start_installed(
+        machine.root.join("chr"),
+        folder.clone(),
+        machine.bin.join("tabwire-host"),
+    );
 
-    let browser =
-        Chromium::start_installed(machine.root.join("chr"), old, machine.bin.join("tabwire-host"));
+    let said = stdout(&machine.tabwire(&install, None));
+    let build: Value =
+        serde_json::from_slice(&std::fs::read(folder.join("build.json")).unwrap()).unwrap();
+    let this =
+        format!("{} build {}", env!("CARGO_PKG_VERSION"), build["build_id"].as_str().unwrap());
+    let replaced = format!(
+        "replaced      {}  (extension 0.0.1 build 0123456789abcdef → {this})",
+        folder.display()
+    );
+    assert!(said.contains(&replaced), "{said}");
+    assert!(said.contains("open chrome://extensions and press Reload on tabwire"), "{said}");
+    let manifest: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(manifest["version"], env!("CARGO_PKG_VERSION"), "the files are replaced");
+
     let mcp = Mcp::start(&browser.runtime_dir).await;
     let listed = mcp.ok("list_browsers", json!({})).await;
     let b = &listed["browsers"][0];

@@ -5,6 +5,9 @@
 //! `install` registers the host for a Chromium profile, `doctor` passes through that real
 //! headless Chromium running the installed extension, and an MCP session started as
 //! `npx -y tabwire mcp` (what `claude mcp add tabwire -- npx -y tabwire mcp` runs) reads a page.
+//! Run from npx's own cache (`~/.npm/_npx/<hash>/`), `install --claude` copies the host out of
+//! it and registers `npx -y tabwire mcp` with the real Claude Code CLI; clearing the cache then
+//! leaves the browser's host in place.
 //!
 //! Packing builds the release programs (reused when `target/release` is up to date); set
 //! `TABWIRE_NPM_DIR` to a folder of tarballs packed before to skip that. Without npm the tests
@@ -19,6 +22,7 @@ use rmcp::ServiceExt;
 use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 use tabwire_launcher::Browser;
+use tabwire_tests::claude::{QUIET_ENV, claude_cli};
 use tabwire_tests::{Chromium, Fixtures, Mcp, bins};
 
 /// A machine with the npm package installed: a home, a prefix holding `node_modules`, and a
@@ -120,6 +124,18 @@ impl Machine {
     fn programs(&self) -> PathBuf {
         self.prefix.join("node_modules/@tabwire/linux-x64/bin")
     }
+
+    /// Where install keeps the host it copies out of npm's folders.
+    fn kept_host(&self) -> PathBuf {
+        self.home.join(".local/share/tabwire/bin/tabwire-host")
+    }
+}
+
+/// The `path` of the native-host manifest in `profile`.
+fn manifest_host(profile: &Path) -> PathBuf {
+    let file = profile.join("NativeMessagingHosts/dev.tabwire.host.json");
+    let manifest: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    PathBuf::from(manifest["path"].as_str().unwrap_or_else(|| panic!("no path: {manifest}")))
 }
 
 fn said(out: &Output) -> String {
@@ -179,12 +195,16 @@ async fn npx_installs_checks_and_serves_mcp_without_rust() {
     let text = said(&out);
     let folder = machine.home.join(".local/share/tabwire/extension/current");
     assert!(text.contains(&format!("Load unpacked and choose {}", folder.display())), "{text}");
-    let manifest: Value = serde_json::from_slice(
-        &std::fs::read(profile.join("NativeMessagingHosts/dev.tabwire.host.json")).unwrap(),
-    )
-    .unwrap();
-    let host = machine.programs().join("tabwire-host");
-    assert_eq!(manifest["path"], json!(host.canonicalize().unwrap()), "{manifest}");
+    // npm's folder may go (`npm uninstall`, a temporary prefix): the manifest names a copy.
+    let packaged = machine.programs().join("tabwire-host").canonicalize().unwrap();
+    let host = machine.kept_host();
+    assert_eq!(manifest_host(&profile), host);
+    assert!(text.contains(&format!(
+        "copied        {}  (from {}",
+        host.display(),
+        packaged.display()
+    )));
+    assert_eq!(std::fs::read(&host).unwrap(), std::fs::read(&packaged).unwrap());
     let build: Value =
         serde_json::from_slice(&std::fs::read(folder.join("build.json")).unwrap()).unwrap();
     let build_id = build["build_id"].as_str().unwrap();
@@ -214,6 +234,75 @@ async fn npx_installs_checks_and_serves_mcp_without_rust() {
     let page = mcp.read_page(json!({ "tab_id": tab, "mode": "text" })).await;
     assert!(page.head.starts_with("page \"Plain page\""), "{page:?}");
     assert_eq!(page.lines.trim_end(), "│ A page that does not use window.tabwire.", "{page:?}");
+}
+
+/// `npx -y tabwire install --claude` as a user runs it, from npx's cache (here filled from the
+/// tarballs, `--package`, since nothing is published): the host is copied out of the cache,
+/// Claude Code gets `npx -y tabwire mcp`, and after the cache is cleared the browser still
+/// starts the host and doctor passes.
+#[test]
+fn clearing_npx_s_cache_leaves_the_browser_its_host() {
+    if npm_missing() {
+        return;
+    }
+    let machine = Machine::new();
+    let claude = claude_cli();
+    std::os::unix::fs::symlink(&claude, machine.path.join("claude")).unwrap();
+    let dir = tarballs();
+    let (main, linux) = (one(&dir, "tabwire-"), one(&dir, "tabwire-linux-x64-"));
+    let work = machine.root.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let profile = Browser::profile_dir(&machine.root.join("chr"));
+    std::fs::create_dir_all(&profile).unwrap();
+    let npx = |args: &[&str], runtime: Option<&Path>| {
+        let mut cmd = machine.command("npx");
+        cmd.arg("-y").arg("--package").arg(&main).arg("--package").arg(&linux);
+        cmd.arg("tabwire").args(args).current_dir(&work).envs(QUIET_ENV);
+        if let Some(dir) = runtime {
+            cmd.env("TABWIRE_RUNTIME_DIR", dir);
+        }
+        cmd.output().expect("run npx")
+    };
+
+    let args = ["install", "--claude", "--browser", "chromium", "--user-data-dir"];
+    let out = npx(&[&args[..], &[profile.to_str().unwrap()]].concat(), None);
+    let text = said(&out);
+    let cache = machine.home.join(".npm/_npx");
+    let host = machine.kept_host();
+    assert_eq!(manifest_host(&profile), host, "{text}");
+    let copied = text.lines().find(|l| l.starts_with("copied")).unwrap_or_else(|| panic!("{text}"));
+    assert!(copied.contains(&format!("(from {}/", cache.display())), "from npx's cache: {text}");
+    assert!(copied.contains("npm may clear or replace that folder"), "{text}");
+    assert!(text.contains("(`npx -y tabwire uninstall` removes all of it)"), "{text}");
+    let package: Value = serde_json::from_slice(
+        &std::fs::read(bins::repo_root().join("npm/tabwire/package.json")).unwrap(),
+    )
+    .unwrap();
+    let name = package["name"].as_str().unwrap();
+    assert!(text.contains(&format!("ran: claude mcp add tabwire -- npx -y {name} mcp")), "{text}");
+
+    // What the user sees in Claude Code.
+    let mut get = machine.command("claude");
+    get.args(["mcp", "get", "tabwire"]).current_dir(&work).envs(QUIET_ENV);
+    let got = said(&get.output().unwrap());
+    assert!(got.contains("Command: npx\n"), "{got}");
+    assert!(got.contains(&format!("Args: -y {name} mcp\n")), "{got}");
+
+    // npm clears npx's cache (`rm -rf ~/.npm/_npx`, or another package evicts it).
+    std::fs::remove_dir_all(&cache).unwrap();
+    let folder = machine.home.join(".local/share/tabwire/extension/current");
+    let browser = Chromium::start_installed(machine.root.join("chr"), folder, host.clone());
+    let hosts = tabwire_proto::runtime_dir::live_hosts(&browser.runtime_dir);
+    let started = std::fs::read_link(format!("/proc/{}/exe", hosts[0].pid)).unwrap();
+    assert_eq!(started, host, "the browser started the kept copy");
+    let profile = profile.to_str().unwrap();
+    let doctor = npx(
+        &["doctor", "--browser", "chromium", "--user-data-dir", profile],
+        Some(&browser.runtime_dir),
+    );
+    let report = format!("{}{}", String::from_utf8_lossy(&doctor.stdout), stderr(&doctor));
+    assert!(doctor.status.success(), "doctor should pass:\n{report}");
+    assert!(report.contains("answered in"), "a ping through the browser:\n{report}");
 }
 
 /// The launcher is the program to whoever runs it: the program's exit code comes back, and a
@@ -249,8 +338,16 @@ fn the_launcher_passes_exit_codes_and_signals_on() {
         assert!(Instant::now() < deadline, "the launcher started no program");
         std::thread::sleep(Duration::from_millis(20));
     };
-    let exe = std::fs::read_link(format!("/proc/{program}/exe")).unwrap();
-    assert_eq!(exe, machine.programs().join("tabwire").canonicalize().unwrap());
+    // Node forks, then the child execs the program: until then the child is still node.
+    let want = machine.programs().join("tabwire").canonicalize().unwrap();
+    let exe = loop {
+        let exe = std::fs::read_link(format!("/proc/{program}/exe")).unwrap();
+        if exe == want || Instant::now() > deadline {
+            break exe;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(exe, want);
 
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let deadline = Instant::now() + Duration::from_secs(10);

@@ -38,6 +38,7 @@ impl World {
             current_exe: bin.join("tabwire"),
             extension_dir: None,
             wsl: None,
+            npx: false,
         };
         World { dir, env }
     }
