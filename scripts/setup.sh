@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what tabwire's demo and tests need on a fresh Debian machine, and nothing else:
 # Debian's Chromium, curl and jq (apt-get; scripts/wait-for-state.sh uses the last two), faketime
-# (libfaketime: tests/tests/abuse_operations.rs sets the bridge's wall clock with it) and a Rust
-# toolchain (rustup) when they are missing.
+# (libfaketime: tests/tests/abuse_operations.rs sets the bridge's wall clock with it), pdftotext
+# (poppler-utils: tests/tests/webdev_network.rs reads a printed PDF with it) and a Rust toolchain
+# (rustup) when they are missing.
 set -euo pipefail
 
 need_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -23,6 +24,12 @@ if ! command -v faketime >/dev/null 2>&1; then
   echo "setup: installing faketime (apt-get)…" >&2
   need_root apt-get update -qq
   need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime >/dev/null
+fi
+
+if ! command -v pdftotext >/dev/null 2>&1; then
+  echo "setup: installing poppler-utils (apt-get)…" >&2
+  need_root apt-get update -qq
+  need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq poppler-utils >/dev/null
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then

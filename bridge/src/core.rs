@@ -121,7 +121,10 @@ impl Core {
         &self.inner.self_reports
     }
 
-    pub(crate) fn set_session(&self, record: SessionRecord) {
+    /// Become session `record`, whose tab group in the browsers is titled `name`.
+    pub(crate) fn set_session(&self, record: SessionRecord, name: String) {
+        let tag = tabwire_proto::wire::SessionTag { id: record.session_id.clone(), name };
+        let _ = self.inner.inbox.caller.set(tag);
         let _ = self.inner.session.set(record);
     }
 

@@ -416,6 +416,12 @@ impl EventQueue {
         id
     }
 
+    /// Resolves at the next push. Call `enable()` on it (pinned) before looking at what the
+    /// pushes change, so that one landing in between still wakes it (`crate::mcp` resources).
+    pub fn arrivals(&self) -> tokio::sync::futures::Notified<'_> {
+        self.inner.arrived.notified()
+    }
+
     /// The lasting events waiting now (see [`SessionEvent::lasting`]), in order, and how many
     /// of the session lane's were lost and not yet told.
     pub fn lasting(&self) -> (Vec<SessionEvent>, u64) {

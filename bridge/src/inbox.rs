@@ -34,6 +34,8 @@ pub(crate) struct Inbox {
     operations: Arc<OnceLock<Weak<dyn OperationSink>>>,
     /// The number of the last frame the connections read (see [`Inbox::arrival`]).
     arrivals: Arc<AtomicU64>,
+    /// The session this core is, once it is one: each request carries it (`request.session`).
+    pub caller: Arc<OnceLock<wire::SessionTag>>,
 }
 
 /// What takes `operation` events: this session's operations (`crate::operations`). A trait, so

@@ -63,6 +63,18 @@ impl StateCache {
         slots.get(&(browser.to_owned(), tab_id)).and_then(|s| s.entry.clone())
     }
 
+    /// Every tab of `browser` that has a state now, with when it arrived, in tab order.
+    pub fn tabs(&self, browser: &str) -> Vec<(i64, Cached)> {
+        let slots = self.slots.lock().expect("state cache poisoned");
+        let mut tabs: Vec<(i64, Cached)> = slots
+            .iter()
+            .filter(|((b, _), _)| b == browser)
+            .filter_map(|((_, tab), slot)| slot.entry.clone().map(|c| (*tab, c)))
+            .collect();
+        tabs.sort_by_key(|(tab, _)| *tab);
+        tabs
+    }
+
     /// Store a state that arrived as frame number `arrival`; the time it is stored as having
     /// arrived (milliseconds since the Unix epoch), which a fresh read reports too, so that the
     /// cache's copy and the read say the same. None (and nothing stored) when the tab already

@@ -1,8 +1,10 @@
 // ISOLATED world, top frame, injected on demand by worker/chat.js (chrome.scripting.executeScript):
 // types a message into a chat web app, submits it, and reports milestones — message_sent,
-// response_started, response_progress, response_completed — driven by a MutationObserver,
-// never by a fixed delay (specs/operations.md). What the page shows is data: it is read and
-// passed on, never acted upon. The site adapter (CSS selectors) comes with each send.
+// response_started, response_progress, response_completed, response_stopped — driven by a
+// MutationObserver, never by a fixed delay (specs/operations.md). What the page shows is data:
+// it is read and passed on, never acted upon. The site adapter (CSS selectors) comes with each
+// send. Text is read by lib/chat-text.js (injected before this file), for progress and the
+// final answer alike.
 (() => {
   if (globalThis.tabwireChatObserver) return; // injected again into the same document
   globalThis.tabwireChatObserver = true;
@@ -11,6 +13,8 @@
   const PROGRESS_MS = 250; // at most 4 progress reports a second
   const MAX_TEXT = 4 * 1024 * 1024; // an answer longer than this is cut (and says so)
   const KEEP_FINISHED = 20; // finished operations kept for chat.status
+  const STOP_WAIT_MS = 1500; // after pressing the app's stop control, how long it may take to go
+  const { readText } = globalThis.tabwireChatText;
   const ops = new Map(); // operation id → op (below)
   let port = null;
 
@@ -33,8 +37,10 @@
       }
       case 'chat.cancel': {
         const op = ops.get(msg.operation_id);
-        if (op) finish(op);
-        return { cancelled: !!op };
+        if (!op) return { cancelled: false };
+        const stopped = msg.stop === true ? await pressStop(op) : null;
+        finish(op);
+        return stopped ? { cancelled: true, stopped } : { cancelled: true };
       }
       default:
         fail('bad_request', `the chat observer has no method ${JSON.stringify(msg.type)}`);
@@ -79,6 +85,12 @@
       milestones: [],
       base: { users: count(a.user_message), assistants: count(a.assistant_message), dones: a.done ? count(a.done) : 0 },
       chars: 0,
+      seen: null, // the answer's raw text at the last check: a change restarts the quiet time
+      seenIn: null, // the element it was read from
+      wasGenerating: null,
+      userStopped: false, // the user pressed the app's stop control
+      stopping: false, // cancel_operation is pressing it
+      onClick: null,
       lastProgress: -Infinity,
       progressTimer: null,
       stableTimer: null,
@@ -89,6 +101,14 @@
     ops.set(id, op);
     op.observer = new MutationObserver(() => check(op)); // before submitting: nothing is missed
     op.observer.observe(document, { childList: true, subtree: true, characterData: true, attributes: true });
+    if (a.stop) {
+      // The user pressing the app's stop control: the answer that ends then was stopped, not
+      // completed. Only which control was pressed is looked at, never anything the page says.
+      op.onClick = (e) => {
+        if (!op.stopping && op.phase === 'streaming' && e.target instanceof Element && e.target.closest(a.stop)) op.userStopped = true;
+      };
+      document.addEventListener('click', op.onClick, true);
+    }
     try {
       await submit(a, input, waitMs);
     } catch (e) {
@@ -103,9 +123,9 @@
   function checkAdapter(a) {
     if (a === null || typeof a !== 'object') fail('bad_request', 'the adapter must be an object');
     const name = a.name;
-    for (const field of ['input', 'submit', 'user_message', 'assistant_message', 'generating', 'done']) {
+    for (const field of ['input', 'submit', 'user_message', 'assistant_message', 'generating', 'done', 'stop']) {
       const sel = a[field];
-      if ((field === 'done' && sel == null) || (field === 'submit' && sel === 'enter')) continue;
+      if (((field === 'done' || field === 'stop') && sel == null) || (field === 'submit' && sel === 'enter')) continue;
       if (typeof sel !== 'string' || sel.trim() === '') fail('bad_request', `adapter "${name}": \`${field}\` must be a CSS selector`);
       try {
         document.querySelector(sel);
@@ -194,13 +214,13 @@
 
   // After every change to the page: has the operation reached its next milestone?
   function check(op) {
-    if (op.finished) return;
+    if (op.finished || op.stopping) return;
     const a = op.a;
     const generating = first(a.generating) !== null;
     const answer = newest(op);
     if (op.phase === 'pending') {
       const users = document.querySelectorAll(a.user_message);
-      if (users.length > op.base.users) reach(op, 'message_sent', { excerpt: head(text(users[users.length - 1])) });
+      if (users.length > op.base.users) reach(op, 'message_sent', { excerpt: head(readText(users[users.length - 1])) });
       else if (answer || generating) reach(op, 'message_sent', { excerpt: null }); // the site shows no bubble for it
       else return;
       op.phase = 'sent';
@@ -210,9 +230,17 @@
       reach(op, 'response_started', { by: answer ? 'assistant_message' : 'generating' });
       op.phase = 'streaming';
     }
-    if (answer && text(answer).length > op.chars) progress(op);
+    // The quiet time is the answer's own: only a change to its text (or the generating
+    // indicator coming or going) restarts it, not a clock ticking elsewhere on the page.
+    const raw = answer ? answer.textContent : '';
+    const changed = raw !== op.seen || answer !== op.seenIn;
+    if (changed && answer) progress(op);
     if (a.done && !generating && count(a.done) > op.base.dones) return complete(op); // a done of this answer, not of another
-    clearTimeout(op.stableTimer); // every change restarts the quiet time
+    if (!changed && generating === op.wasGenerating) return;
+    op.seen = raw;
+    op.seenIn = answer;
+    op.wasGenerating = generating;
+    clearTimeout(op.stableTimer);
     op.stableTimer = generating ? null : setTimeout(() => complete(op), a.stable_ms);
   }
 
@@ -233,22 +261,38 @@
 
   function reportProgress(op) {
     const answer = newest(op);
-    const now = answer ? text(answer) : '';
+    const now = readText(answer);
     if (op.finished || now.length <= op.chars) return;
     op.chars = now.length;
     op.lastProgress = performance.now();
     reach(op, 'response_progress', { chars: now.length, excerpt: tail(now) });
   }
 
-  function complete(op) {
-    if (op.finished) return;
-    const answer = newest(op);
-    let full = answer ? readText(answer) : '';
+  // The end of the answer: completed, or stopped when the user pressed the app's stop control.
+  function complete(op, by = op.userStopped ? 'user' : null) {
+    if (op.finished) return null;
+    let full = readText(newest(op));
     const truncated = full.length > MAX_TEXT;
     if (truncated) full = full.slice(0, MAX_TEXT);
-    const total = count(op.a.user_message) + count(op.a.assistant_message);
-    reach(op, 'response_completed', truncated ? { text: full, total_messages: total, truncated } : { text: full, total_messages: total });
+    const data = { text: full, total_messages: count(op.a.user_message) + count(op.a.assistant_message) };
+    if (truncated) data.truncated = true;
+    if (by) data.by = by;
+    const m = reach(op, by ? 'response_stopped' : 'response_completed', data);
     finish(op);
+    return m;
+  }
+
+  // cancel_operation while the answer streams: press the app's stop control (the adapter's
+  // `stop`), if it shows one, wait (briefly) for the app to take it away, and end the answer
+  // as stopped with what it says then. Null when there is nothing to press.
+  async function pressStop(op) {
+    if (op.finished || op.phase !== 'streaming' || !op.a.stop) return null;
+    const control = first(op.a.stop);
+    if (!control) return null;
+    op.stopping = true;
+    control.click();
+    await waitFor(() => (first(op.a.stop) ? null : true), STOP_WAIT_MS);
+    return complete(op, 'cancel_operation');
   }
 
   function reach(op, milestone, data) {
@@ -256,68 +300,22 @@
     if (milestone === 'response_progress') op.milestones = op.milestones.filter((x) => x.milestone !== milestone);
     op.milestones.push(m);
     post(m);
+    return m;
   }
 
   // Stop observing; keep the milestones a while for chat.status.
   function finish(op) {
     op.finished = true;
     op.observer?.disconnect();
+    if (op.onClick) document.removeEventListener('click', op.onClick, true);
     clearTimeout(op.progressTimer);
     clearTimeout(op.stableTimer);
     const done = [...ops.values()].filter((o) => o.finished);
     for (const old of done.slice(0, Math.max(0, done.length - KEEP_FINISHED))) ops.delete(old.id);
   }
 
-  // The text of an answer as innerText would give it — paragraphs, line breaks, list items and
-  // table cells kept apart — but from the DOM alone: innerText lays the page out first, which
-  // cost more than the whole way of a milestone to the assistant (1.5 ms of a 3 ms p50).
-  // Hidden elements (`hidden`, `aria-hidden`) and buttons (a code block's "Copy") are left out.
-  const BLOCK = new Set(['address', 'article', 'aside', 'blockquote', 'dd', 'details', 'div', 'dl', 'dt', 'fieldset',
-    'figcaption', 'figure', 'footer', 'form', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'hr', 'li', 'main', 'nav',
-    'ol', 'pre', 'section', 'summary', 'table', 'tr', 'ul']);
-  const SKIP = new Set(['script', 'style', 'noscript', 'template', 'button', 'svg']);
-  function readText(root) {
-    const parts = [];
-    const breaks = (n) => parts.push({ breaks: n });
-    (function walk(node, pre) {
-      for (const child of node.childNodes) {
-        if (child.nodeType === Node.TEXT_NODE) {
-          parts.push(pre ? child.data : child.data.replace(/\s+/g, ' '));
-          continue;
-        }
-        if (child.nodeType !== Node.ELEMENT_NODE) continue;
-        const tag = child.localName;
-        if (SKIP.has(tag) || child.hidden || child.getAttribute('aria-hidden') === 'true') continue;
-        if (tag === 'br') {
-          parts.push('\n');
-          continue;
-        }
-        const around = tag === 'p' ? 2 : BLOCK.has(tag) ? 1 : 0;
-        if (around) breaks(around);
-        walk(child, pre || tag === 'pre');
-        if (around) breaks(around);
-        else if (tag === 'td' || tag === 'th') parts.push('\t');
-      }
-    })(root, false);
-    // Runs of required breaks become the largest of them; none at the ends.
-    let out = '';
-    let pending = 0;
-    for (const part of parts) {
-      if (typeof part !== 'string') {
-        pending = Math.max(pending, part.breaks);
-        continue;
-      }
-      if (part === '') continue;
-      if (pending && out !== '') out = out.replace(/ +$/, '') + '\n'.repeat(pending);
-      pending = 0;
-      out += out.endsWith('\n') ? part.replace(/^ +/, '') : part;
-    }
-    return out.trim();
-  }
-
   const first = (sel) => document.querySelector(sel);
   const count = (sel) => document.querySelectorAll(sel).length;
-  const text = (el) => el.textContent ?? '';
   const squash = (s) => (s ?? '').replace(/\s+/g, ' ').trim();
   const head = (s) => (s.length > EXCERPT ? `${squash(s.slice(0, EXCERPT))}…` : squash(s));
   const tail = (s) => (s.length > EXCERPT ? `…${squash(s.slice(-EXCERPT))}` : squash(s));

@@ -138,7 +138,7 @@
         const known = [...commands.keys()].map((t) => JSON.stringify(t)).join(', ') || 'none';
         throw refusal('no_handler', `this page has no onCommand handler for ${JSON.stringify(name)}; it handles: ${known}`);
       }
-      const what = `the onCommand(${JSON.stringify(name)}) handler`;
+      const what = webmcpTools.has(name) ? `the execute function of WebMCP tool ${JSON.stringify(name)}` : `the onCommand(${JSON.stringify(name)}) handler`;
       const result = await guarded(fn, payload, what);
       const json = encode(result === undefined ? null : result, `the value ${what} returned`);
       if (provider) await pushProvided(); // the state the command left, before its reply
@@ -242,14 +242,39 @@
     return out;
   }
 
+  // Sends the list once per microtask of changes; every call of one microtask gets the same
+  // promise: it resolves when the extension took the list and rejects when it refused it.
+  let declaring = null;
   function declare() {
-    if (declareQueued) return;
+    if (declareQueued) return declaring;
     declareQueued = true;
-    queueMicrotask(() => {
-      declareQueued = false;
-      const json = JSON.stringify({ app: appName, commands: [...declarations.values()] });
-      send('commands', json).catch((e) => console.error(`tabwire: the extension refused the command declarations: ${e.message}`));
+    declaring = new Promise((resolve, reject) => {
+      queueMicrotask(() => {
+        declareQueued = false;
+        const json = JSON.stringify({ app: appName, commands: [...declarations.values()] });
+        send('commands', json).then(resolve, (e) => {
+          console.error(`tabwire: the extension refused the command declarations: ${e.message}`);
+          reject(e);
+        });
+      });
     });
+    declaring.catch(() => {});
+    return declaring;
+  }
+
+  // Handle command `type` with fn, declared as `declared`; returns the function that removes
+  // it (if it is still fn).
+  function addCommand(type, fn, declared) {
+    commands.set(type, fn);
+    declarations.set(type, declared);
+    sync();
+    declare();
+    return () => {
+      if (commands.get(type) !== fn) return;
+      commands.delete(type);
+      declarations.delete(type);
+      declare();
+    };
   }
 
   const checkFn = (fn, what) => {
@@ -281,16 +306,8 @@
       if (typeof type !== 'string' || type === '') throw logged(new TypeError('tabwire: onCommand needs a command type (a non-empty string)'));
       checkFn(fn, 'onCommand');
       const declared = declaredCommand(type, declaration);
-      commands.set(type, fn);
-      declarations.set(type, declared);
-      sync();
-      declare();
-      return () => {
-        if (commands.get(type) !== fn) return;
-        commands.delete(type);
-        declarations.delete(type);
-        declare();
-      };
+      webmcpTools.delete(type); // one handler per type: this one replaces a WebMCP tool's
+      return addCommand(type, fn, declared);
     },
 
     // Name this app for the assistant: its commands become tools named `<name>__<command>`
@@ -343,4 +360,120 @@
     },
   };
   Object.defineProperty(window, 'tabwire', { value: Object.freeze(tabwire), enumerable: false });
+
+  // ---- WebMCP (specs/page-sdk.md, "WebMCP") ----
+  // A page written for the web's own standard registers its tools with navigator.modelContext
+  // (document.modelContext in the newest draft): where the browser has none, this defines it,
+  // and each tool becomes one of the page's declared commands — the same checks, listing,
+  // page tools and provenance as onCommand's. execute(input, options) runs on send_command; its
+  // result goes back as the command's.
+  const webmcpTools = new Map(); // name → { remove }
+  const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+  const Domx = DOMException;
+
+  function registerTool(tool, options) {
+    const refuse = (name, message) => Promise.reject(logged(new Domx(`tabwire: registerTool: ${message}`, name)));
+    if (tool === null || typeof tool !== 'object') return Promise.reject(logged(new TypeError('tabwire: registerTool needs a tool {name, description, inputSchema?, execute, annotations?}')));
+    const { name, description, inputSchema, execute, annotations } = tool;
+    if (typeof execute !== 'function') return Promise.reject(logged(new TypeError('tabwire: registerTool: execute must be a function')));
+    if (typeof name !== 'string' || !TOOL_NAME.test(name))
+      return refuse('InvalidStateError', `the tool name ${JSON.stringify(String(name).slice(0, 80))} is not 1 to 64 letters, digits, "_", "-" or "."`);
+    if (typeof description !== 'string' || description === '') return refuse('InvalidStateError', `tool ${JSON.stringify(name)} needs a description`);
+    if (webmcpTools.has(name) || commands.has(name)) return refuse('InvalidStateError', `a tool named ${JSON.stringify(name)} is already registered`);
+    const signal = options?.signal;
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    let params;
+    if (inputSchema !== undefined) {
+      try {
+        params = JSON.parse(JSON.stringify(inputSchema) ?? 'null');
+      } catch (e) {
+        return Promise.reject(logged(e));
+      }
+      if (params !== null && typeof params === 'object' && !Array.isArray(params) && !('type' in params)) params = { type: 'object', ...params };
+      const bad = badParamName(params);
+      if (bad !== null)
+        return refuse('InvalidStateError', `tool ${JSON.stringify(name)}: the parameter name ${JSON.stringify(bad.slice(0, 40))} is not allowed: a parameter name is a letter or _, then letters, digits or _, 64 characters at most`);
+    }
+    const declaration = { description, params: params ?? undefined };
+    if (annotations?.readOnlyHint != null) declaration.readOnly = Boolean(annotations.readOnlyHint);
+    if (annotations?.consequentialHint != null) declaration.destructive = Boolean(annotations.consequentialHint);
+    let declared;
+    try {
+      declared = declaredCommand(name, declaration);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    // The draft passes {signal}; earlier drafts passed a client with requestUserInteraction.
+    const run = (input) => {
+      const client = { signal: new AbortController().signal, requestUserInteraction: async (fn) => fn() };
+      return execute.call(tool, input ?? {}, client);
+    };
+    const remove = addCommand(name, run, declared);
+    const entry = { remove };
+    webmcpTools.set(name, entry);
+    const unregister = () => {
+      if (webmcpTools.get(name) !== entry) return;
+      webmcpTools.delete(name);
+      remove();
+    };
+    return new Promise((resolve, reject) => {
+      signal?.addEventListener?.('abort', () => {
+        unregister();
+        reject(signal.reason);
+      }, { once: true });
+      declare().then(() => resolve(undefined), (e) => {
+        unregister(); // refused: the page's other tools stay offered
+        reject(logged(new Domx(`tabwire: registerTool(${JSON.stringify(name)}): ${e.message}`, 'InvalidStateError')));
+      });
+    });
+  }
+
+  // The first parameter name of a schema (a key of `properties` or `$defs`, a `required`
+  // entry, at any depth) the extension would refuse, or null: refused here, the tool alone
+  // fails, not the page's whole list.
+  function badParamName(schema) {
+    if (schema === null || typeof schema !== 'object') return null;
+    const names = [];
+    if (Array.isArray(schema.required)) names.push(...schema.required);
+    for (const key of ['properties', '$defs'])
+      if (schema[key] && typeof schema[key] === 'object') names.push(...Object.keys(schema[key]));
+    const bad = names.find((n) => typeof n === 'string' && !/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(n));
+    if (bad !== undefined) return bad;
+    for (const v of Object.values(schema)) {
+      const inner = badParamName(v);
+      if (inner !== null) return inner;
+    }
+    return null;
+  }
+
+  // By name; a draft had it take the tool itself.
+  function unregisterTool(tool) {
+    const name = typeof tool === 'object' && tool !== null ? tool.name : tool;
+    const entry = webmcpTools.get(name);
+    if (!entry) return;
+    webmcpTools.delete(name);
+    entry.remove();
+  }
+
+  const modelContext = {
+    registerTool,
+    unregisterTool,
+    // Earlier drafts: provideContext({tools}) replaces the tools registered this way and
+    // clearContext() removes them all.
+    provideContext(context) {
+      modelContext.clearContext();
+      const tools = context?.tools ?? [];
+      if (!Array.isArray(tools)) throw logged(new TypeError('tabwire: provideContext needs {tools: [...]}'));
+      for (const tool of tools) registerTool(tool).catch(() => {});
+    },
+    clearContext() {
+      for (const name of [...webmcpTools.keys()]) unregisterTool(name);
+    },
+  };
+  const define = (target) => {
+    if ('modelContext' in target) return; // the browser's own: left alone
+    Object.defineProperty(target, 'modelContext', { value: Object.freeze(modelContext), enumerable: false });
+  };
+  define(Navigator.prototype);
+  define(Document.prototype);
 })();

@@ -4,6 +4,7 @@
 // (registration, `sites` event).
 
 import { originOf } from '../lib/sites.js';
+import { giveTab, takers } from '../worker/groups.js';
 import { isPaused, onPauseChanged, setPaused } from '../worker/pause.js';
 import { allowSite, allowedBy, currentOptions, currentSites, onSitesChanged, revokeSite, setSwitch, sitesReady } from '../worker/sites.js';
 
@@ -166,7 +167,37 @@ chrome.storage.session.onChanged.addListener((changes) => {
 Promise.all([sitesReady, findTarget()]).then(([, tab]) => {
   target = tab ? { id: tab.id, origin: originOf(tab.url ?? '') } : null;
   render();
+  chrome.storage.session.get('handovers').then(({ handovers }) => showHandover(handovers));
 });
+
+// The hand-over of this popup's tab (ask_user; worker/handover.js), if one is open: the
+// assistant's message and the same Done and Cancel as the bar in the page.
+function showHandover(handovers) {
+  const h = target ? handovers?.[target.id] : undefined;
+  el('handover').hidden = !h;
+  el('handover-message').textContent = h?.message ?? '';
+}
+chrome.storage.session.onChanged.addListener((changes) => {
+  if (changes.handovers) showHandover(changes.handovers.newValue);
+});
+for (const answer of ['done', 'cancel']) {
+  el(`handover-${answer}`).addEventListener('click', () => attempt(() => chrome.storage.session.set({ handover_answer: { tab: target.id, answer, at: Date.now() } })));
+}
+
+// "Give this tab to": the running assistant sessions with a tab group in this tab's window
+// (worker/groups.js); the tab joins that group, as if the user dragged it there.
+const giving = findTarget();
+async function showTakers() {
+  const tab = await giving;
+  const found = tab ? await takers(tab.id) : [];
+  el('give').hidden = found.length === 0;
+  el('give-to').replaceChildren(...found.map(({ name, group }) => Object.assign(document.createElement('option'), { value: group, textContent: name })));
+}
+showTakers();
+el('give-button').addEventListener('click', () => attempt(async () => {
+  await giveTab((await giving).id, Number(el('give-to').value));
+  await showTakers();
+}));
 
 // Stop: ends every call of the assistant in this browser at once and refuses new ones until
 // Resume (worker/pause.js). Only this page can press either: no tool can.

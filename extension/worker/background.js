@@ -30,7 +30,11 @@
 // | downloads.js | which downloads were reported           | forgotten (Chrome keeps the files)   |
 // | handover.js  | the tabs handed over to the user        | forgotten: the ask_user call fails   |
 // | pause.js     | whether the user pressed Stop           | chrome.storage.session               |
+// | groups.js    | each session's tab groups, name, colour | chrome.storage.session               |
 // | dom/logs.js  | each tab's last 500 requests            | start empty                          |
+// | network.js   | each session's network rules, its holds | Chrome's session rules are removed   |
+// |              |                                         | at start (their holds went)          |
+// | webdev-page  | each window's size before a resize      | forgotten                            |
 // | workflow.js  | the live workflows, the ports that      | the bridges send them again to the   |
 // |              | follow them                             | new host; followers reconnect        |
 
@@ -39,12 +43,14 @@ import { chatMethods, listenForChats } from './chat.js';
 import { syncContentScripts } from './content-scripts.js';
 import { domMethods, refRect } from './dom.js';
 import { downloadMethods, watchDownloads } from './downloads.js';
+import { sessionsAttached, watchGroups, withGroups } from './groups.js';
 import { handoverMethods, watchHandovers, withHandover } from './handover.js';
 import { evaluateMethods } from './dom/evaluate.js';
 import { logMethods, watchNetwork } from './dom/logs.js';
+import { networkMethods, watchNetworkRules } from './network.js';
 import { screenshotMethods, useRefRects } from './dom/screenshot.js';
 import { trustedMethods } from './dom/trusted.js';
-import { connect, isConnected, sendEvent, startNative } from './native.js';
+import { connect, isConnected, onHostStatus, sendEvent, startNative } from './native.js';
 import { listenForPages, pageMethods } from './page.js';
 import { withPause } from './pause.js';
 import { listen } from './router.js';
@@ -53,6 +59,7 @@ import { watchSettling } from './settle.js';
 import { carrier } from './status.js';
 import { tabMethods, watchTabs } from './tabs.js';
 import { webdevMethods } from './webdev.js';
+import { webdevPageMethods } from './webdev-page.js';
 import { listenForWorkflows, workflowMethods } from './workflow.js';
 
 // Read once: getManifest() costs about 0.1 ms a call, and `ping` is what doctor times.
@@ -72,6 +79,8 @@ const methods = {
   ...evaluateMethods,
   ...trustedMethods,
   ...webdevMethods,
+  ...webdevPageMethods,
+  ...networkMethods,
   ...downloadMethods,
   ...handoverMethods,
 };
@@ -91,8 +100,11 @@ watchTabs();
 watchSettling();
 watchDownloads();
 watchHandovers();
+watchGroups();
+onHostStatus(sessionsAttached);
 useRefRects(refRect);
 watchNetwork();
+watchNetworkRules();
 listenForPages();
 listenForChats();
 listenForWorkflows();
@@ -111,4 +123,4 @@ chrome.runtime.onStartup.addListener(connect);
 chrome.runtime.onInstalled.addListener(connect);
 // The content scripts are registered for the allowed sites (those Chrome still grants) before
 // the host is started, so a page opened once the host is up has them.
-startNative(withActivity(withPause(withHandover(methods))), { ready: inChromesBounds.then(syncContentScripts), onConnect: sendSites });
+startNative(withActivity(withGroups(withPause(withHandover(methods)))), { ready: inChromesBounds.then(syncContentScripts), onConnect: sendSites });

@@ -13,6 +13,7 @@ import { TabwireError, fail } from '../lib/errors.js';
 import { globMatch, originOf, withoutFragment } from '../lib/sites.js';
 import { CHAT_OBSERVER } from './content-scripts.js';
 import { sendEvent } from './native.js';
+import { isPaused } from './pause.js';
 import { acceptPorts, askTab } from './router.js';
 import { allows, checkSite, expectedOrigin, onSitesChanged, sitesReady } from './sites.js';
 import { getTab, reportedUrl, tabId } from './tabs.js';
@@ -77,13 +78,21 @@ export const chatMethods = {
     return answer;
   },
 
-  // Always allowed, whatever the site: stopping is safe.
+  // Always allowed, whatever the site: stopping is safe. Pressing the app's stop control
+  // (`stop: true`, the adapter's `stop`) only while the page's site is allowed and the user has
+  // not paused tabwire (the popup's Stop: nothing is done in a page then); the
+  // `response_stopped` milestone it ends with is answered (and sent as an event as usual).
   'chat.cancel': async (params, { signal }) => {
     const id = tabId(params);
     const { operation_id } = params;
+    const from = running.get(operation_id)?.from;
     running.delete(operation_id);
     await getTab(id);
-    return ask(id, { type: 'chat.cancel', operation_id }, signal).catch(() => ({ cancelled: false }));
+    const stop = params.stop === true && allows(from?.origin) && !(await isPaused());
+    const answer = await ask(id, { type: 'chat.cancel', operation_id, stop }, signal).catch(() => ({ cancelled: false }));
+    const m = stop ? answer.stopped : null;
+    if (!m || m.milestone !== 'response_stopped' || !Number.isSafeInteger(m.n)) return { cancelled: answer.cancelled ?? false };
+    return { cancelled: true, stopped: { operation_id, milestone: m.milestone, n: m.n, at: Number.isFinite(m.at) ? m.at : Date.now(), data: m.data ?? {} } };
   },
 };
 
@@ -122,7 +131,7 @@ function milestone(tab, page, msg) {
   if (!allows(page.from.origin)) return;
   const op = running.get(operation_id);
   if (op?.tab === tab) op.from = page.from;
-  if (['response_completed', 'failed'].includes(name)) running.delete(operation_id);
+  if (['response_completed', 'response_stopped', 'failed'].includes(name)) running.delete(operation_id);
   emit(tab, { operation_id, milestone: name, n, at: Number.isFinite(at) ? at : Date.now(), data: data ?? {} }, page.from);
 }
 

@@ -18,8 +18,9 @@ const SCRIPTS = [
   { id: 'tabwire-console-buffer', js: [ROUTER, 'isolated/console-buffer.js'], world: 'ISOLATED' },
   { id: 'tabwire-console-hook', js: ['page-world/console-hook.js'], world: 'MAIN' },
 ];
-// Injected by chat.js into the top frame of a chat's tab, into the ISOLATED world.
-export const CHAT_OBSERVER = [ROUTER, 'isolated/chat-observer.js'];
+// Injected by chat.js into the top frame of a chat's tab, into the ISOLATED world (the
+// observer reads answers with lib/chat-text.js).
+export const CHAT_OBSERVER = [ROUTER, 'lib/chat-text.js', 'isolated/chat-observer.js'];
 const IDS = SCRIPTS.map((s) => s.id);
 
 let syncing = Promise.resolve();

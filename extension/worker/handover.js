@@ -4,6 +4,11 @@
 // naming that tab is refused with `waiting_for_user` (withHandover, in background.js), so the
 // assistant cannot act while the user does. The answer is the user's button and what the tab
 // shows then (origin, and the title on an allowed site), never what the user typed.
+//
+// The popup (ui/popup.js) offers the same Done and Cancel for its tab: the open hand-overs are
+// kept in chrome.storage.session (`handovers`, tab id → message), which only the extension's
+// own pages and this worker can reach, and the popup's answer comes back the same way
+// (`handover_answer`: {tab, answer}). No page, content script or host message can write it.
 
 import { TabwireError, fail } from '../lib/errors.js';
 import { originOf } from '../lib/sites.js';
@@ -14,6 +19,11 @@ import { getTab, tabId } from './tabs.js';
 
 const MAX_MESSAGE = 500;
 const open = new Map(); // tab id → { token, finish(answer) }
+const SHOWN = 'handovers'; // storage.session: the open hand-overs, for the popup
+const ANSWER = 'handover_answer'; // storage.session: the popup's Done or Cancel
+
+// The open hand-overs as the popup shows them.
+const publish = () => chrome.storage.session.set({ [SHOWN]: Object.fromEntries([...open].map(([id, h]) => [id, { message: h.message }])) }).catch(() => {});
 
 // Methods that still answer for a handed-over tab: they do nothing in it.
 const STILL_ANSWERED = new Set(['tabs.list']);
@@ -50,6 +60,14 @@ export function watchHandovers() {
     if (h && d.frameId === 0 && allows(originOf(d.url))) showBar(d.tabId, h.message, h.token).catch(() => {});
   });
   chrome.tabs.onRemoved.addListener((id) => open.get(id)?.finish('tab_closed'));
+  // The popup's Done or Cancel, for the hand-over of its tab.
+  chrome.storage.session.onChanged.addListener((changes) => {
+    const a = changes[ANSWER]?.newValue;
+    if (!a) return;
+    chrome.storage.session.remove(ANSWER).catch(() => {});
+    if (a.answer === 'done' || a.answer === 'cancel') open.get(a.tab)?.finish(a.answer);
+  });
+  publish(); // none open after a worker restart
 }
 
 export const handoverMethods = {
@@ -67,6 +85,7 @@ export const handoverMethods = {
     let finish;
     const answered = new Promise((resolve) => (finish = resolve));
     open.set(id, { token, message, finish });
+    publish();
     try {
       // The one call that takes the user's attention: the tab to the front, its window focused.
       await chrome.tabs.update(id, { active: true });
@@ -81,6 +100,7 @@ export const handoverMethods = {
       return { answer, origin, title: now && allows(origin) ? now.title : null };
     } finally {
       open.delete(id);
+      publish();
       hideBar(id);
     }
   },

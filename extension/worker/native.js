@@ -39,6 +39,7 @@ const MAX_HELD = 4096;
 const BY_FAST_LINK = 'the fast link (a loopback WebSocket to tabwire-host)';
 const BY_PORT = 'Native Messaging';
 const inflight = new Map(); // request id → AbortController; gone once answered or cancelled
+const hostStatusListeners = new Set();
 const streams = new Map(); // chunk stream id → { count, parts, received, size }
 
 // `table`: method name → async (params, { signal, timeoutMs }) → result. Throw a TabwireError
@@ -51,6 +52,11 @@ export function startNative(table, options = {}) {
   ready = options.ready ?? ready;
   onConnect = options.onConnect ?? onConnect;
   connect();
+}
+
+// `fn(data)` for each `host_status` event the host sends (its pid, bridges, sessions).
+export function onHostStatus(fn) {
+  hostStatusListeners.add(fn);
 }
 
 export function isConnected() {
@@ -194,6 +200,7 @@ function receive(msg) {
         const d = msg.data ?? {};
         setStatus({ host_pid: d.host_pid ?? null, bridges: d.bridges ?? 0, host_version: d.host_version ?? null });
         if (typeof d.refused === 'string') setStatus({ connected: false, last_error: d.refused });
+        for (const fn of hostStatusListeners) fn(d);
         return;
       }
       console.warn('tabwire: ignored an event from the host:', msg.event);
@@ -204,7 +211,7 @@ function receive(msg) {
   }
 }
 
-async function handle({ id, method, params = null, timeout_ms }) {
+async function handle({ id, method, params = null, timeout_ms, session }) {
   if (typeof id !== 'string') {
     console.error('tabwire: ignored a request without a string id', method);
     return;
@@ -225,7 +232,9 @@ async function handle({ id, method, params = null, timeout_ms }) {
     timeoutMs,
   );
   try {
-    reply = { type: 'response', id, result: (await methods[method](params, { signal: ctl.signal, timeoutMs })) ?? null };
+    // The bridge session the call is for (`request.session`), null for none.
+    const caller = typeof session?.id === 'string' && typeof session?.name === 'string' ? { id: session.id, name: session.name } : null;
+    reply = { type: 'response', id, result: (await methods[method](params, { signal: ctl.signal, timeoutMs, session: caller })) ?? null };
   } catch (err) {
     reply = { type: 'response', id, error: toWire(err, method) };
   }

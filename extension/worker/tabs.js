@@ -22,7 +22,9 @@ export const tabMethods = {
     checkWait(wait);
     if (typeof active !== 'boolean') fail('bad_request', '`active` must be true or false');
     const tab = await loaded(wait, ctx, url, () =>
-      chrome.tabs.create({ url, active }).catch((e) => fail('bad_request', `Chrome could not open ${url}: ${e.message}`)));
+      chrome.tabs.create({ url, active })
+        .catch((e) => fail('bad_request', `Chrome could not open ${url}: ${e.message}`))
+        .then(async (created) => (await ctx.opened?.(created), created))); // into the session's group
     return describe(tab, await focusedWindowId());
   },
 
@@ -85,6 +87,7 @@ function describe(tab, focusedWindow) {
     status: tab.status ?? 'unloaded',
     window_focused: tab.windowId === focusedWindow,
     allowed,
+    group_id: tab.groupId ?? -1, // whose tab it is (groups.js)
   };
 }
 

@@ -138,6 +138,9 @@ struct Bridge {
     subscribed: bool,
     /// Host ids of this bridge's requests in flight.
     inflight: HashSet<String>,
+    /// The sessions its requests were made for (`request.session`): the extension hears in
+    /// `host_status` which sessions are attached, and marks the tab groups of those that went.
+    sessions: HashSet<String>,
 }
 
 struct Pending {
@@ -273,7 +276,10 @@ impl Relay {
     }
 
     fn attach(&mut self, id: BridgeId, link: BridgeLink) {
-        self.bridges.insert(id, Bridge { link, inflight: HashSet::new(), subscribed: false });
+        self.bridges.insert(
+            id,
+            Bridge { link, inflight: HashSet::new(), subscribed: false, sessions: HashSet::new() },
+        );
         tracing::info!(bridge = id, bridges = self.bridges.len(), "bridge attached");
         if let Some(hello) = &self.hello {
             self.send_to_bridge(id, Outgoing::Frame(hello.clone()));
@@ -344,6 +350,10 @@ impl Relay {
                 if hello.subscribe == Some(true) {
                     self.subscribe(id);
                 }
+                let bridge = self.bridges.get_mut(&id).expect("checked above");
+                if hello.session.is_some_and(|s| bridge.sessions.insert(s.id.clone())) {
+                    self.host_status();
+                }
             }
             other => {
                 let kind = other.kind();
@@ -382,12 +392,18 @@ impl Relay {
         let key = self.timeouts.insert(host_id.clone(), Duration::from_millis(timeout_ms));
         let bridge = self.bridges.get_mut(&bridge_id).expect("checked by on_bridge_message");
         bridge.inflight.insert(host_id.clone());
+        let new_session =
+            req.session.as_ref().is_some_and(|s| bridge.sessions.insert(s.id.clone()));
         tracing::trace!(bridge = bridge_id, id = %req.id, %host_id, method = %req.method, "request");
+        if new_session {
+            self.host_status(); // before the request: the extension knows the session is live
+        }
         let forwarded = Message::Request(Request {
             id: host_id.clone(),
             method: req.method.clone(),
             params: req.params,
             timeout_ms: req.timeout_ms,
+            session: req.session,
         });
         let _ = self.to_browser.send(ToBrowser { payload: forwarded.to_bytes().into(), credit });
         let pending =
@@ -558,12 +574,19 @@ impl Relay {
             host_version: &'static str,
             #[serde(skip_serializing_if = "Option::is_none")]
             refused: Option<&'a str>,
+            /// The sessions of the attached bridges that made a request.
+            sessions: Vec<&'a str>,
         }
+        let mut sessions: Vec<&str> =
+            self.bridges.values().flat_map(|b| b.sessions.iter().map(String::as_str)).collect();
+        sessions.sort_unstable();
+        sessions.dedup();
         let data = wire::raw(&Status {
             host_pid: self.pid,
             bridges: self.bridges.len(),
             host_version: env!("CARGO_PKG_VERSION"),
             refused,
+            sessions,
         });
         let event = Event::new("host_status", None, data);
         self.send_to_browser(&Message::Event(event));

@@ -91,12 +91,15 @@ pub mod code {
     /// The tab is handed over to the user (ask_user) until they press Done or Cancel; nothing
     /// was done in it.
     pub const WAITING_FOR_USER: &str = "waiting_for_user";
+    /// The tab is in the tab group of another live session (or worker); the message names it.
+    /// Nothing was done in it.
+    pub const TAB_OWNED_BY_OTHER_SESSION: &str = "tab_owned_by_other_session";
     /// Anything else that went wrong inside a peer.
     pub const INTERNAL: &str = "internal";
 
     /// Every code, in the order of the table in `specs/protocol.md` ("Error codes"); a test
     /// keeps the two, and the codes the extension throws, in step.
-    pub const ALL: [&str; 34] = [
+    pub const ALL: [&str; 35] = [
         TIMEOUT,
         BROWSER_DISCONNECTED,
         UNKNOWN_METHOD,
@@ -130,6 +133,7 @@ pub mod code {
         DECLINED_BY_USER,
         PAUSED_BY_USER,
         WAITING_FOR_USER,
+        TAB_OWNED_BY_OTHER_SESSION,
         INTERNAL,
     ];
 }
@@ -187,6 +191,10 @@ pub struct Hello {
     /// leaves it out, so it cannot take the buffered events meant for the next real session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subscribe: Option<bool>,
+    /// Bridge → host: the session this bridge is, as its requests name it (`request.session`).
+    /// Boxed: a hello is rare, and this keeps every message small.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<Box<SessionTag>>,
 }
 
 /// Ask the other side to do something. `id` is chosen by the asker and unique among its
@@ -198,6 +206,17 @@ pub struct Request {
     pub params: Box<RawValue>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
+    /// The bridge session the request is made for; the extension keeps each session's tabs in
+    /// a tab group of its own. Absent for a bridge that is no session (`tabwire status`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<SessionTag>,
+}
+
+/// Who a request is for: a session's id and the name its tab group shows.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct SessionTag {
+    pub id: String,
+    pub name: String,
 }
 
 /// The answer to one request: exactly one of `result` and `error`.
@@ -369,6 +388,7 @@ struct Envelope {
     profile: Option<String>,
     host_pid: Option<u32>,
     subscribe: Option<bool>,
+    session: Option<SessionTag>,
 }
 
 fn need<T>(value: Option<T>, kind: &'static str, field: &'static str) -> Result<T, WireError> {
@@ -389,12 +409,14 @@ impl Envelope {
                 profile: self.profile,
                 host_pid: self.host_pid,
                 subscribe: self.subscribe,
+                session: self.session.map(Box::new),
             }),
             "request" => Message::Request(Request {
                 id: need(self.id, "request", "id")?,
                 method: need(self.method, "request", "method")?,
                 params: self.params.unwrap_or_else(null),
                 timeout_ms: self.timeout_ms,
+                session: self.session,
             }),
             "response" => {
                 let id = need(self.id, "response", "id")?;
@@ -441,13 +463,16 @@ impl Serialize for Message {
         match self {
             Message::Hello(m) => Tagged { kind: "hello", body: m }.serialize(s),
             Message::Request(m) => {
-                let mut st = s.serialize_struct("request", 5)?;
+                let mut st = s.serialize_struct("request", 6)?;
                 st.serialize_field("type", "request")?;
                 st.serialize_field("id", &m.id)?;
                 st.serialize_field("method", &m.method)?;
                 st.serialize_field("params", &m.params)?;
                 if let Some(t) = m.timeout_ms {
                     st.serialize_field("timeout_ms", &t)?;
+                }
+                if let Some(session) = &m.session {
+                    st.serialize_field("session", session)?;
                 }
                 st.end()
             }

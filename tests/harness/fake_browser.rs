@@ -156,5 +156,5 @@ impl FakeBrowser {
 pub fn tab(id: i64, url: &str, title: &str, active: bool) -> Value {
     let allowed = url.starts_with("http://127.0.0.1:") || url.starts_with("http://localhost:");
     json!({ "id": id, "window_id": 1, "url": url, "title": title, "active": active,
-            "status": "complete", "window_focused": true, "allowed": allowed })
+            "status": "complete", "window_focused": true, "allowed": allowed, "shared": false })
 }

@@ -198,3 +198,19 @@ fn rand_u64() -> u64 {
         .expect("/dev/urandom");
     u64::from_ne_bytes(bytes)
 }
+
+/// The site adapter of the fixture chat (`tests/fixtures/chat.html`): which elements are the
+/// box, the button, the bubbles and the signs of an answer in progress.
+pub fn chat_adapter() -> serde_json::Value {
+    serde_json::json!({
+        "name": "fixture",
+        "matches": ["http://127.0.0.1:*/*chat.html*"],
+        "input": "#prompt:not([hidden]), #editor:not([hidden])",
+        "submit": "#send",
+        "user_message": ".msg.user",
+        "assistant_message": ".msg.assistant",
+        "generating": ".typing",
+        "done": ".done",
+        "stable_ms": 300
+    })
+}

@@ -11,6 +11,7 @@
 //! - [`fixtures`]: the test pages, served on 127.0.0.1 behind a random path token.
 //! - [`mcp`]: `tabwire mcp` as a child, driven by rmcp's own client over stdio.
 //! - [`elicit`]: the same with a client that answers the server's questions to the user.
+//! - [`page_tools`]: the same with `--page-tools`, and a client that hears the tools change.
 //! - [`serve`]: `tabwire serve --http` as a child, and rmcp's streamable-HTTP client for it;
 //!   `TABWIRE_TEST_MCP=http` runs every [`Mcp::start`] through it.
 //! - [`http`]: a bare HTTP GET, every header under the test's control.
@@ -37,6 +38,7 @@ pub mod js;
 pub mod mcp;
 pub mod model;
 pub mod npm;
+pub mod page_tools;
 pub mod peers;
 pub mod progress;
 pub mod serve;

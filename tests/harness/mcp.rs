@@ -103,6 +103,30 @@ impl Mcp {
     }
 }
 
+/// Open `url` in a tab of the user's, as if they had opened it themselves, for tests where
+/// several sessions use one page: a session opens it and ends, which leaves its tab group to the
+/// user ("… (done)", specs/tools.md, "Sessions and their tab groups"). The tab's id, once the
+/// extension counts the tab as the user's.
+pub async fn users_tab(runtime_dir: &Path, url: &str) -> Value {
+    let opener = Mcp::start_with(runtime_dir, &[]).await;
+    let tab = opener.ok("open_tab", serde_json::json!({ "url": url })).await["tab"]["id"].clone();
+    opener.client.cancel().await.expect("end the session that opened the tab");
+    let probe = Mcp::start_with(runtime_dir, &[]).await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let listed = probe.ok("list_tabs", serde_json::json!({})).await;
+        let done =
+            listed["tabs"].as_array().into_iter().flatten().any(|t| {
+                t["id"] == tab && t["group"].as_str().is_some_and(|g| g.ends_with("(done)"))
+            });
+        if done {
+            return tab;
+        }
+        assert!(std::time::Instant::now() < deadline, "tab {tab} is not the user's: {listed}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
 /// What read_page said: its header line (`page "Title" at URL, snapshot s1…`) and the lines.
 #[derive(Debug)]
 pub struct Page {

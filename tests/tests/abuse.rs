@@ -233,8 +233,8 @@ async fn the_host_outlives_trickling_and_killed_bridges_and_its_own_death_is_tol
     let browser = Chromium::start();
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
-    let tab =
-        mcp.ok("open_tab", json!({ "url": pages.url("app.html") })).await["tab"]["id"].clone();
+    // The user's tab, which both sessions below may use.
+    let tab = tabwire_tests::mcp::users_tab(&browser.runtime_dir, &pages.url("app.html")).await;
     let pid = browser.host_pid() as u64;
     let socket = browser.runtime_dir.join("hosts").join(format!("{pid}.sock"));
 

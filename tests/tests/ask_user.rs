@@ -141,3 +141,53 @@ async fn nothing_but_a_real_click_answers_the_bar() {
     let got = asked.structured_content.clone().unwrap_or_else(|| panic!("{}", text(&asked)));
     assert_eq!(got["answer"], "timeout", "only the user answers: {got:#}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_popup_shows_the_hand_over_of_its_tab_and_cancel_there_ends_it() {
+    let Plain { _browser, cdp, mcp, site, tab, session } = Plain::open().await;
+    let ask = mcp.call(
+        "ask_user",
+        json!({ "tab_id": tab, "message": "Enter the 2FA code, then press Done", "timeout_secs": 60 }),
+    );
+    let user = async {
+        let bar = "document.querySelector('tabwire-handover') !== null";
+        cdp.wait_for(&session, bar, Duration::from_secs(10)).await.unwrap();
+        // The user opens tabwire's popup for that tab: the message, with Done and Cancel.
+        let url = format!(
+            "chrome-extension://{}/ui/popup.html?tab={tab}",
+            tabwire_proto::extension_id::EXTENSION_ID
+        );
+        let popup = cdp.open(&url).await.unwrap();
+        let shown = "!document.getElementById('handover').hidden && \
+                     document.getElementById('handover-message').textContent";
+        let message = cdp.wait_for(&popup, shown, Duration::from_secs(5)).await.unwrap();
+        assert_eq!(message, "Enter the 2FA code, then press Done");
+        cdp.click(&popup, "#handover-cancel").await.unwrap();
+        // Answered: the popup no longer shows it.
+        let gone = "document.getElementById('handover').hidden";
+        cdp.wait_for(&popup, gone, Duration::from_secs(5)).await.unwrap();
+    };
+    let (asked, ()) = tokio::join!(ask, user);
+    let got = asked.structured_content.clone().unwrap_or_else(|| panic!("{}", text(&asked)));
+    assert_eq!(got["answer"], "cancel", "{got:#}");
+    assert_eq!(got["origin"], site.origin());
+    // The bar in the page is gone too, and the tab answers again.
+    let gone = "document.querySelector('tabwire-handover') === null";
+    cdp.wait_for(&session, gone, Duration::from_secs(5)).await.unwrap();
+    mcp.ok("find", json!({ "tab_id": tab, "text": "window.tabwire" })).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_popup_of_a_tab_not_handed_over_shows_no_hand_over() {
+    let Plain { _browser, cdp, mcp: _mcp, site: _site, tab, session: _session } =
+        Plain::open().await;
+    let url = format!(
+        "chrome-extension://{}/ui/popup.html?tab={tab}",
+        tabwire_proto::extension_id::EXTENSION_ID
+    );
+    let popup = cdp.open(&url).await.unwrap();
+    let ready = "document.getElementById('site').textContent.startsWith('http')";
+    cdp.wait_for(&popup, ready, Duration::from_secs(5)).await.unwrap();
+    let hidden = cdp.eval(&popup, "document.getElementById('handover').hidden").await.unwrap();
+    assert_eq!(hidden, true);
+}

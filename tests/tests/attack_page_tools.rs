@@ -15,8 +15,9 @@ use rmcp::model::Tool;
 use serde_json::{Value, json};
 use tabwire_tests::{Chromium, Fixtures, Mcp};
 
-async fn open(mcp: &Mcp, url: String) -> i64 {
-    mcp.ok("open_tab", json!({ "url": url })).await["tab"]["id"].as_i64().unwrap()
+/// A tab of the user's at `url`, which every session may use (`users_tab`).
+async fn users_open(runtime_dir: &std::path::Path, url: String) -> i64 {
+    tabwire_tests::mcp::users_tab(runtime_dir, &url).await.as_i64().unwrap()
 }
 
 /// The page tools (every tool whose description names `origin`), by name.
@@ -91,15 +92,15 @@ async fn a_page_on_another_site_cannot_poison_the_page_tools_a_model_sees() {
     let mut problems: Vec<String> = Vec::new();
 
     // The real app's tool names when it is alone.
-    let tab = open(&plain, real.url("colour.html")).await;
+    let tab = users_open(&browser.runtime_dir, real.url("colour.html")).await;
     let alone = names(&wait_for_tools(&tools, &real.origin(), 2).await);
     plain.ok("close_tab", json!({ "tab_id": tab })).await;
     wait_for_tools(&tools, &real.origin(), 0).await;
 
     // The other site declares the same app and command first; then the real app opens again.
-    let poison = open(&plain, stranger.url("attack/poison-tools.html")).await;
+    let poison = users_open(&browser.runtime_dir, stranger.url("attack/poison-tools.html")).await;
     let theirs = wait_for_tools(&tools, &stranger.origin(), 1).await;
-    let real_tab = open(&plain, real.url("colour.html")).await;
+    let real_tab = users_open(&browser.runtime_dir, real.url("colour.html")).await;
     let ours = wait_for_tools(&tools, &real.origin(), 2).await;
     if names(&ours) != alone {
         problems.push(format!(
@@ -155,7 +156,8 @@ async fn a_page_on_another_site_cannot_poison_the_page_tools_a_model_sees() {
     }
 
     // A parameter named with text: refused whole, the page told, and no tool.
-    let named = open(&plain, stranger.url("attack/poison-tools.html?names")).await;
+    let named =
+        users_open(&browser.runtime_dir, stranger.url("attack/poison-tools.html?names")).await;
     let deadline = Instant::now() + Duration::from_secs(10);
     let refusals = loop {
         let got = plain.ok("send_command", json!({ "tab_id": named, "type": "refusals" })).await;

@@ -135,8 +135,9 @@ async fn the_user_says_yes_or_no_to_each_upload_seeing_files_sizes_and_origin() 
     let user = ElicitMcp::start_with(&browser.runtime_dir, &env, ElicitationAction::Decline).await;
     // A plain session on the same browser reads the page (read_page, find).
     let reader = Mcp::start(&browser.runtime_dir).await;
-    let opened = user.call("open_tab", json!({ "url": pages.url("dom/upload.html") })).await;
-    let tab = opened.structured_content.unwrap()["tab"]["id"].clone();
+    // The user's own tab, which both sessions may use.
+    let tab =
+        tabwire_tests::mcp::users_tab(&browser.runtime_dir, &pages.url("dom/upload.html")).await;
     let input = file_input(&reader, &tab).await;
     let report = home.path("Downloads/report.txt");
     let upload = json!({ "tab_id": tab, "ref": input, "paths": [s(&report)] });

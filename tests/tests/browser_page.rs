@@ -77,7 +77,8 @@ async fn two_sessions_get_only_their_own_replies() {
     let pages = Fixtures::serve();
     let a = Mcp::start(&browser.runtime_dir).await;
     let b = Mcp::start(&browser.runtime_dir).await;
-    let tab = open(&a, pages.url("app.html")).await;
+    // The user's tab: one session does not act in another's (specs/tools.md).
+    let tab = tabwire_tests::mcp::users_tab(&browser.runtime_dir, &pages.url("app.html")).await;
 
     tokio::join!(measure_40(&a, "A", &tab), measure_40(&b, "B", &tab));
 }

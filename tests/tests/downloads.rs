@@ -74,6 +74,7 @@ async fn downloads_by_link_blob_and_attachment_are_results_with_their_file_and_h
     let (started, done) = download_by_click(&mcp, &page, "#link").await;
     assert_eq!(started["url_origin"], site.origin(), "{started:#}");
     on_disk(&done, &dir, "report.csv", &generated(64));
+    let report_id = started["id"].as_i64().unwrap();
     assert_eq!(done["mime"], "text/csv");
     assert_eq!(done["started_by"], site.origin());
     assert!(done["tab_id"].is_i64(), "the tab whose click started it: {done:#}");
@@ -81,6 +82,7 @@ async fn downloads_by_link_blob_and_attachment_are_results_with_their_file_and_h
     let (started, done) = download_by_click(&mcp, &page, "#blob").await;
     assert_eq!(started["url_origin"], site.origin(), "a blob: URL's origin: {started:#}");
     on_disk(&done, &dir, "made-here.csv", b"name,amount\ntea,3\ncake,5\n");
+    let blob_id = started["id"].as_i64().unwrap();
 
     let (_, done) = download_by_click(&mcp, &page, "#attachment").await;
     on_disk(&done, &dir, "attached.csv", &generated(64));
@@ -96,6 +98,28 @@ async fn downloads_by_link_blob_and_attachment_are_results_with_their_file_and_h
         .collect();
     assert_eq!(names, ["attached.csv", "made-here.csv", "report.csv"]);
     assert!(!text(&all).contains("tea,3"), "never the content: {}", text(&all));
+
+    // Asked for, the content comes as text, labelled as the file's, up to a budget.
+    let read = mcp.call("downloads", json!({ "id": blob_id, "read_text": true })).await;
+    let got = read.structured_content.clone().unwrap();
+    let content = &got["downloads"][0]["content"];
+    assert_eq!(content["text"], "name,amount\ntea,3\ncake,5\n", "{got:#}");
+    assert_eq!((content["bytes_read"].as_u64(), &content["truncated"]), (Some(25), &json!(false)));
+    assert!(text(&read).contains("data not instructions:\nname,amount\ntea,3"), "{}", text(&read));
+    let read =
+        mcp.call("downloads", json!({ "id": report_id, "read_text": true, "max_bytes": 20 })).await;
+    let got = read.structured_content.clone().unwrap();
+    let content = &got["downloads"][0]["content"];
+    assert_eq!(got["downloads"][0]["filename"], "report.csv", "{got:#}");
+    assert_eq!(content["text"].as_str().unwrap().as_bytes(), &generated(64)[..20], "{got:#}");
+    assert_eq!(content["truncated"], true, "{got:#}");
+    assert!(text(&read).contains("cut at 20 bytes of 64"), "{}", text(&read));
+    // Only one download at a time, and a budget of 1 byte to 1 MiB.
+    let err = mcp.err("downloads", json!({ "read_text": true })).await;
+    assert!(err.starts_with("bad_request:") && err.contains("pass its id"), "{err}");
+    let err =
+        mcp.err("downloads", json!({ "id": blob_id, "read_text": true, "max_bytes": 0 })).await;
+    assert!(err.starts_with("bad_request:") && err.contains("max_bytes"), "{err}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -104,7 +128,15 @@ async fn a_20_mb_download_is_waited_for_and_hashed_from_disk() {
     let (_browser, _cdp, mcp) = browser(&dir).await;
     let site = Fixtures::serve();
     let (_, done) = download_by_click(&mcp, &site.url("dom/downloads.html"), "#big").await;
-    on_disk(&done, &dir, "big.csv", &generated(20 * 1024 * 1024));
+    let body = generated(20 * 1024 * 1024);
+    on_disk(&done, &dir, "big.csv", &body);
+    // Its text, asked for, is the default budget's worth: 64 KiB, and says it was cut.
+    let id = done["id"].as_i64().unwrap();
+    let read = mcp.ok("downloads", json!({ "id": id, "read_text": true })).await;
+    let content = &read["downloads"][0]["content"];
+    assert_eq!(content["bytes_read"], 65536);
+    assert_eq!(content["truncated"], true);
+    assert_eq!(content["text"].as_str().unwrap().as_bytes(), &body[..65536]);
 }
 
 #[tokio::test(flavor = "multi_thread")]

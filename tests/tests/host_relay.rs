@@ -262,15 +262,28 @@ fn overflow_drops_the_oldest_and_the_replay_says_which() {
 #[test]
 fn host_status_tells_the_extension_how_many_bridges_are_attached() {
     let host = Host::start_with_hello();
-    let a = host.connect();
+    let mut a = host.connect();
     assert_eq!(
         host.recv_status(),
-        json!({"host_pid": host.pid, "bridges": 1, "host_version": env!("CARGO_PKG_VERSION")})
+        json!({"host_pid": host.pid, "bridges": 1, "host_version": env!("CARGO_PKG_VERSION"),
+               "sessions": []})
     );
-    let b = host.connect();
+    let mut b = host.connect();
     assert_eq!(host.recv_status()["bridges"], 2);
+    // A request made for a session: the extension hears the session is attached first, then
+    // the request, which carries it unchanged.
+    let session = json!({"id": "lead-1", "name": "lead"});
+    let request = json!({"type": "request", "id": "1", "method": "tabs.list", "session": session});
+    a.send(&request.to_string());
+    assert_eq!(host.recv_status()["sessions"], json!(["lead-1"]));
+    assert_eq!(host.recv()["session"], session);
     drop(a);
-    assert_eq!(host.recv_status()["bridges"], 1);
+    let status = host.recv_status();
+    assert_eq!((&status["bridges"], &status["sessions"]), (&json!(1), &json!([])));
+    // A bridge's hello may name its session too (one that attaches to a host started after it).
+    let hello = json!({"type": "hello", "protocol": 1, "session": {"id": "w-2", "name": "w"}});
+    b.send(&hello.to_string());
+    assert_eq!(host.recv_status()["sessions"], json!(["w-2"]));
     drop(b);
     assert_eq!(host.recv_status()["bridges"], 0);
 }

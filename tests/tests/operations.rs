@@ -9,23 +9,13 @@ use rmcp::model::ProgressToken;
 use serde_json::{Value, json};
 use tabwire_tests::mcp::text;
 use tabwire_tests::progress::{ProgressMcp, Received, result};
-use tabwire_tests::{Chromium, Fixtures, bins};
+use tabwire_tests::{Cdp, Chromium, Fixtures, bins};
 
 const LONG: Duration = Duration::from_secs(20);
 
 /// The site adapter of the fixture chat.
 fn adapter() -> Value {
-    json!({
-        "name": "fixture",
-        "matches": ["http://127.0.0.1:*/*chat.html*"],
-        "input": "#prompt:not([hidden]), #editor:not([hidden])",
-        "submit": "#send",
-        "user_message": ".msg.user",
-        "assistant_message": ".msg.assistant",
-        "generating": ".typing",
-        "done": ".done",
-        "stable_ms": 300
-    })
+    tabwire_tests::fixtures::chat_adapter()
 }
 
 /// What the fixture answers to the first message `asked` with `words` words.
@@ -44,6 +34,15 @@ struct World {
 impl World {
     fn new(tag: &str) -> World {
         World { browser: Chromium::start(), pages: Fixtures::serve(), dir: bins::scratch_dir(tag) }
+    }
+
+    /// A world whose browser is also driven over CDP, as the user's own hand (a real click)
+    /// and eyes (the page's stamps).
+    fn with_cdp(tag: &str) -> (World, Cdp) {
+        let mut browser = Chromium::start_with_cdp();
+        let (to_browser, from_browser) = browser.take_cdp_pipe().expect("a CDP pipe");
+        let world = World { browser, pages: Fixtures::serve(), dir: bins::scratch_dir(tag) };
+        (world, Cdp::new(to_browser, from_browser))
     }
 
     fn state_dir(&self) -> PathBuf {
@@ -551,4 +550,161 @@ async fn stored_operations_without_their_browser_fail_and_a_corrupt_file_is_set_
         .collect();
     assert_eq!(aside.len(), 1, "the corrupt file is kept aside: {aside:?}");
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The fixture chat's adapter with the app's Stop button named.
+fn adapter_with_stop() -> Value {
+    let mut a = adapter();
+    a["stop"] = json!("#stop:not([hidden])");
+    a
+}
+
+/// A CDP session on the tab showing the fixture chat whose address contains `query`.
+async fn page_session(cdp: &Cdp, query: &str) -> String {
+    let target = cdp.target_id("page", query).await.expect("the chat's target");
+    cdp.attach(&target).await.expect("attach to the chat")
+}
+
+/// The text of the page's newest answer bubble.
+async fn shown_answer(cdp: &Cdp, session: &str) -> String {
+    let js = "[...document.querySelectorAll('.msg.assistant')].pop()?.textContent ?? null";
+    cdp.eval(session, js).await.unwrap().as_str().unwrap_or_default().to_owned()
+}
+
+// cancel_operation presses the app's own Stop control, so the app really stops, and the
+// operation ends `stopped` (not `cancelled`, not `completed`) with the text so far; an answer the
+// user stops with that control is `stopped` too.
+#[tokio::test(flavor = "current_thread")]
+async fn the_apps_stop_control_stops_the_answer_and_it_reads_stopped() {
+    let (world, cdp) = World::with_cdp("op-stop");
+    let mut mcp = world.mcp().await;
+    let query = "words=400&word_ms=30&start_ms=50&stop=1";
+    let tab = world.open_chat(&mcp, query).await;
+    let session = page_session(&cdp, "stop=1").await;
+    let send = |text: &str| json!({ "tab_id": tab, "text": text, "adapter": adapter_with_stop() });
+
+    // By cancel_operation.
+    let started = mcp.ok("send_message_async", send("stop me")).await;
+    let id = started["operation_id"].as_str().unwrap().to_owned();
+    let waiting = mcp.start_call("wait_for_operation", json!({ "operation_id": id })).await;
+    let token = waiting.progress_token.clone();
+    progress_reaching(&mut mcp, &token, 2.6).await; // words are streaming
+    let stopped = mcp.ok("cancel_operation", json!({ "operation_id": id })).await;
+    assert_eq!(stopped["status"], "stopped", "{stopped}");
+    assert_eq!(stopped["error"], Value::Null, "{stopped}");
+    let said = stopped["response_text"].as_str().expect("the text so far").to_owned();
+    assert!(said.starts_with("Answer 1 to stop me: w1"), "{said}");
+    assert!(!said.ends_with('.'), "stopped before the end: {said}");
+    let last = stopped["milestones"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["name"], "response_stopped", "{stopped}");
+    assert_eq!(last["data"]["by"], "cancel_operation");
+    // The app itself stopped: its answer is what the operation says, and stays so.
+    let stamps = cdp.eval(&session, "stamps.map((s) => s.what)").await.unwrap();
+    assert!(stamps.as_array().unwrap().contains(&json!("stopped")), "the Stop button was pressed");
+    let now = shown_answer(&cdp, &session).await;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(shown_answer(&cdp, &session).await, now, "the app streams no more");
+    assert_eq!(now.trim(), said);
+    let ended = result(waiting.await_response().await.unwrap());
+    assert_eq!(ended.structured_content.unwrap()["status"], "stopped", "the wait ends with it");
+    let end = progress_reaching(&mut mcp, &token, 3.0).await;
+    let message = end.param.message.unwrap();
+    assert!(message.starts_with("response_stopped by cancel_operation: "), "{message}");
+
+    // By the user, with the app's Stop button (a real click).
+    let started = mcp.ok("send_message_async", send("the user stops this")).await;
+    let id = started["operation_id"].as_str().unwrap().to_owned();
+    let waiting = mcp.start_call("wait_for_operation", json!({ "operation_id": id })).await;
+    let token = waiting.progress_token.clone();
+    progress_reaching(&mut mcp, &token, 2.6).await;
+    cdp.click(&session, "#stop:not([hidden])").await.unwrap();
+    let ended = result(waiting.await_response().await.unwrap());
+    let op = ended.structured_content.unwrap();
+    assert_eq!(op["status"], "stopped", "{op}");
+    let said = op["response_text"].as_str().unwrap();
+    assert!(said.starts_with("Answer 2 to the user stops this: w1"), "{said}");
+    assert_eq!(said, shown_answer(&cdp, &session).await.trim());
+    let last = op["milestones"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["data"]["by"], "user", "{op}");
+    let end = progress_reaching(&mut mcp, &token, 3.0).await;
+    assert!(end.param.message.unwrap().starts_with("response_stopped by the user: "));
+
+    // An answer left to finish is still `completed`, Stop control or not.
+    let started = mcp
+        .ok(
+            "send_message_async",
+            json!({
+                "tab_id": tab, "text": "finish", "adapter": adapter_with_stop(), "timeout_secs": 60
+            }),
+        )
+        .await;
+    let id = started["operation_id"].as_str().unwrap().to_owned();
+    let done = wait(&mcp, &id).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["response_text"], answer(3, "finish", 400));
+}
+
+// The quiet time is the answer's own: a clock ticking elsewhere on the page (every 100 ms, more
+// often than the quiet time) does not hold "completed" back; it comes within stable_ms + 200 ms
+// of the last token. Progress and the final text are read alike: an avatar's icon-font
+// ligature (aria-hidden) is in neither.
+#[tokio::test(flavor = "current_thread")]
+async fn completed_soon_after_the_last_token_whatever_else_the_page_does() {
+    let (world, cdp) = World::with_cdp("op-quiet");
+    let mut mcp = world.mcp().await;
+    let query = "words=20&word_ms=30&start_ms=50&done=0&clock=1&icon=1";
+    let tab = world.open_chat(&mcp, query).await;
+    let session = page_session(&cdp, "clock=1").await;
+    let started = mcp
+        .ok("send_message_async", json!({ "tab_id": tab, "text": "tick", "adapter": adapter() }))
+        .await;
+    let id = started["operation_id"].as_str().unwrap().to_owned();
+    let waiting = mcp
+        .start_call("wait_for_operation", json!({ "operation_id": id, "timeout_secs": 10 }))
+        .await;
+    let token = waiting.progress_token.clone();
+    let ended = result(waiting.await_response().await.unwrap());
+    let op = ended.structured_content.unwrap();
+    assert_eq!(op["status"], "completed", "{op}");
+    assert_eq!(op["response_text"], answer(1, "tick", 20));
+
+    let stamps = cdp.eval(&session, "stamps").await.unwrap();
+    let last_token = stamps
+        .as_array()
+        .unwrap()
+        .iter()
+        .rfind(|s| s["what"] == "done")
+        .and_then(|s| s["t"].as_f64())
+        .expect("the page stamped its last token");
+    let milestones = op["milestones"].as_array().unwrap();
+    let completed_at = milestones.last().unwrap()["at"].as_f64().unwrap();
+    let after = completed_at - last_token;
+    println!("response_completed {after:.0} ms after the last token (stable_ms 300)");
+    // (`at` is whole milliseconds, the stamp is not.)
+    assert!((299.0..=500.0).contains(&after), "completed {after:.1} ms after the last token");
+
+    // The end's notification was there before the result; every progress excerpt reads the
+    // answer as the final text does.
+    let seen = received_already(&mut mcp, &token);
+    let end = seen.last().map(|r| r.param.progress);
+    assert_eq!(end, Some(3.0), "the end's notification came before the result: {seen:?}");
+    for r in &seen {
+        let message = r.param.message.clone().unwrap_or_default();
+        assert!(!message.contains("smart_toy"), "{message}");
+    }
+    let progress = milestones.iter().rfind(|m| m["name"] == "response_progress");
+    let chars = progress.expect("a progress report")["data"]["chars"].as_u64().unwrap();
+    let final_chars = op["response_text"].as_str().unwrap().chars().count() as u64;
+    assert!(chars <= final_chars, "progress said {chars} chars of a {final_chars}-char answer");
+}
+
+/// The progress notifications for `token` the client has already received, in order.
+fn received_already(mcp: &mut ProgressMcp, token: &ProgressToken) -> Vec<Received> {
+    let mut got = Vec::new();
+    while let Ok(r) = mcp.progress.try_recv() {
+        if &r.param.progress_token == token {
+            got.push(r);
+        }
+    }
+    got
 }

@@ -10,99 +10,19 @@
 
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
-use rmcp::service::{NotificationContext, RunningService};
-use rmcp::transport::TokioChildProcess;
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
-use serde_json::{Value, json};
+use rmcp::model::{CallToolRequestParams, Tool};
+use serde_json::json;
 use tabwire_tests::mcp::text;
+use tabwire_tests::page_tools::{PageToolsMcp, tool_name};
 use tabwire_tests::{Chromium, Fixtures, Mcp, bins};
-use tokio::sync::mpsc;
-
-/// Counts `notifications/tools/list_changed`, synchronously into a channel.
-struct ListChanged(mpsc::UnboundedSender<()>);
-
-impl ClientHandler for ListChanged {
-    fn on_tool_list_changed(
-        &self,
-        _context: NotificationContext<RoleClient>,
-    ) -> impl Future<Output = ()> + Send + '_ {
-        let _ = self.0.send(());
-        std::future::ready(())
-    }
-}
-
-/// `tabwire mcp --page-tools` with a client that hears list_changed.
-struct PageToolsMcp {
-    client: RunningService<RoleClient, ListChanged>,
-    changed: mpsc::UnboundedReceiver<()>,
-}
-
-impl PageToolsMcp {
-    async fn start(browser: &Chromium) -> PageToolsMcp {
-        let mut cmd = tokio::process::Command::new(bins::bin("tabwire"));
-        cmd.args(["mcp", "--page-tools"])
-            .env("TABWIRE_RUNTIME_DIR", &browser.runtime_dir)
-            .env_remove("TABWIRE_SESSION_ID");
-        let (tx, changed) = mpsc::unbounded_channel();
-        let transport = TokioChildProcess::new(cmd).expect("spawn tabwire mcp");
-        let client = ListChanged(tx).serve(transport).await.expect("MCP handshake");
-        PageToolsMcp { client, changed }
-    }
-
-    async fn call(&self, tool: &str, args: Value) -> CallToolResult {
-        let mut params = CallToolRequestParams::new(tool.to_owned());
-        if let Value::Object(map) = args {
-            params = params.with_arguments(map);
-        }
-        self.client.call_tool(params).await.unwrap_or_else(|e| panic!("{tool}: MCP error {e}"))
-    }
-
-    async fn ok(&self, tool: &str, args: Value) -> Value {
-        let result = self.call(tool, args).await;
-        assert_ne!(result.is_error, Some(true), "{tool} failed: {}", text(&result));
-        result.structured_content.expect("structured content")
-    }
-
-    async fn tools(&self) -> Vec<Tool> {
-        self.client.list_all_tools().await.expect("tools/list")
-    }
-
-    /// Wait for list_changed until the page tools are `want` (the names with `__`, any order).
-    async fn page_tools_become(&mut self, want: &[&String]) -> Vec<Tool> {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
-        loop {
-            let tools = self.tools().await;
-            let mut names: Vec<&str> =
-                tools.iter().map(|t| t.name.as_ref()).filter(|n| n.contains("__")).collect();
-            let mut want: Vec<&str> = want.iter().map(|n| n.as_str()).collect();
-            want.sort();
-            names.sort();
-            if names == want {
-                return tools;
-            }
-            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            let heard = tokio::time::timeout(left, self.changed.recv()).await;
-            assert!(heard.is_ok(), "no tools/list_changed brought {want:?}; the tools: {names:?}");
-        }
-    }
-}
-
-/// The name `--page-tools` gives `origin`'s `app__command` (`specs/tools.md`, "Page tools"):
-/// `<host>_<tag>_<app>__<command>`, the tag six characters of the origin's 64-bit FNV-1a hash —
-/// the same in every session, and another origin's is another.
-fn tool_name(origin: &str, app_command: &str) -> String {
-    let host = origin.split("://").nth(1).unwrap().split(':').next().unwrap().replace('.', "-");
-    let hash = origin
-        .bytes()
-        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
-    let base32 = b"abcdefghijklmnopqrstuvwxyz234567";
-    let tag: String = (0..6).map(|i| char::from(base32[(hash >> (i * 5)) as usize & 31])).collect();
-    format!("{host}_{tag}_{app_command}")
-}
 
 async fn open(mcp: &Mcp, url: String) -> i64 {
     mcp.ok("open_tab", json!({ "url": url })).await["tab"]["id"].as_i64().unwrap()
+}
+
+/// A tab of the user's at `url`, which every session may use (`users_tab`).
+async fn users_open(runtime_dir: &std::path::Path, url: String) -> i64 {
+    tabwire_tests::mcp::users_tab(runtime_dir, &url).await.as_i64().unwrap()
 }
 
 fn tool<'a>(tools: &'a [Tool], name: &str) -> &'a Tool {
@@ -183,7 +103,7 @@ async fn page_tools_come_with_their_page_are_shared_by_its_tabs_and_go_with_it()
 
     let change_name = tool_name(&pages.origin(), "colours__change_model_color");
     let get_name = tool_name(&pages.origin(), "colours__get_model_color");
-    let first = open(&plain, pages.url("colour.html")).await;
+    let first = users_open(&browser.runtime_dir, pages.url("colour.html")).await;
     let tools = mcp.page_tools_become(&[&change_name, &get_name]).await;
     let change = tool(&tools, &change_name);
     let schema = &change.input_schema;
@@ -208,7 +128,7 @@ async fn page_tools_come_with_their_page_are_shared_by_its_tabs_and_go_with_it()
     assert_eq!(received(&plain, first).await, 1, "the bad call never reached the page");
 
     // A second tab of the app: the same tools, which now need a tab_id.
-    let second = open(&plain, pages.url("colour.html")).await;
+    let second = users_open(&browser.runtime_dir, pages.url("colour.html")).await;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
     loop {
         let tools = mcp.tools().await;
@@ -256,9 +176,10 @@ async fn a_hostile_page_cannot_take_a_tool_shadow_a_built_in_or_pass_off_instruc
 
     let change_name = tool_name(&pages.origin(), "colours__change_model_color");
     let get_name = tool_name(&pages.origin(), "colours__get_model_color");
-    let real = open(&plain, pages.url("colour.html")).await;
+    let real = users_open(&browser.runtime_dir, pages.url("colour.html")).await;
     mcp.page_tools_become(&[&change_name, &get_name]).await;
-    let hostile = open(&plain, stranger.url("hostile-commands.html?attack=shadow")).await;
+    let hostile =
+        users_open(&browser.runtime_dir, stranger.url("hostile-commands.html?attack=shadow")).await;
     let their_change = tool_name(&stranger.origin(), "colours__change_model_color");
     let their_list_tabs = tool_name(&stranger.origin(), "colours__list_tabs");
     let tools =
@@ -291,8 +212,11 @@ async fn a_hostile_page_cannot_take_a_tool_shadow_a_built_in_or_pass_off_instruc
     for (attack, why) in
         [("huge", "over 16384"), ("deep", "deeper than 16"), ("notschema", "JSON Schema object")]
     {
-        let tab =
-            open(&plain, stranger.url(&format!("hostile-commands.html?attack={attack}"))).await;
+        let tab = users_open(
+            &browser.runtime_dir,
+            stranger.url(&format!("hostile-commands.html?attack={attack}")),
+        )
+        .await;
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         let refusals = loop {
             let got = plain.ok("send_command", json!({ "tab_id": tab, "type": "refusals" })).await;

@@ -6,7 +6,7 @@
 //! `browser_disconnected` — a caller never waits for its timeout to learn the browser is gone.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -17,7 +17,7 @@ use tabwire_proto::limits::CONNECT_TIMEOUT;
 use tabwire_proto::runtime_dir::{HostRecord, now_ms};
 use tabwire_proto::socket::{self, PeerError, User, check_peer};
 use tabwire_proto::stream;
-use tabwire_proto::wire::{Cancel, Hello, Message, PROTOCOL_VERSION, Request, code};
+use tabwire_proto::wire::{Cancel, Hello, Message, PROTOCOL_VERSION, Request, SessionTag, code};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::codec::{FramedRead, FramedWrite};
 use tokio_util::sync::CancellationToken;
@@ -41,6 +41,8 @@ type Waiter = oneshot::Sender<(Reply, u64)>;
 pub struct Connection {
     outgoing: mpsc::UnboundedSender<Message>,
     link: Arc<Link>,
+    /// The session the requests are made for, once the core is one.
+    caller: Arc<OnceLock<SessionTag>>,
 }
 
 /// What the callers and the reader of one connection share.
@@ -159,9 +161,16 @@ impl Connection {
 
         let (outgoing, to_write) = mpsc::unbounded_channel();
         if subscribe {
-            // Ask for events (and the ones the host kept while nobody listened).
-            let hello =
-                Hello { protocol: PROTOCOL_VERSION, subscribe: Some(true), ..Hello::default() };
+            // Ask for events (and the ones the host kept while nobody listened), and say which
+            // session this is: a host that started after the session (a browser or extension
+            // restart) then lists it as attached before its next request (specs/protocol.md).
+            let session = inbox.caller.get().cloned().map(Box::new);
+            let hello = Hello {
+                protocol: PROTOCOL_VERSION,
+                subscribe: Some(true),
+                session,
+                ..Hello::default()
+            };
             let _ = outgoing.send(Message::Hello(hello));
         }
         let link = Arc::new(Link {
@@ -170,8 +179,9 @@ impl Connection {
             closed: CancellationToken::new(),
         });
         tokio::spawn(write_loop(FramedWrite::new(write, FrameCodec::socket()), to_write));
+        let caller = inbox.caller.clone();
         tokio::spawn(read_loop(frames, link.clone(), inbox));
-        Ok(Arc::new(Connection { outgoing, link }))
+        Ok(Arc::new(Connection { outgoing, link, caller }))
     }
 
     pub fn info(&self) -> &BrowserInfo {
@@ -215,6 +225,7 @@ impl Connection {
             method: method.to_owned(),
             params,
             timeout_ms: Some(timeout.as_millis() as u64),
+            session: self.caller.get().cloned(),
         };
         if self.outgoing.send(Message::Request(request)).is_err() {
             return (Err(CallError::disconnected(&self.info().label())), 0);

@@ -4,6 +4,7 @@
 //! each step with its latency.
 
 mod files;
+mod lab;
 mod server;
 mod workers;
 mod workflows;
@@ -203,6 +204,7 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     let refused = session.call_err("get_state", json!({ "tab_id": stranger_tab })).await?;
     println!("      revoked, at once: {}", first_line(&refused));
     files::cookies(&session, &exe, &browser, &tab, &origin_of(&url)).await?; // the webdev set
+    lab::show(&session, &url).await?; // a WebMCP tool; a request mocked by network_rules
 
     println!("\n  timing {} reads of the page's state:", args.reads);
     for force in [false, true] {

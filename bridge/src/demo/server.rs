@@ -16,11 +16,13 @@ use tokio::net::TcpListener;
 const HTML: &str = "text/html; charset=utf-8";
 
 /// Each page: its name under the token, its type, its body. `list.csv` is what the shopping
-/// list's download link fetches.
+/// list's download link fetches, `news.json` what the lab page loads.
 const PAGES: &[(&str, &str, &str)] = &[
     ("", HTML, include_str!("page.html")),
     ("chat.html", HTML, include_str!("chat.html")),
     ("list.csv", "text/csv", "item,quantity\nbread,1\nmilk,2\ncoffee,1\n"),
+    ("lab.html", HTML, include_str!("lab.html")),
+    ("news.json", "application/json", r#"{"headline":"served by the lab's own server"}"#),
 ];
 
 /// Start serving on `ip` (127.0.0.1, or 127.0.0.2 for "a site the user did not allow");

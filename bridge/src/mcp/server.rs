@@ -7,14 +7,17 @@ use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::IntoCallToolResult;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
+    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tabwire_proto::wire::code;
 
 use super::commands::PageTools;
+use super::resources::Subscriptions;
 use super::sets::ToolSet;
 
 use crate::core::Core;
@@ -104,9 +107,11 @@ the order yourself; the user sees where you stand in the browser.",
     (
         "webdev",
         "\
-Web development (only where the user turned on the site's Cookies switch, a credential): cookies \
-reads and sets a tab's cookies, web_storage names its storage, site_state saves, clears and \
-restores a signed-in state.",
+Web development: cookies reads and sets a tab's cookies, web_storage names its storage, \
+site_state saves, clears and restores a signed-in state, only where the user turned on the \
+site's Cookies switch (a cookie is a credential). On any allowed site: network_rules blocks or mocks a tab's requests \
+(until removed or this session ends), viewport resizes the page to a device's size, page_timing \
+reads its timing; print_pdf (\"Trusted input\" switch) prints it to a PDF file.",
     ),
 ];
 
@@ -132,9 +137,13 @@ pub struct TabwireServer {
     pub(super) peers: Arc<Peers>,
     tool_router: ToolRouter<Self>,
     /// The tool sets served (`--tools`).
-    set: ToolSet,
+    pub(super) set: ToolSet,
+    /// The resources its client subscribed to (`resources.rs`).
+    pub(super) subscriptions: Arc<Subscriptions>,
     /// `--page-tools`: each declared page command as a tool of its own.
     page_tools: Option<Arc<PageTools>>,
+    /// This session's network rules' key and holds (`network.rs`).
+    pub(super) holds: Arc<super::network::Holds>,
 }
 
 impl TabwireServer {
@@ -146,7 +155,20 @@ impl TabwireServer {
         let workflows = Workflows::start(&core);
         let peers = Arc::default();
         let page_tools = None;
-        TabwireServer { core, operations, workers, workflows, peers, tool_router, set, page_tools }
+        let subscriptions = Arc::default();
+        let holds = Arc::new(super::network::Holds::new(core.registry().closing().clone()));
+        TabwireServer {
+            holds,
+            core,
+            operations,
+            workers,
+            workflows,
+            peers,
+            tool_router,
+            set,
+            subscriptions,
+            page_tools,
+        }
     }
 
     /// The tools of `set`, with their schemas. `tabwire serve` keeps one copy to describe the
@@ -168,6 +190,8 @@ impl TabwireServer {
             + Self::download_tools()
             + Self::handover_tools()
             + Self::webdev_tools()
+            + Self::network_tools()
+            + Self::webdev_page_tools()
             + Self::command_tools();
         let unserved: Vec<String> = router
             .list_all()
@@ -249,12 +273,25 @@ impl TabwireServer {
 // Hand-written rather than `#[tool_handler]`: the static router's tools joined with the page
 // tools, whose set changes while the session runs.
 impl ServerHandler for TabwireServer {
+    /// Exactly what it does: tools, whose list changes only with page tools; resources (with
+    /// subscriptions and list changes) and prompts where the sets offered have any.
     fn get_info(&self) -> ServerConfig {
-        let tools = ServerCapabilities::builder().enable_tools();
-        let capabilities = match self.page_tools {
-            Some(_) => tools.enable_tool_list_changed().build(),
-            None => tools.build(),
-        };
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .enable_resources_list_changed()
+            .enable_prompts()
+            .build();
+        if let (Some(tools), Some(_)) = (capabilities.tools.as_mut(), &self.page_tools) {
+            tools.list_changed = Some(true);
+        }
+        if !super::resources::offered(&self.set) {
+            capabilities.resources = None;
+        }
+        if !super::prompts::any(&self.set) {
+            capabilities.prompts = None;
+        }
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("tabwire", env!("CARGO_PKG_VERSION")))
             .with_instructions(instructions(&self.set))
@@ -284,7 +321,7 @@ impl ServerHandler for TabwireServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let cancelled = context.ct.clone();
         let name = request.name.clone();
-        tokio::select! {
+        let result = tokio::select! {
             biased;
             () = cancelled.cancelled() => {
                 tracing::debug!(tool = %name, "the client cancelled the call");
@@ -292,14 +329,79 @@ impl ServerHandler for TabwireServer {
                     .into_call_tool_result()
             }
             result = self.route(request, context) => result,
-        }
+        };
+        self.subscriptions.poke(); // it may have changed a resource (resources.rs)
+        result
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.tool_router.get(name).cloned()
     }
 
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(self.list_resources_now().await)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(self.resource_templates())
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.read_resource_now(&request.uri).await.map(Into::into)
+    }
+
+    // `resources/subscribe` is what the revisions clients speak today have (up to 2025-11-25).
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscribe_now(&request.uri)
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.unsubscribe_now(&request.uri);
+        Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(super::prompts::list(&self.set))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        super::prompts::get(&self.set, &request.name, request.arguments.as_ref()).map(Into::into)
+    }
+
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if super::resources::offered(&self.set) {
+            tokio::spawn(super::resources::follow(self.clone(), context.peer.clone()));
+        }
         if let Some(page_tools) = &self.page_tools {
             tokio::spawn(super::commands::announce_changes(
                 self.clone(),

@@ -88,8 +88,19 @@ pub const FAMILIES: [Family; 8] = [
             "list_workflows",
         ],
     },
-    // A web developer's tools for a site's own origin; each needs a switch the user turns on.
-    Family { name: "webdev", tools: &["cookies", "web_storage", "site_state"] },
+    // A web developer's tools for allowed sites; some need a switch the user turns on.
+    Family {
+        name: "webdev",
+        tools: &[
+            "cookies",
+            "web_storage",
+            "site_state",
+            "network_rules",
+            "viewport",
+            "page_timing",
+            "print_pdf",
+        ],
+    },
 ];
 
 /// What a Claude Code user needs most: their browser's tabs, the pages of their own web apps

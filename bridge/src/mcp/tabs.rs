@@ -79,8 +79,9 @@ pub struct Closed {
 
 #[tool_router(router = tab_tools, vis = "pub(super)")]
 impl TabwireServer {
-    /// List the browser's open tabs: id, window, url, title, whether active, load status, and
-    /// whether tabwire may work on the site. list_browsers names the browsers.
+    /// List the browser's open tabs: id, window, url, title, whether active, load status,
+    /// whether tabwire may work on the site, and whether the tab is yours (in your tab group);
+    /// other sessions' tabs are left out. list_browsers names the browsers.
     #[tool(
         output_schema = schema_for_output::<TabList>(),
         annotations(
@@ -205,6 +206,10 @@ fn line(tab: &Tab) -> String {
     }
     if tab.status == "loading" {
         flags.push("loading");
+    }
+    // In this session's tab group; the others shown are the user's (specs/tools.md).
+    if tab.shared {
+        flags.push("yours");
     }
     // A web page on a site the user did not allow: its title is not read.
     let unread = !tab.allowed && tab.url.starts_with("http");

@@ -32,6 +32,24 @@ pub struct OperationRef {
     pub operation_id: String,
 }
 
+/// `chat.cancel`'s params: which operation, and whether to press the app's stop control (the
+/// adapter's `stop`) when the answer is streaming.
+#[derive(Debug, Clone, Serialize)]
+pub struct CancelChat {
+    pub tab_id: i64,
+    pub operation_id: String,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stop: bool,
+}
+
+/// `chat.cancel`'s answer: the `response_stopped` milestone when the page pressed the app's
+/// stop control.
+#[derive(Debug, Deserialize)]
+pub struct ChatCancelled {
+    #[serde(default)]
+    pub stopped: Option<WireMilestone>,
+}
+
 /// Where an operation is, as the page saw it.
 #[derive(Debug, Deserialize)]
 pub struct ChatProgress {
@@ -63,6 +81,6 @@ methods! {
     ChatSend = "chat.send": SendChat => IgnoredAny, INPUT_WAIT.saturating_add(QUICK_CALL);
     /// The operation's milestones as the page saw them (an adopted operation catching up).
     ChatStatus = "chat.status": OperationRef => ChatProgress, Duration::from_secs(30);
-    /// The page stops observing the operation.
-    ChatCancel = "chat.cancel": OperationRef => IgnoredAny, QUICK_CALL;
+    /// The page stops observing the operation (pressing the app's stop control first, if asked).
+    ChatCancel = "chat.cancel": CancelChat => ChatCancelled, QUICK_CALL;
 }

@@ -45,6 +45,23 @@ pub struct Download {
     /// …and its SHA-256 (hex), read from disk by tabwire; null when the file is gone.
     #[serde(default)]
     pub sha256: Option<String>,
+    /// Only when asked (`read_text`): the file's text, read from disk by tabwire.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<DownloadText>,
+}
+
+/// A download's content as text, up to a budget (`downloads {id, read_text}`).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct DownloadText {
+    /// The file's text from its start, at most `max_bytes` bytes of UTF-8 (cut before a
+    /// character that would not fit); null when the file is not text (`why`).
+    pub text: Option<String>,
+    /// How many bytes of the file `text` holds.
+    pub bytes_read: u64,
+    /// Whether the file holds more than `text`.
+    pub truncated: bool,
+    /// Why there is no text: not complete, gone, or not UTF-8 text.
+    pub why: Option<String>,
 }
 
 /// What `downloads.list` answers.

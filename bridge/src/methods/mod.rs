@@ -108,6 +108,11 @@ pub const ALL: &[&str] = &[
     WebdevStorage::NAME,
     WebdevStateSave::NAME,
     WebdevStateRestore::NAME,
+    WebdevNetwork::NAME,
+    WebdevNetworkHold::NAME,
+    WebdevViewport::NAME,
+    WebdevTiming::NAME,
+    WebdevPdf::NAME,
 ];
 
 /// Call `M` on one connection and read its answer; also the answer's arrival number (see

@@ -34,6 +34,15 @@ pub struct Tab {
     /// the origin and path and `title` is empty: tabwire does not read those pages.
     #[serde(default)]
     pub allowed: bool,
+    /// Whether the tab is this session's: in its tab group (it opened it, a page opened it from
+    /// one of its tabs, or the user dragged it there). False for the user's own tabs, which a
+    /// call may still name.
+    #[serde(default)]
+    pub shared: bool,
+    /// The title of the tabwire tab group it is in: this session's name, or a name and
+    /// "(done)" for a session that ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
 }
 
 /// When `navigate` (and `open_tab`) return.

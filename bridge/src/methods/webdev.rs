@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::methods;
-use crate::limits::QUICK_CALL;
+use crate::limits::{PAGE_CALL, QUICK_CALL};
 
 /// One cookie, as `chrome.cookies` keeps it.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -125,4 +125,160 @@ methods! {
     WebdevStateSave = "webdev.state_save": TabArgs => SiteState, QUICK_CALL;
     /// Put a saved state back into a tab of its origin, or clear the site's.
     WebdevStateRestore = "webdev.state_restore": RestoreArgs => Restored, QUICK_CALL;
+}
+
+/// `webdev.network`'s params: a network rule made, listed or removed for `session`.
+#[derive(Debug, Clone, Serialize)]
+pub struct NetworkRuleArgs {
+    /// The key of the MCP session the rules belong to (`crate::mcp::network`).
+    pub session: String,
+    pub action: String,
+    pub tab_id: Option<i64>,
+    pub url_pattern: Option<String>,
+    pub body: Option<String>,
+    pub content_type: Option<String>,
+    pub rule_id: Option<i64>,
+    pub expected_origin: Option<String>,
+}
+
+/// One network rule of this session.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct NetworkRule {
+    /// Its id, for action remove.
+    pub id: i64,
+    /// The tab whose requests it applies to.
+    pub tab_id: i64,
+    /// block, mock or offline.
+    pub action: String,
+    /// The URLs it matches (`*`: any characters).
+    pub url_pattern: String,
+    /// The origin of those URLs.
+    pub origin: String,
+    /// mock: the answer's Content-Type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_type: Option<String>,
+    /// mock: the answer's size in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+}
+
+/// The session's rules after the action.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct NetworkRules {
+    #[serde(default)]
+    pub action: String,
+    /// block, mock, offline: the tab's origin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// block, mock, offline: the rule made; list, remove, online: this session's rules left.
+    pub rules: Vec<NetworkRule>,
+    /// remove, online: how many rules went.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub removed: Option<u64>,
+}
+
+/// `webdev.network_hold`'s params.
+#[derive(Debug, Clone, Serialize)]
+pub struct HoldArgs {
+    pub session: String,
+}
+
+/// A hold that ended by itself: the bridge sends the next one.
+#[derive(Debug, Deserialize)]
+pub struct HoldEnded {
+    #[serde(default)]
+    pub rules: u64,
+}
+
+/// `webdev.viewport`'s params.
+#[derive(Debug, Clone, Serialize)]
+pub struct ViewportArgs {
+    pub tab_id: i64,
+    pub width: Option<i64>,
+    pub height: Option<i64>,
+    pub reset: bool,
+    pub expected_origin: Option<String>,
+}
+
+/// The tab's window, as `webdev.viewport` left it.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct WindowSize {
+    pub id: i64,
+    pub width: i64,
+    pub height: i64,
+    /// Whether tabwire resized it and has its size from before (reset puts that back).
+    pub resized: bool,
+}
+
+/// The page's layout viewport, as its own scripts see it.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Viewport {
+    #[serde(default)]
+    pub tab_id: i64,
+    pub origin: Option<String>,
+    pub url: Option<String>,
+    /// `innerWidth`, CSS pixels.
+    pub inner_width: i64,
+    /// `innerHeight`, CSS pixels.
+    pub inner_height: i64,
+    pub device_pixel_ratio: f64,
+    pub window: WindowSize,
+}
+
+/// The page's own performance entries, in milliseconds from the start of its navigation.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct PageTiming {
+    #[serde(default)]
+    pub tab_id: i64,
+    pub origin: Option<String>,
+    pub url: Option<String>,
+    /// Navigation timing: `{type, ttfb, dom_content_loaded, load, duration, transfer_size}`.
+    pub navigation: Option<Value>,
+    pub first_paint: Option<f64>,
+    pub first_contentful_paint: Option<f64>,
+    /// `{time, size, element}`.
+    pub largest_contentful_paint: Option<Value>,
+    /// Layout shifts without recent input, summed.
+    pub cumulative_layout_shift: f64,
+    /// `{count, total_ms}`.
+    pub long_tasks: Value,
+    /// `{count, transfer_size, slowest: [{url, type, duration}]}` (URLs without query).
+    pub resources: Value,
+    /// `performance.now()` when read.
+    pub now: Option<f64>,
+}
+
+/// `webdev.pdf`'s params.
+#[derive(Debug, Clone, Serialize)]
+pub struct PdfArgs {
+    pub tab_id: i64,
+    pub landscape: bool,
+    pub print_background: bool,
+    pub expected_origin: Option<String>,
+}
+
+/// The printed page.
+#[derive(Debug, Deserialize)]
+pub struct Printed {
+    pub origin: Option<String>,
+    pub url: Option<String>,
+    #[serde(default)]
+    pub title: String,
+    /// The PDF, base64.
+    pub data: String,
+}
+
+methods! {
+    /// Block or mock requests of allowed sites in a tab; list or remove the session's rules.
+    WebdevNetwork = "webdev.network": NetworkRuleArgs => NetworkRules, QUICK_CALL;
+    /// Held open while a session has network rules; they go when it ends unanswered.
+    WebdevNetworkHold = "webdev.network_hold": HoldArgs => HoldEnded, QUICK_CALL;
+    /// Resize the tab's window to a viewport size, or back; the page's viewport.
+    WebdevViewport = "webdev.viewport": ViewportArgs => Viewport, QUICK_CALL;
+    /// The page's performance entries.
+    WebdevTiming = "webdev.timing": TabArgs => PageTiming, QUICK_CALL;
+    /// The page printed to PDF through the debugger.
+    WebdevPdf = "webdev.pdf": PdfArgs => Printed, PAGE_CALL;
 }

@@ -42,6 +42,11 @@ pub struct Adapter {
     /// Optional: appears when an answer is finished (e.g. its copy button).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub done: Option<String>,
+    /// Optional: the app's stop-generating control. cancel_operation clicks it, so the app
+    /// really stops; an answer stopped with it (by cancel_operation or by the user) ends
+    /// `stopped`, not `completed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<String>,
     /// Quiet time, in ms, after `generating` disappears that counts as finished. Default 1000.
     #[serde(default = "default_stable_ms")]
     pub stable_ms: u64,
@@ -72,7 +77,9 @@ impl Adapter {
             ("assistant_message", &self.assistant_message),
             ("generating", &self.generating),
         ];
-        for (field, value) in fields.into_iter().chain(self.done.iter().map(|d| ("done", d))) {
+        let optional = self.done.iter().map(|d| ("done", d));
+        let optional = optional.chain(self.stop.iter().map(|s| ("stop", s)));
+        for (field, value) in fields.into_iter().chain(optional) {
             if value.trim().is_empty() {
                 return Err(format!("adapter {name:?}: `{field}` is empty; give a CSS selector"));
             }

@@ -26,6 +26,9 @@ pub enum OperationStatus {
     Completed,
     /// It went wrong (input not found, tab closed, navigated away…); `error` says why.
     Failed,
+    /// The answer was stopped before it finished — by the user with the app's stop control, or
+    /// by `cancel_operation` through the adapter's `stop` — `response_text` holds what it said.
+    Stopped,
     /// Stopped by `cancel_operation`.
     Cancelled,
     /// Not finished before its deadline.
@@ -33,11 +36,12 @@ pub enum OperationStatus {
 }
 
 impl OperationStatus {
-    pub const ALL: [OperationStatus; 7] = [
+    pub const ALL: [OperationStatus; 8] = [
         OperationStatus::Pending,
         OperationStatus::Sent,
         OperationStatus::Streaming,
         OperationStatus::Completed,
+        OperationStatus::Stopped,
         OperationStatus::Failed,
         OperationStatus::Cancelled,
         OperationStatus::TimedOut,
@@ -48,6 +52,7 @@ impl OperationStatus {
         matches!(
             self,
             OperationStatus::Completed
+                | OperationStatus::Stopped
                 | OperationStatus::Failed
                 | OperationStatus::Cancelled
                 | OperationStatus::TimedOut
@@ -60,6 +65,7 @@ impl OperationStatus {
             OperationStatus::Sent => "sent",
             OperationStatus::Streaming => "streaming",
             OperationStatus::Completed => "completed",
+            OperationStatus::Stopped => "stopped",
             OperationStatus::Failed => "failed",
             OperationStatus::Cancelled => "cancelled",
             OperationStatus::TimedOut => "timed_out",
@@ -82,17 +88,19 @@ pub enum MilestoneKind {
     ResponseStarted,
     ResponseProgress,
     ResponseCompleted,
+    ResponseStopped,
     Failed,
     Cancelled,
     TimedOut,
 }
 
 impl MilestoneKind {
-    pub const ALL: [MilestoneKind; 7] = [
+    pub const ALL: [MilestoneKind; 8] = [
         MilestoneKind::MessageSent,
         MilestoneKind::ResponseStarted,
         MilestoneKind::ResponseProgress,
         MilestoneKind::ResponseCompleted,
+        MilestoneKind::ResponseStopped,
         MilestoneKind::Failed,
         MilestoneKind::Cancelled,
         MilestoneKind::TimedOut,
@@ -104,6 +112,7 @@ impl MilestoneKind {
             MilestoneKind::ResponseStarted => "response_started",
             MilestoneKind::ResponseProgress => "response_progress",
             MilestoneKind::ResponseCompleted => "response_completed",
+            MilestoneKind::ResponseStopped => "response_stopped",
             MilestoneKind::Failed => "failed",
             MilestoneKind::Cancelled => "cancelled",
             MilestoneKind::TimedOut => "timed_out",
@@ -190,7 +199,7 @@ const fn row(
 }
 
 use Guard::*;
-use OperationStatus::{Cancelled, Completed, Failed, Pending, Sent, Streaming, TimedOut};
+use OperationStatus::{Cancelled, Completed, Failed, Pending, Sent, Stopped, Streaming, TimedOut};
 
 /// Every allowed transition. A pair that is not here is refused.
 pub const TABLE: &[Transition] = &[
@@ -198,6 +207,7 @@ pub const TABLE: &[Transition] = &[
     row(Sent, MilestoneKind::ResponseStarted, Always, Streaming),
     row(Streaming, MilestoneKind::ResponseProgress, TextGrew, Streaming),
     row(Streaming, MilestoneKind::ResponseCompleted, CarriesText, Completed),
+    row(Streaming, MilestoneKind::ResponseStopped, CarriesText, Stopped),
     row(Pending, MilestoneKind::Failed, CarriesReason, Failed),
     row(Sent, MilestoneKind::Failed, CarriesReason, Failed),
     row(Streaming, MilestoneKind::Failed, CarriesReason, Failed),
@@ -259,7 +269,9 @@ mod tests {
     fn good(on: MilestoneKind) -> Value {
         match on {
             MilestoneKind::ResponseProgress => json!({ "chars": 10 }),
-            MilestoneKind::ResponseCompleted => json!({ "text": "done", "total_messages": 2 }),
+            MilestoneKind::ResponseCompleted | MilestoneKind::ResponseStopped => {
+                json!({ "text": "done", "total_messages": 2 })
+            }
             MilestoneKind::Failed => json!({ "reason": "tab_closed", "message": "closed" }),
             _ => json!({}),
         }
@@ -298,8 +310,8 @@ mod tests {
                 }
             }
         }
-        // 7 states × 7 milestones = 49 pairs, 13 rows.
-        assert_eq!(refused, 49 - TABLE.len());
+        // 8 states × 8 milestones = 64 pairs, 14 rows.
+        assert_eq!(refused, 64 - TABLE.len());
     }
 
     #[test]

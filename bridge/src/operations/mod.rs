@@ -32,8 +32,8 @@ use crate::error::CallError;
 use crate::events::{SessionEvent, kind};
 use crate::inbox::OperationSink;
 use crate::methods::{
-    ChatCancel, ChatSend, ChatStatus, INPUT_WAIT, OperationRef, SendChat, Tab, TabsList,
-    WireMilestone,
+    CancelChat, ChatCancel, ChatSend, ChatStatus, INPUT_WAIT, OperationRef, SendChat, Tab,
+    TabsList, WireMilestone,
 };
 use adapters::{Adapter, Catalog};
 use machine::{MilestoneKind, OperationStatus};
@@ -219,6 +219,11 @@ impl Operations {
         table.get(id).map(|e| e.op.clone()).ok_or_else(|| unknown(id, &table))
     }
 
+    /// The ids of this session's operations, in no order (cheaper than [`Self::list`]).
+    pub fn ids(&self) -> Vec<String> {
+        self.lock().keys().cloned().collect()
+    }
+
     /// This session's operations, oldest first, optionally only those in `status`.
     pub fn list(&self, status: Option<OperationStatus>) -> Vec<Operation> {
         let table = self.lock();
@@ -242,11 +247,22 @@ impl Operations {
         Ok((entry.op.clone(), entry.live.subscribe()))
     }
 
-    /// Stop an operation: it becomes `cancelled` and the page stops observing. One that has
-    /// already ended is returned as it is.
+    /// Stop an operation. While the answer streams and the adapter names the app's stop
+    /// control, the page presses it — the app really stops — and the operation ends `stopped`
+    /// with the text so far; otherwise it becomes `cancelled` and the page stops observing (the
+    /// app may go on answering). One that has already ended is returned as it is.
     pub async fn cancel(&self, id: &str) -> Result<Operation, CallError> {
+        let op = self.get(id)?;
+        if op.status.is_final() {
+            return Ok(op); // nothing to stop; not a refusal worth a warning
+        }
+        if op.status == OperationStatus::Streaming
+            && let Some(stopped) = self.cancel_in_page(id, true).await
+        {
+            self.take(stopped);
+        }
         if self.get(id)?.status.is_final() {
-            return self.get(id); // nothing to stop; not a refusal worth a warning
+            return self.get(id); // stopped (or it ended meanwhile)
         }
         let data = json!({ "reason": "cancelled", "message": "cancelled with cancel_operation" });
         if self.apply(id, MilestoneKind::Cancelled, now_ms(), data, None) {
@@ -378,11 +394,23 @@ impl Operations {
 
     /// Tell the page to stop observing (best effort: the tab may be gone).
     async fn stop_in_page(&self, id: &str) {
-        let Ok(op) = self.get(id) else { return };
-        let Some(host_pid) = self.browser_of(&op) else { return };
-        let params = OperationRef { tab_id: op.tab_id, operation_id: id.to_owned() };
-        if let Err(e) = self.inner.core.invoke::<ChatCancel>(Some(&host_pid), &params).await {
-            tracing::debug!(operation = id, "chat.cancel: {e}");
+        self.cancel_in_page(id, false).await;
+    }
+
+    /// `chat.cancel` (best effort: the tab may be gone); with `press_stop`, the page first
+    /// presses the adapter's stop control, if the app shows it, and answers the
+    /// `response_stopped` milestone it reached.
+    async fn cancel_in_page(&self, id: &str, press_stop: bool) -> Option<WireMilestone> {
+        let op = self.get(id).ok()?;
+        let host_pid = self.browser_of(&op)?;
+        let params =
+            CancelChat { tab_id: op.tab_id, operation_id: id.to_owned(), stop: press_stop };
+        match self.inner.core.invoke::<ChatCancel>(Some(&host_pid), &params).await {
+            Ok(answer) => answer.stopped,
+            Err(e) => {
+                tracing::debug!(operation = id, "chat.cancel: {e}");
+                None
+            }
         }
     }
 

@@ -122,7 +122,7 @@ impl Operation {
                     self.milestones.pop();
                 }
             }
-            MilestoneKind::ResponseCompleted => {
+            MilestoneKind::ResponseCompleted | MilestoneKind::ResponseStopped => {
                 let text = data["text"].as_str().unwrap_or_default().to_owned();
                 self.chars = text.chars().count() as u64;
                 self.response_text = Some(text);

@@ -78,14 +78,17 @@ impl Session {
             }
         };
         let chosen_id = named && parent.is_none();
-        Self::open(core, id, parent, chosen_id).await
+        let name = group_name(&id, chosen_id, parent.is_some());
+        Self::open(core, id, parent, chosen_id, name).await
     }
 
     /// One more session in this process, with a new id and no parent, for a core of its own
     /// (`tabwire serve --http` makes one per client).
     pub async fn start_another(core: &Core) -> anyhow::Result<Session> {
         runtime_dir::prepare(core.runtime_dir())?;
-        Self::open(core, new_id(), None, false).await
+        let id = new_id();
+        let name = group_name(&id, false, false);
+        Self::open(core, id, None, false, name).await
     }
 
     async fn open(
@@ -93,6 +96,7 @@ impl Session {
         id: String,
         parent: Option<String>,
         chosen_id: bool,
+        name: String,
     ) -> anyhow::Result<Session> {
         let (socket_path, record_path) = record::paths(core.runtime_dir(), &id);
         let listener = bind(&socket_path)?;
@@ -110,7 +114,7 @@ impl Session {
         };
         runtime_dir::write_record(&record_path, &record)
             .with_context(|| format!("writing {}", record_path.display()))?;
-        core.set_session(record.clone());
+        core.set_session(record.clone(), name);
         let stop = CancellationToken::new();
         tokio::spawn(stop.clone().run_until_cancelled_owned(socket::serve(listener, core.clone())));
         tokio::spawn(stop.clone().run_until_cancelled_owned(http::serve(
@@ -162,6 +166,23 @@ fn bind(path: &Path) -> anyhow::Result<Listener> {
         Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => Err(e).context(in_use()),
         bound => bound.with_context(|| format!("binding {}", path.display())),
     }
+}
+
+/// The title of the session's tab group in the browser: a worker's name (its
+/// `TABWIRE_WORKER_ID` without the random suffix `spawn_worker` adds), an id the user chose,
+/// else `session` and the first 8 characters of the new id.
+fn group_name(id: &str, chosen_id: bool, worker: bool) -> String {
+    let worker_id = std::env::var(WORKER_ENV).ok().filter(|_| worker);
+    if let Some(worker_id) = worker_id.filter(|w| !w.trim().is_empty()) {
+        return match worker_id.rsplit_once('-') {
+            Some((name, tail)) if tail.len() == 8 && !name.is_empty() => name.to_owned(),
+            _ => worker_id,
+        };
+    }
+    if chosen_id {
+        return id.to_owned();
+    }
+    format!("session {}", id.get(..8).unwrap_or(id))
 }
 
 fn new_id() -> String {

@@ -22,7 +22,7 @@ pub mod store;
 pub mod walk;
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use tabwire_proto::runtime_dir::now_ms;
 use tabwire_proto::wire::code;
@@ -64,6 +64,9 @@ pub struct Workflows {
 struct Inner {
     loader: Loader,
     pusher: Pusher,
+    /// The sessions this bridge started, moved or read, latest last, at most
+    /// [`limits::MAX_LIVE`]: what the MCP resources list.
+    followed: Mutex<Vec<Place>>,
 }
 
 impl Workflows {
@@ -73,7 +76,11 @@ impl Workflows {
     }
 
     pub fn start_with(core: &Core, config_dir: &Path) -> Workflows {
-        let inner = Inner { loader: Loader::new(config_dir), pusher: Pusher::start(core) };
+        let inner = Inner {
+            loader: Loader::new(config_dir),
+            pusher: Pusher::start(core),
+            followed: Mutex::default(),
+        };
         Workflows { inner: Arc::new(inner) }
     }
 
@@ -155,7 +162,23 @@ impl Workflows {
     pub async fn get(&self, project: &str, session: &str) -> Result<Seen, CallError> {
         let (project, session) = (project.to_owned(), session.to_owned());
         let catalog = self.catalog();
-        blocking(move || look(&catalog, &project, &session)).await
+        let seen = blocking(move || look(&catalog, &project, &session)).await?;
+        self.follow(&seen.place);
+        Ok(seen)
+    }
+
+    /// The sessions this bridge started, moved or read, oldest first.
+    pub fn followed(&self) -> Vec<Place> {
+        self.inner.followed.lock().expect("followed poisoned").clone()
+    }
+
+    fn follow(&self, place: &Place) {
+        let mut followed = self.inner.followed.lock().expect("followed poisoned");
+        followed.retain(|p| p.project != place.project || p.session != place.session);
+        followed.push(place.clone());
+        if followed.len() > limits::MAX_LIVE {
+            followed.remove(0);
+        }
     }
 
     /// `update_workflow`: record facts the transitions read; all or nothing.
@@ -189,6 +212,7 @@ impl Workflows {
     }
 
     fn push(&self, seen: &Seen) {
+        self.follow(&seen.place);
         self.inner.pusher.send(Push {
             project: seen.place.project.display().to_string(),
             session: seen.place.session.clone(),

@@ -39,6 +39,21 @@ export const debugging = new Set();
 export async function trustedInput(id, { action, x, y, button = 'left', count = 1, modifiers = [], text, keys } = {}) {
   const steps = plan({ action, x, y, button, count, modifiers, text, keys });
   const doc = await topDocument(id, {});
+  await withDebugger(id, doc, 'for trusted input', `trusted input in tab ${id}`, async (target) => {
+    await stillThere(doc, 'prepared the input'); // the site checked is the site that gets it
+    for (const [i, [method, params]] of steps.entries()) {
+      await checkFrames(doc, i, steps.length);
+      await chrome.debugger.sendCommand(target, method, params);
+    }
+  });
+  return { origin: doc.origin, url: doc.url, action, dispatched: steps.length };
+}
+
+// Run `work(target)` with tabwire's debugger attached to tab `id` — only under the user's
+// "Trusted input" switch for the site `doc` shows — and detach it afterwards, whatever happens.
+// `purpose` says why it attaches ("for trusted input"), `doing` what failed ("trusted input in
+// tab 7"), in the errors.
+export async function withDebugger(id, doc, purpose, doing, work) {
   requireSwitch(id, doc.origin, 'trusted_input');
   const target = { tabId: id };
   debugging.add(id);
@@ -46,22 +61,17 @@ export async function trustedInput(id, { action, x, y, button = 'left', count = 
     await chrome.debugger.attach(target, '1.3');
   } catch (e) {
     debugging.delete(id);
-    fail('not_scriptable', `Chrome would not attach its debugger to tab ${id} for trusted input: ${e.message}. Close DevTools or another debugger on that tab and try again`);
+    fail('not_scriptable', `Chrome would not attach its debugger to tab ${id} ${purpose}: ${e.message}. Close DevTools or another debugger on that tab and try again`);
   }
   try {
-    await stillThere(doc, 'prepared the input'); // the site checked is the site that gets it
-    for (const [i, [method, params]] of steps.entries()) {
-      await checkFrames(doc, i, steps.length);
-      await chrome.debugger.sendCommand(target, method, params);
-    }
+    return await work(target);
   } catch (e) {
     if (e instanceof TabwireError) throw e;
-    fail('page_error', `trusted input in tab ${id} failed: ${e.message}`);
+    fail('page_error', `${doing} failed: ${e.message}`);
   } finally {
     await chrome.debugger.detach(target).catch(() => {});
     debugging.delete(id);
   }
-  return { origin: doc.origin, url: doc.url, action, dispatched: steps.length };
 }
 
 // The hidden method for tests (specs/protocol.md); the page tools use trustedInput directly.

@@ -1,0 +1,256 @@
+//! Many sessions, one browser: each session's tabs in a Chrome tab group of its own, named after
+//! it; a session does not act in another live session's tabs; a page's new tab joins its
+//! opener's group; a session that ends leaves its group collapsed and titled "… (done)"; and no
+//! tool that does not ask to activate moves the user's focus (specs/tools.md, "Sessions and their
+//! tab groups").
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tabwire_proto::extension_id::EXTENSION_ID;
+use tabwire_tests::{Cdp, Chromium, Fixtures, Mcp};
+
+const WITHIN: Duration = Duration::from_secs(10);
+
+/// Chrome's own view, from the extension's service worker: each tab's group (title, colour,
+/// collapsed), the active tab of each window and the focused window.
+async fn chrome(cdp: &Cdp, worker: &str) -> Value {
+    let expr = r#"(async () => {
+        const groups = Object.fromEntries((await chrome.tabGroups.query({})).map((g) => [g.id, g]));
+        const tabs = (await chrome.tabs.query({})).map((t) => ({ id: t.id, active: t.active, window: t.windowId,
+            group: groups[t.groupId] ? { id: t.groupId, title: groups[t.groupId].title, color: groups[t.groupId].color,
+            collapsed: groups[t.groupId].collapsed } : null }));
+        const focused = (await chrome.windows.getLastFocused()).id;
+        return { tabs, focused };
+    })()"#;
+    cdp.eval(worker, expr).await.unwrap_or_else(|e| panic!("read Chrome's tabs: {e}"))
+}
+
+/// The group `tab` is in, as Chrome has it (null for none).
+async fn group_of(cdp: &Cdp, worker: &str, tab: &Value) -> Value {
+    let now = chrome(cdp, worker).await;
+    let found = now["tabs"].as_array().unwrap().iter().find(|t| t["id"] == *tab);
+    found.unwrap_or_else(|| panic!("tab {tab} in {now}"))["group"].clone()
+}
+
+/// The active tab of each window and the focused window.
+async fn focus(cdp: &Cdp, worker: &str) -> (Vec<(Value, Value)>, Value) {
+    let now = chrome(cdp, worker).await;
+    let mut active: Vec<_> = now["tabs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["active"] == true)
+        .map(|t| (t["window"].clone(), t["id"].clone()))
+        .collect();
+    active.sort_by_key(|a| a.0.to_string());
+    (active, now["focused"].clone())
+}
+
+async fn open(mcp: &Mcp, url: String) -> Value {
+    mcp.ok("open_tab", json!({ "url": url })).await["tab"]["id"].clone()
+}
+
+fn ids(listed: &Value) -> Vec<Value> {
+    listed["tabs"].as_array().unwrap().iter().map(|t| t["id"].clone()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_session_works_in_its_own_tab_group_and_not_in_anothers() {
+    let mut browser = Chromium::start_with_cdp();
+    let (to_browser, from_browser) = browser.take_cdp_pipe().expect("started with a CDP pipe");
+    let cdp = Cdp::new(to_browser, from_browser);
+    let pages = Fixtures::serve();
+    let alpha = Mcp::start_with(&browser.runtime_dir, &[("TABWIRE_SESSION_ID", "alpha")]).await;
+    let beta = Mcp::start_with(&browser.runtime_dir, &[("TABWIRE_SESSION_ID", "beta")]).await;
+    let worker = cdp.target_id("service_worker", "/worker/background.js").await.unwrap();
+    let worker = cdp.attach(&worker).await.unwrap();
+    let before = focus(&cdp, &worker).await;
+
+    // Each session's tabs go into its own group, titled with its name, in the background.
+    let a1 = open(&alpha, pages.url("plain.html")).await;
+    let a2 = open(&alpha, pages.url("dom/form.html")).await;
+    let b1 = open(&beta, pages.url("plain.html")).await;
+    assert_eq!(focus(&cdp, &worker).await, before, "after open_tab");
+    let (ga1, ga2, gb1) = (
+        group_of(&cdp, &worker, &a1).await,
+        group_of(&cdp, &worker, &a2).await,
+        group_of(&cdp, &worker, &b1).await,
+    );
+    assert_eq!(ga1["title"], "alpha", "{ga1}");
+    assert_eq!(ga1["id"], ga2["id"], "one group for alpha's tabs: {ga1} {ga2}");
+    assert_eq!(gb1["title"], "beta", "{gb1}");
+    assert_ne!(ga1["id"], gb1["id"]);
+    assert!(ga1["color"].is_string() && gb1["color"].is_string(), "{ga1} {gb1}");
+
+    // Each lists its own tabs (and the user's), never the other's.
+    let listed = alpha.ok("list_tabs", json!({})).await;
+    let seen = ids(&listed);
+    assert!(seen.contains(&a1) && seen.contains(&a2) && !seen.contains(&b1), "{listed}");
+    let mine = listed["tabs"].as_array().unwrap().iter().find(|t| t["id"] == a1).unwrap();
+    assert_eq!((&mine["shared"], &mine["group"]), (&json!(true), &json!("alpha")), "{mine}");
+    let seen = ids(&beta.ok("list_tabs", json!({})).await);
+    assert!(seen.contains(&b1) && !seen.contains(&a1), "{seen:?}");
+
+    // Acting in the other's tab is refused, naming its owner; nothing moves.
+    for (tool, args) in [
+        ("read_page", json!({ "tab_id": a1 })),
+        ("click", json!({ "tab_id": a1, "selector": "body" })),
+        ("navigate", json!({ "tab_id": a2, "url": pages.url("plain.html") })),
+        ("close_tab", json!({ "tab_id": a2 })),
+    ] {
+        let err = beta.err(tool, args).await;
+        assert!(
+            err.starts_with("tab_owned_by_other_session:") && err.contains("\"alpha\""),
+            "{tool}: {err}"
+        );
+        assert_eq!(focus(&cdp, &worker).await, before, "after {tool}");
+    }
+    let err = alpha.err("read_page", json!({ "tab_id": b1 })).await;
+    assert!(err.starts_with("tab_owned_by_other_session:") && err.contains("\"beta\""), "{err}");
+    // Its own tabs, as usual, without taking the focus.
+    for (tool, args) in [
+        ("read_page", json!({ "tab_id": a2 })),
+        (
+            "fill",
+            json!({ "tab_id": a2, "fields": [{ "selector": "input[name=name]", "value": "Ada" }] }),
+        ),
+        ("find", json!({ "tab_id": a2, "text": "Create account" })),
+        ("wait_for", json!({ "tab_id": a2, "text": "Create account" })),
+        ("navigate", json!({ "tab_id": a1, "url": pages.url("dom/widgets.html") })),
+        ("list_tabs", json!({})),
+    ] {
+        let result = alpha.call(tool, args).await;
+        assert_ne!(result.is_error, Some(true), "{tool}: {}", tabwire_tests::text(&result));
+        assert_eq!(focus(&cdp, &worker).await, before, "after {tool}");
+    }
+
+    // A worker alpha spawned (a `tabwire mcp` with alpha's id and its own worker id) gets a
+    // group of its own, named after the worker; neither acts in the other's tabs.
+    let env = [("TABWIRE_SESSION_ID", "alpha"), ("TABWIRE_WORKER_ID", "scout-1a2b3c4d")];
+    let scout = Mcp::start_with(&browser.runtime_dir, &env).await;
+    let w1 = open(&scout, pages.url("plain.html")).await;
+    let gw1 = group_of(&cdp, &worker, &w1).await;
+    assert_eq!(gw1["title"], "scout", "{gw1}");
+    assert_ne!(gw1["id"], ga1["id"]);
+    let err = scout.err("read_page", json!({ "tab_id": a1 })).await;
+    assert!(err.starts_with("tab_owned_by_other_session:") && err.contains("\"alpha\""), "{err}");
+    let err = alpha.err("read_page", json!({ "tab_id": w1 })).await;
+    assert!(err.starts_with("tab_owned_by_other_session:") && err.contains("\"scout\""), "{err}");
+    assert_eq!(focus(&cdp, &worker).await, before, "after the worker's open_tab");
+
+    // A tab the page opens from alpha's tab (a target=_blank link) joins alpha's group. In
+    // front: Chrome opens no tab for a link clicked in a background tab.
+    alpha.ok("activate_tab", json!({ "tab_id": a1 })).await;
+    let link = json!({ "tab_id": a1, "selector": "a[target=_blank]" });
+    let done = alpha.ok("click", link).await;
+    let new_tab = done["new_tab"].clone();
+    assert!(new_tab.is_i64(), "{done}");
+    let expr = format!("chrome.tabs.get({new_tab}).then((t) => t.groupId !== -1 && t.groupId)");
+    let joined = cdp.wait_for(&worker, &expr, WITHIN).await.expect("the new tab joins a group");
+    assert_eq!(joined, ga1["id"], "the opener's group");
+    let err = beta.err("read_page", json!({ "tab_id": new_tab })).await;
+    assert!(err.starts_with("tab_owned_by_other_session:"), "{err}");
+
+    // The extension's service worker restarts (its host goes with it, and the sessions attach
+    // to the new one): who owns which group is kept.
+    let host = browser.host_pid();
+    let sw = cdp.target_id("service_worker", "/worker/background.js").await.unwrap();
+    cdp.call("Target.closeTarget", json!({ "targetId": sw }), None).await.unwrap();
+    let deadline = std::time::Instant::now() + WITHIN;
+    while std::path::Path::new(&format!("/proc/{host}")).exists() {
+        assert!(std::time::Instant::now() < deadline, "the host outlived its worker");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // A tab event wakes the worker again.
+    let wake = json!({ "url": "about:blank", "background": true });
+    cdp.call("Target.createTarget", wake, None).await.unwrap();
+    let worker = loop {
+        let err = beta.err("read_page", json!({ "tab_id": a1 })).await;
+        if err.starts_with("tab_owned_by_other_session:") {
+            assert!(err.contains("\"alpha\""), "{err}");
+            break cdp
+                .attach(&cdp.target_id("service_worker", "/worker/").await.unwrap())
+                .await
+                .unwrap();
+        }
+        assert!(std::time::Instant::now() < deadline + WITHIN, "after the restart: {err}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(group_of(&cdp, &worker, &a1).await["title"], "alpha");
+
+    // Alpha ends: its group stays for the user, collapsed and titled done; its tabs are the
+    // user's now, which beta may use when it names them, and beta's group is untouched.
+    alpha.client.cancel().await.unwrap();
+    let expr = format!(
+        "chrome.tabGroups.get({}).then((g) => g.title === 'alpha (done)' && g.collapsed && g.title)",
+        ga1["id"]
+    );
+    cdp.wait_for(&worker, &expr, WITHIN).await.expect("alpha's group titled done");
+    assert_eq!(group_of(&cdp, &worker, &b1).await["title"], "beta");
+    assert_eq!(group_of(&cdp, &worker, &w1).await["title"], "scout", "the worker lives on");
+    let listed = beta.ok("list_tabs", json!({})).await;
+    let theirs = listed["tabs"].as_array().unwrap().iter().find(|t| t["id"] == a2);
+    let theirs = theirs.unwrap_or_else(|| panic!("a2 is the user's now: {listed}"));
+    assert_eq!((&theirs["shared"], &theirs["group"]), (&json!(false), &json!("alpha (done)")));
+    beta.read_page(json!({ "tab_id": a2 })).await;
+
+    // The user hands a tab over by dragging it into beta's group: it is beta's.
+    let drag = format!("chrome.tabs.group({{ tabIds: [{a2}], groupId: {} }})", gb1["id"]);
+    cdp.eval(&worker, &drag).await.unwrap();
+    let listed = beta.ok("list_tabs", json!({})).await;
+    let given = listed["tabs"].as_array().unwrap().iter().find(|t| t["id"] == a2).unwrap();
+    assert_eq!((&given["shared"], &given["group"]), (&json!(true), &json!("beta")), "{given}");
+    let err = scout.err("read_page", json!({ "tab_id": a2 })).await;
+    assert!(err.contains("\"beta\""), "{err}");
+
+    // Or with the popup's "Give this tab to", which lists the running sessions.
+    let url = format!("chrome-extension://{EXTENSION_ID}/ui/popup.html?tab={a1}");
+    let popup = cdp.open(&url).await.unwrap_or_else(|e| panic!("open the popup: {e}"));
+    let offered = "!document.querySelector('#give').hidden && \
+        [...document.querySelectorAll('#give-to option')].map((o) => o.textContent).sort().join()";
+    let offered = cdp.wait_for(&popup, offered, WITHIN).await.expect("the popup offers the tab");
+    assert_eq!(offered, "beta,scout");
+    let pick = format!("document.querySelector('#give-to').value = '{}'", gb1["id"]);
+    cdp.eval(&popup, &pick).await.unwrap();
+    cdp.click(&popup, "#give-button").await.unwrap();
+    let expr = format!("chrome.tabs.get({a1}).then((t) => t.groupId === {})", gb1["id"]);
+    cdp.wait_for(&worker, &expr, WITHIN).await.expect("the tab joins beta's group");
+    let listed = beta.ok("list_tabs", json!({})).await;
+    let given = listed["tabs"].as_array().unwrap().iter().find(|t| t["id"] == a1).unwrap();
+    assert_eq!(given["shared"], true, "{given}");
+}
+
+/// What the ownership check costs a call: `bench_echo` through the tab's content script
+/// (`page.echo`, the cheapest call that names a tab), with no other session and then with
+/// another live session's group in the browser (each call then asks Chrome for the tab's group).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ownership_check_costs_a_call_little() {
+    let browser = Chromium::start();
+    let pages = Fixtures::serve();
+    let mcp = Mcp::start_with(&browser.runtime_dir, &[("TABWIRE_BENCH", "1")]).await;
+    let tab = open(&mcp, pages.url("app.html")).await;
+    mcp.ok("get_state", json!({ "tab_id": tab, "force_refresh": true })).await;
+    let echo = json!({ "floor": "content", "tab_id": tab });
+    p50(&mcp, &echo).await; // warm up
+    let alone = p50(&mcp, &echo).await;
+    let other = Mcp::start(&browser.runtime_dir).await;
+    open(&other, pages.url("plain.html")).await;
+    let beside = p50(&mcp, &echo).await;
+    println!(
+        "bench_echo (content) p50: {alone:?} alone, {beside:?} beside another session's group"
+    );
+    assert!(beside < alone + Duration::from_millis(5), "{alone:?} → {beside:?}");
+}
+
+/// The median time of 60 `bench_echo` calls.
+async fn p50(mcp: &Mcp, echo: &Value) -> Duration {
+    let mut took = Vec::new();
+    for _ in 0..60 {
+        let t = std::time::Instant::now();
+        mcp.ok("bench_echo", echo.clone()).await;
+        took.push(t.elapsed());
+    }
+    took.sort();
+    took[took.len() / 2]
+}
