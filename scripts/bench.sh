@@ -5,4 +5,4 @@ cd "$(dirname "$0")/.."
 source scripts/setup.sh
 cargo build --locked --release --workspace --bins
 cargo bench --locked -p tabwire --bench host_relay
-cargo bench --locked -p tabwire-tests --bench browser
+cargo bench --locked -p tabwire --bench browser

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what tabwire's demo and tests need on a fresh Debian machine, and nothing else:
 # Debian's Chromium, curl and jq (apt-get; scripts/wait-for-state.sh uses the last two), faketime
-# (libfaketime: tests/tests/abuse_operations.rs sets the bridge's wall clock with it), pdftotext
-# (poppler-utils: tests/tests/webdev_network.rs reads a printed PDF with it) and a Rust toolchain
+# (libfaketime: bridge/tests/abuse_operations.rs sets the bridge's wall clock with it), pdftotext
+# (poppler-utils: bridge/tests/webdev_network.rs reads a printed PDF with it) and a Rust toolchain
 # (rustup) when they are missing.
 set -euo pipefail
 

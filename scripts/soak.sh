@@ -7,4 +7,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
 cargo build --locked --release --workspace --bins
-SOAK_SECS=${1:-600} cargo bench --locked -p tabwire-tests --bench soak
+SOAK_SECS=${1:-600} cargo bench --locked -p tabwire --bench soak

@@ -6,15 +6,13 @@ source scripts/setup.sh
 # No incremental caches: a run of every test builds each crate about once, and the caches
 # doubled target/'s size (25 of 55 GB here), which a CI machine's disk may not have.
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
-# Tests drive the real binaries, so build all of them first.
-cargo build --locked --workspace --bins
 cargo test --locked --workspace --no-fail-fast "$@"
 # The extension's pure logic (extension/lib/), in Node, without a browser.
 node --test extension/lib/*.test.js
 # The same state, event, session and operation flows with every client a session of
 # `tabwire serve --http` (rmcp's streamable-HTTP client) instead of a `tabwire mcp` child.
 if [ "$#" -eq 0 ]; then
-    TABWIRE_TEST_MCP=http cargo test --locked -p tabwire-tests --no-fail-fast \
+    TABWIRE_TEST_MCP=http cargo test --locked -p tabwire --no-fail-fast \
         --test browser_state --test browser_events --test sessions --test operations
 fi
 # The Windows build under Wine (its unit tests and the real-browser test), and what this machine

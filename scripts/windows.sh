@@ -2,7 +2,7 @@
 # The Windows build's tests, run here under Wine: the unit tests of proto, host, install and the
 # bridge built for x86_64-pc-windows-gnu, with Wine as the test runner (named pipes, their
 # security descriptor and peer checks, job objects, file locks); then the real-browser test
-# tests/tests/windows.rs, where Debian's Chromium starts the Windows tabwire-host.exe and the
+# bridge/tests/windows.rs, where Debian's Chromium starts the Windows tabwire-host.exe and the
 # Windows `tabwire.exe mcp` drives it, and install / doctor / uninstall meet Wine's registry.
 # Installs Wine, the mingw-w64 linker and the rustup target when missing. Arguments go to every
 # `cargo test` (e.g. a test name). scripts/test.sh runs it.
@@ -58,7 +58,7 @@ echo "windows: unit tests under Wine took $((SECONDS - started)) s" >&2
 started=$SECONDS
 CARGO_INCREMENTAL=0 cargo build --locked --target "$target" --bins || failed=1
 cargo build --locked --workspace --bins || failed=1
-TABWIRE_WINDOWS_BINS="$out" cargo test --locked -p tabwire-tests --no-fail-fast --test windows \
+TABWIRE_WINDOWS_BINS="$out" cargo test --locked -p tabwire --no-fail-fast --test windows \
   "$@" || failed=1
 echo "windows: the real-browser test took $((SECONDS - started)) s" >&2
 exit "$failed"

@@ -89,8 +89,8 @@ const methods = {
 // (the popup or the sites.* methods both only write storage; sites.js calls this once a change).
 const sendSites = () => sendEvent('sites', null, { sites: currentSites() });
 
-// For the benchmarks (the origin checks in tests/bench/sites.rs, the page hops in
-// tests/bench/floors.rs), which reach this worker through the debugger. Nothing else can: no
+// For the benchmarks (the origin checks in bridge/benches/browser/sites.rs, the page hops in
+// bridge/benches/browser/floors.rs), which reach this worker through the debugger. Nothing else can: no
 // page or content script sees the worker's global.
 globalThis.tabwireChecks = { allowedBy, checkSite };
 globalThis.tabwireMethods = methods;

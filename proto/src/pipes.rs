@@ -4,7 +4,7 @@
 //! Both are started with pipes. On Unix a pipe is registered with the reactor directly, so a
 //! message costs no thread hop; tokio's own stdin/stdout hand every read and write to a
 //! blocking thread and wake the runtime from there, which on 2 cores shows in the tail of each
-//! call (measured in tests/bench/floors.rs). Anything else (a terminal, a file) goes through
+//! call (measured in bridge/benches/browser/floors.rs). Anything else (a terminal, a file) goes through
 //! tokio's blocking stdio.
 
 use std::io;

@@ -1,20 +1,20 @@
-//! Locating the real binaries. Cargo builds every workspace binary before it runs any test
-//! (`cargo test --workspace`), into the target dir that holds this test executable.
+//! Locating the real binaries: exactly the ones Cargo built for this test run. The tests and
+//! benches are targets of the package that builds both programs (`bridge/`), so Cargo builds
+//! `tabwire` and `tabwire-host` before it runs any of them and names each in
+//! `CARGO_BIN_EXE_<name>`; a binary left from an earlier build is never used.
 
 use std::path::PathBuf;
 
-/// Path of a workspace binary (`tabwire`, `tabwire-host`).
+/// Path of a workspace binary (`tabwire`, `tabwire-host`), as Cargo built it for this run.
 pub fn bin(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    // target/<profile>/deps/<test> → target/<profile>/<name>
-    let dir = exe.parent().and_then(|d| d.parent()).expect("target dir");
-    let path = dir.join(name);
-    assert!(
-        path.exists(),
-        "{} is missing: build every binary first with `cargo build --workspace --bins` \
-         (scripts/test.sh does this)",
-        path.display()
-    );
+    let var = format!("CARGO_BIN_EXE_{name}");
+    let path = std::env::var_os(&var).map(PathBuf::from).unwrap_or_else(|| {
+        panic!(
+            "{var} is not set: run the tests and benches through Cargo (`cargo test -p tabwire`), \
+             which builds {name} for them and says where"
+        )
+    });
+    assert!(path.exists(), "{var} names {}, which does not exist", path.display());
     path
 }
 

@@ -44,7 +44,7 @@ impl Mcp {
     pub async fn start_with(runtime_dir: &Path, env: &[(&str, &str)]) -> Mcp {
         let mut cmd = tokio::process::Command::new(bins::bin("tabwire"));
         // A test run inside a tabwire session must not join it, nor pick the user's browser.
-        // Every tool set, so that each test may call any tool (tests/tests/tools.rs checks the
+        // Every tool set, so that each test may call any tool (bridge/tests/tools.rs checks the
         // default set); a test's own `env` may narrow it.
         cmd.arg("mcp")
             .env("TABWIRE_RUNTIME_DIR", runtime_dir)

@@ -1,5 +1,5 @@
 //! `bench_echo`: the floors of the path a page read takes, for the side-by-side benchmark
-//! (`tests/bench/floors.rs`). Served only when `TABWIRE_BENCH=1` is set on `tabwire mcp`
+//! (`bridge/benches/browser/floors.rs`). Served only when `TABWIRE_BENCH=1` is set on `tabwire mcp`
 //! (never in normal use, and not in specs/tools.md): each floor answers `null` from one hop
 //! further along the path, so the bench can tell where a forced `get_state` spends its time.
 

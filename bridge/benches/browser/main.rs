@@ -1,4 +1,4 @@
-//! `cargo bench -p tabwire-tests --bench browser` (run by scripts/bench.sh after a release
+//! `cargo bench -p tabwire --bench browser` (run by scripts/bench.sh after a release
 //! build): latencies through a real headless Chromium, printed as numbers. Not a test: nothing
 //! here passes or fails on time. Each section prints its own baseline measured in the same run.
 
@@ -22,7 +22,7 @@ mod workflows;
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     println!("tabwire browser benchmarks (release, real headless Chromium)\n");
-    // `cargo bench -p tabwire-tests --bench browser -- operations` runs only that section.
+    // `cargo bench -p tabwire --bench browser -- operations` runs only that section.
     let only = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     let wanted = |name: &str| only.as_deref().is_none_or(|o| name.contains(o));
     if wanted("floors") {

@@ -145,7 +145,7 @@ fn dump(file: &str, ours: &str, theirs: Option<&str>) {
 }
 
 /// What Claude Code hands its model for a tool result (2.1.x, checked offline against a
-/// stand-in Messages API: `tests/tests/claude_code.rs`): the structured content as JSON when
+/// stand-in Messages API: `bridge/tests/claude_code.rs`): the structured content as JSON when
 /// there is any, the text content otherwise. Playwright MCP's tools return text only.
 fn seen_by_claude_code(result: &rmcp::model::CallToolResult) -> String {
     match &result.structured_content {

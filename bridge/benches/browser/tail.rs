@@ -3,7 +3,7 @@
 //! its line's median is explained by what the trace shows inside it: the longest time any
 //! thread spent ready to run but not running, which thread that was, on which CPU, and what ran
 //! there meanwhile. Needs root and tracefs (`/sys/kernel/tracing`); elsewhere it says so and
-//! measures nothing. Run alone: `cargo bench -p tabwire-tests --bench browser -- tail`.
+//! measures nothing. Run alone: `cargo bench -p tabwire --bench browser -- tail`.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
