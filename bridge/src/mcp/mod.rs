@@ -10,6 +10,7 @@ mod evaluate;
 mod events;
 mod handover;
 pub mod jsonrpc;
+mod logging;
 mod logs;
 mod network;
 mod operations;

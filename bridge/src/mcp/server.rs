@@ -144,6 +144,8 @@ pub struct TabwireServer {
     page_tools: Option<Arc<PageTools>>,
     /// This session's network rules' key and holds (`network.rs`).
     pub(super) holds: Arc<super::network::Holds>,
+    /// The least severe log message its client wants (`logging.rs`).
+    pub(super) log_level: Arc<super::logging::LogLevel>,
 }
 
 impl TabwireServer {
@@ -159,6 +161,7 @@ impl TabwireServer {
         let holds = Arc::new(super::network::Holds::new(core.registry().closing().clone()));
         TabwireServer {
             holds,
+            log_level: Arc::default(),
             core,
             operations,
             workers,
@@ -276,12 +279,14 @@ impl ServerHandler for TabwireServer {
     /// Exactly what it does: tools, whose list changes only with page tools; resources (with
     /// subscriptions and list changes) and prompts where the sets offered have any.
     fn get_info(&self) -> ServerConfig {
+        #[allow(deprecated)] // logging: see logging.rs
         let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_resources()
             .enable_resources_subscribe()
             .enable_resources_list_changed()
             .enable_prompts()
+            .enable_logging()
             .build();
         if let (Some(tools), Some(_)) = (capabilities.tools.as_mut(), &self.page_tools) {
             tools.list_changed = Some(true);
@@ -398,7 +403,20 @@ impl ServerHandler for TabwireServer {
         super::prompts::get(&self.set, &request.name, request.arguments.as_ref()).map(Into::into)
     }
 
+    /// `logging/setLevel`: from now on, what this session notices at `level` or above
+    /// (`logging.rs`).
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.log_level.set(request.level);
+        Ok(())
+    }
+
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        tokio::spawn(super::logging::follow(self.clone(), context.peer.clone()));
         if super::resources::offered(&self.set) {
             tokio::spawn(super::resources::follow(self.clone(), context.peer.clone()));
         }

@@ -374,6 +374,15 @@ impl ServerHandler for HttpSession {
         self.server()?.unsubscribe(request, context).await
     }
 
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.server()?.set_level(request, context).await
+    }
+
     async fn list_prompts(
         &self,
         request: Option<PaginatedRequestParams>,
