@@ -32,6 +32,7 @@ impl Stdio {
             .arg("mcp")
             .env("TABWIRE_RUNTIME_DIR", &*dir)
             .env("TABWIRE_TOOLS", "all")
+            .env("TABWIRE_OUTPUT_SCHEMAS", "1")
             .env_remove("TABWIRE_SESSION_ID")
             .env_remove("TABWIRE_BROWSER")
             .stdin(Pipe::piped())

@@ -29,7 +29,7 @@ async fn every_schema_passes_a_strict_validator_and_the_sdk_client_warns_of_noth
     let tabwire = bins::bin("tabwire");
     let out = js::tools_list(
         &["check"],
-        &[tabwire.to_str().unwrap(), "mcp", "--page-tools", "--tools", "all"],
+        &[tabwire.to_str().unwrap(), "mcp", "--page-tools", "--tools", "all", "--output-schemas"],
         &[("TABWIRE_RUNTIME_DIR", &browser.runtime_dir)],
     );
     let stdout = String::from_utf8_lossy(&out.stdout);

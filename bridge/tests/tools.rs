@@ -29,7 +29,17 @@ async fn tools_are_listed_with_schemas_and_annotations() {
             assert_eq!(output["type"], "object", "{name}: {output:?}");
         }
         let notes = tool.annotations.as_ref().unwrap_or_else(|| panic!("{name}: annotations"));
-        assert!(notes.read_only_hint.is_some() && notes.open_world_hint.is_some(), "{name}");
+        assert!(notes.title.is_some(), "{name}: a title");
+        // A hint is left out where it says what MCP assumes without it (not read-only,
+        // destructive, not idempotent, open-world); one that says so in words is a waste.
+        for (hint, assumed) in [
+            (notes.read_only_hint, false),
+            (notes.destructive_hint, true),
+            (notes.idempotent_hint, false),
+            (notes.open_world_hint, true),
+        ] {
+            assert_ne!(hint, Some(assumed), "{name}: {notes:?}");
+        }
         if TAB_TOOLS.contains(&name.as_ref()) {
             let props = tool.input_schema.get("properties").cloned().unwrap_or_default();
             assert_eq!(props["browser"]["type"], "string", "{name}: it takes `browser`");
@@ -42,12 +52,12 @@ async fn tools_are_listed_with_schemas_and_annotations() {
     assert_eq!(open["properties"]["active"]["type"], "boolean");
     let navigate = serde_json::to_string(&tool("navigate").input_schema).unwrap();
     assert!(navigate.contains("\"load\"") && navigate.contains("\"none\""), "{navigate}");
-    let read_only = |n: &str| tool(n).annotations.as_ref().unwrap().read_only_hint;
-    assert_eq!(read_only("list_tabs"), Some(true));
-    assert_eq!(read_only("list_browsers"), Some(true));
-    assert_eq!(read_only("open_tab"), Some(false));
-    assert_eq!(tool("close_tab").annotations.as_ref().unwrap().destructive_hint, Some(true));
-    assert_eq!(tool("open_tab").annotations.as_ref().unwrap().destructive_hint, Some(false));
+    // What each hint means, MCP's assumption standing in for a hint left out.
+    let hints = |n: &str| tool(n).annotations.clone().unwrap();
+    let read_only = |n: &str| hints(n).read_only_hint.unwrap_or(false);
+    let destructive = |n: &str| hints(n).destructive_hint.unwrap_or(true);
+    assert!(read_only("list_tabs") && read_only("list_browsers") && !read_only("open_tab"));
+    assert!(destructive("close_tab") && !destructive("open_tab"));
     let list_schema = serde_json::to_string(&tool("list_tabs").output_schema).unwrap();
     assert!(list_schema.contains("window_focused"), "the tab's fields are described");
 
@@ -87,6 +97,12 @@ async fn the_default_tool_sets_are_served_and_others_are_refused_by_name() {
     assert_eq!(all, documented_tools(), "every tool is in a set");
     let instructions = client.peer_info().unwrap().instructions.clone().unwrap();
     assert!(!instructions.contains("spawn_worker"), "only the sets served are explained");
+    // The listing a client fetches at every start: no output schemas unless asked for
+    // (`--output-schemas`), and well under 20 KB.
+    assert!(tools.iter().all(|t| t.output_schema.is_none()), "an output schema by default");
+    let listing = serde_json::to_string(&json!({ "tools": tools })).unwrap();
+    assert!(listing.len() < 20_000, "tools/list is {} bytes", listing.len());
+    eprintln!("the default tools/list: {} tools, {} bytes", tools.len(), listing.len());
 
     let params = rmcp::model::CallToolRequestParams::new("spawn_worker");
     let refused = client.call_tool(params).await.unwrap_err().to_string();

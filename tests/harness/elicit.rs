@@ -82,6 +82,7 @@ impl ElicitMcp {
         cmd.arg("mcp")
             .env("TABWIRE_RUNTIME_DIR", runtime_dir)
             .env("TABWIRE_TOOLS", "all") // every tool set, as crate::Mcp has
+            .env("TABWIRE_OUTPUT_SCHEMAS", "1") // and their output schemas, which the tests check
             .env_remove("TABWIRE_SESSION_ID")
             .env_remove("TABWIRE_BROWSER");
         for (k, v) in env {

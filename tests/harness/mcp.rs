@@ -49,6 +49,7 @@ impl Mcp {
         cmd.arg("mcp")
             .env("TABWIRE_RUNTIME_DIR", runtime_dir)
             .env("TABWIRE_TOOLS", "all")
+            .env("TABWIRE_OUTPUT_SCHEMAS", "1") // and their output schemas, which the tests check
             .env_remove("TABWIRE_SESSION_ID")
             .env_remove("TABWIRE_BROWSER");
         for (k, v) in env {

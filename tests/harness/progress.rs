@@ -67,6 +67,7 @@ impl ProgressMcp {
         }
         let mut cmd = tokio::process::Command::new(bins::bin("tabwire"));
         cmd.arg("mcp").env("TABWIRE_RUNTIME_DIR", runtime_dir).env("TABWIRE_TOOLS", "all");
+        cmd.env("TABWIRE_OUTPUT_SCHEMAS", "1");
         for (k, v) in env {
             cmd.env(k, v);
         }

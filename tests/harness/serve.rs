@@ -48,6 +48,7 @@ impl Serve {
             .args(args)
             .env("TABWIRE_RUNTIME_DIR", runtime_dir)
             .env("TABWIRE_TOOLS", "all") // every tool set, as crate::Mcp has
+            .env("TABWIRE_OUTPUT_SCHEMAS", "1") // and their output schemas, which the tests check
             .env_remove("TABWIRE_SESSION_ID")
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -65,7 +65,18 @@ pub struct Tools {
     /// others (`default,workers`). Every tool offered is in each of the model's conversations.
     #[arg(long = "tools", env = "TABWIRE_TOOLS", value_name = "SETS",
           default_value = crate::mcp::sets::DEFAULT)]
-    pub set: crate::mcp::sets::ToolSet,
+    set: crate::mcp::sets::ToolSet,
+    /// Also give each tool's output schema in tools/list, for clients that check results
+    /// against it (no model reads them; 16 KB more for the default sets).
+    #[arg(long, env = "TABWIRE_OUTPUT_SCHEMAS", value_parser = clap::builder::BoolishValueParser::new())]
+    output_schemas: bool,
+}
+
+impl Tools {
+    /// The tool sets and what their listing gives.
+    pub fn set(&self) -> crate::mcp::sets::ToolSet {
+        self.set.clone().with_output_schemas(self.output_schemas)
+    }
 }
 
 #[derive(Debug, Subcommand)]

@@ -48,7 +48,7 @@ pub async fn run(args: &McpArgs, shutdown: Shutdown) -> anyhow::Result<()> {
         let id = &session.record().session_id;
         SavedQueue::start(core.queue().clone(), &crate::dirs::state_dir(), id)
     });
-    let server = TabwireServer::new(core, args.tools.set.clone()).with_page_tools(args.page_tools);
+    let server = TabwireServer::new(core, args.tools.set()).with_page_tools(args.page_tools);
     let ending = server.clone();
     let service = tokio::select! {
         service = server.serve(jsonrpc::Stdio::new(bench::stdio()?)) => service?,

@@ -44,9 +44,18 @@ const STANDARD_FORMATS: [&str; 19] = [
 /// by an `$id` that changes with its content: clients compile a validator for each output
 /// schema (the TypeScript SDK does on every `tools/list`), and one with an `$id` is compiled
 /// once per connection instead of once per listing.
-pub fn clean_router<S: Send + Sync + 'static>(router: ToolRouter<S>) -> ToolRouter<S> {
+pub fn clean_router<S: Send + Sync + 'static>(
+    router: ToolRouter<S>,
+    output_schemas: bool,
+) -> ToolRouter<S> {
     let mut clean = ToolRouter::new();
     for mut route in router {
+        if !output_schemas {
+            route.attr.output_schema = None;
+        }
+        if let Some(hints) = route.attr.annotations.as_mut() {
+            unsaid_defaults(hints);
+        }
         let mut input = Value::Object(clean_schema(&route.attr.input_schema));
         lean_input(&mut input);
         enums(&mut input);
@@ -65,6 +74,23 @@ pub fn clean_router<S: Send + Sync + 'static>(router: ToolRouter<S>) -> ToolRout
         clean.add_route(route);
     }
     clean
+}
+
+/// Leave out the hints that say what MCP assumes when a hint is missing (not read-only,
+/// destructive, not idempotent, open-world): the same meaning in fewer bytes of every listing.
+fn unsaid_defaults(hints: &mut rmcp::model::ToolAnnotations) {
+    if hints.read_only_hint == Some(false) {
+        hints.read_only_hint = None;
+    }
+    if hints.destructive_hint == Some(true) {
+        hints.destructive_hint = None;
+    }
+    if hints.idempotent_hint == Some(false) {
+        hints.idempotent_hint = None;
+    }
+    if hints.open_world_hint == Some(true) {
+        hints.open_world_hint = None;
+    }
 }
 
 /// An input schema as the model reads it, in fewer words than schemars writes (every

@@ -208,7 +208,7 @@ impl TabwireServer {
         if super::bench::enabled() {
             router += Self::bench_tools(); // TABWIRE_BENCH=1 only: the floors of the path
         }
-        super::schema::clean_router(router)
+        super::schema::clean_router(router, set.output_schemas())
     }
 
     /// What a session does as it ends, before its record goes: its running workers get

@@ -107,23 +107,38 @@ pub const FAMILIES: [Family; 8] = [
 /// (state and commands), and any page read and acted on as a user would.
 pub const DEFAULT: &str = "tabs,page,dom";
 
-/// The families a server offers.
+/// The families a server offers, and whether its tools/list gives their output schemas.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolSet(BTreeSet<&'static str>);
+pub struct ToolSet {
+    families: BTreeSet<&'static str>,
+    output_schemas: bool,
+}
 
 impl ToolSet {
     pub fn all() -> ToolSet {
-        ToolSet(FAMILIES.iter().map(|f| f.name).collect())
+        ToolSet { families: FAMILIES.iter().map(|f| f.name).collect(), output_schemas: false }
+    }
+
+    /// Also give each tool's output schema (`--output-schemas`): for clients that check
+    /// results against it. No model reads them, and they are 16 KB of the default sets'
+    /// 37 KB listing, so they are left out unless asked for.
+    pub fn with_output_schemas(mut self, on: bool) -> ToolSet {
+        self.output_schemas = on;
+        self
+    }
+
+    pub fn output_schemas(&self) -> bool {
+        self.output_schemas
     }
 
     /// Whether the tool `name` (a built-in one) is served.
     pub fn serves(&self, name: &str) -> bool {
-        FAMILIES.iter().any(|f| self.0.contains(f.name) && f.tools.contains(&name))
+        FAMILIES.iter().any(|f| self.families.contains(f.name) && f.tools.contains(&name))
     }
 
     /// Whether the family `name` is served.
     pub fn has(&self, family: &str) -> bool {
-        self.0.contains(family)
+        self.families.contains(family)
     }
 
     /// The family of a built-in tool this set does not serve, to say how to get it.
@@ -148,7 +163,7 @@ impl FromStr for ToolSet {
         for word in s.split(',').map(str::trim).filter(|w| !w.is_empty()) {
             match word {
                 "all" => set.extend(FAMILIES.iter().map(|f| f.name)),
-                "default" => set.extend(ToolSet::default().0),
+                "default" => set.extend(ToolSet::default().families),
                 _ => match FAMILIES.iter().find(|f| f.name == word) {
                     Some(f) => drop(set.insert(f.name)),
                     None => return Err(format!("no tool set {word:?}: {}", names())),
@@ -158,13 +173,13 @@ impl FromStr for ToolSet {
         if set.is_empty() {
             return Err(format!("name at least one tool set: {}", names()));
         }
-        Ok(ToolSet(set))
+        Ok(ToolSet { families: set, output_schemas: false })
     }
 }
 
 impl fmt::Display for ToolSet {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        let names: Vec<&str> = self.0.iter().copied().collect();
+        let names: Vec<&str> = self.families.iter().copied().collect();
         f.write_str(&names.join(","))
     }
 }

@@ -76,7 +76,7 @@ pub async fn run(args: ServeArgs, shutdown: Shutdown) -> anyhow::Result<()> {
         written.path.display()
     );
 
-    let (only, set) = (args.attach.browser, args.tools.set);
+    let (only, set) = (args.attach.browser, args.tools.set());
     let sessions = Sessions::new(runtime_dir, only, set, args.max_sessions.into());
     let stop = CancellationToken::new();
     let mut manager = LocalSessionManager::default();
