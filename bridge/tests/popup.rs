@@ -4,13 +4,16 @@
 //!
 //! The popup page is opened in a tab of its own, `ui/popup.html?tab=<id>`, which makes it about
 //! that tab. `127.0.0.2` stands in for any website: it is loopback, but not a default site.
+//!
+//! And the popup as a person sees it (a screenshot goes to `target/test-output/popup*.png`):
+//! every control fits its width, on one line, its text not clipped.
 
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tabwire_proto::extension_id::EXTENSION_ID;
 use tabwire_tests::mcp::text;
-use tabwire_tests::{Cdp, Chromium, Fixtures, Mcp};
+use tabwire_tests::{Cdp, Chromium, Fixtures, Mcp, bins};
 
 /// How long a change may take to show (popup, worker, host, bridge).
 const WITHIN: Duration = Duration::from_secs(5);
@@ -192,4 +195,93 @@ async fn the_popup_allows_a_site_and_revokes_it() {
             { "on": origin, "trusted": true },
         ])
     );
+}
+
+/// Every control and line of text the popup shows that is not inside the popup's width, wraps
+/// onto a second line, or clips its text (`scrollWidth > clientWidth`): what is wrong with each.
+const LAYOUT_FAULTS: &str = r##"(() => {
+    const width = document.documentElement.getBoundingClientRect().width;
+    const faults = [];
+    if (document.documentElement.scrollWidth > Math.ceil(width)) faults.push(`the page scrolls sideways: ${document.documentElement.scrollWidth} > ${width}`);
+    const picked = "button, select, input, label, a, summary, #connection, #site, #site-status, #sessions .name, #sessions .last, #sites .row span";
+    let checked = 0;
+    for (const e of document.querySelectorAll(picked)) {
+        if (!e.checkVisibility()) continue;
+        checked += 1;
+        const r = e.getBoundingClientRect();
+        const name = `${e.tagName.toLowerCase()}${e.id ? "#" + e.id : ""} "${(e.innerText ?? "").trim().slice(0, 40)}"`;
+        if (r.left < -0.5 || r.right > width + 0.5) faults.push(`${name} outside the popup: ${r.left}..${r.right} of ${width}`);
+        if (e.clientWidth > 0 && e.scrollWidth > e.clientWidth) faults.push(`${name} clipped: ${e.scrollWidth} > ${e.clientWidth}`);
+        const one = ["BUTTON", "LABEL", "SUMMARY", "A", "SELECT"].includes(e.tagName);
+        if (one && e.getClientRects().length > 1) faults.push(`${name} wraps onto ${e.getClientRects().length} lines`);
+        const line = parseFloat(getComputedStyle(e).lineHeight) || 18;
+        if (e.tagName === "BUTTON" && r.height > 2 * line) faults.push(`${name} wraps: ${r.height}px high`);
+    }
+    return { width, checked, faults };
+})()"##;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_popup_fits_its_width_for_a_person() {
+    let mut browser = Chromium::start_with_cdp();
+    let (to_browser, from_browser) = browser.take_cdp_pipe().expect("started with a CDP pipe");
+    let cdp = Cdp::new(to_browser, from_browser);
+    let pages = Fixtures::serve();
+    let alpha =
+        Mcp::start_with(&browser.runtime_dir, &[("TABWIRE_SESSION_ID", "research-worker-alpha")])
+            .await;
+    let beta = Mcp::start_with(&browser.runtime_dir, &[("TABWIRE_SESSION_ID", "beta")]).await;
+    let a = alpha.ok("open_tab", json!({ "url": pages.url("dom/form.html") })).await["tab"]["id"]
+        .clone();
+    let b =
+        beta.ok("open_tab", json!({ "url": pages.url("plain.html") })).await["tab"]["id"].clone();
+    alpha.ok("wait_for", json!({ "tab_id": a, "selector": "body" })).await;
+    alpha.ok("read_page", json!({ "tab_id": a })).await;
+    beta.ok("click", json!({ "tab_id": b, "selector": "body" })).await;
+
+    let url = format!("chrome-extension://{EXTENSION_ID}/ui/popup.html?tab={a}");
+    let popup = cdp.open(&url).await.unwrap_or_else(|e| panic!("open the popup: {e}"));
+    // What a person sees first: the connection in a line, this site with its switches, each
+    // session with its group and last action and a Stop, and Stop all.
+    let ready = r##"document.querySelectorAll("#sessions li").length === 2
+        && !!document.querySelector("#stop")?.checkVisibility()
+        && !!document.querySelector("#site-switches input")?.checkVisibility()
+        && document.querySelector("#connection").innerText"##;
+    let line = until(&cdp, &popup, "the sessions, Stop and the site's switches", ready).await;
+    assert!(line.as_str().unwrap().starts_with("Connected · 2 sessions"), "{line}");
+    let rows = r##"[...document.querySelectorAll("#sessions li")].map((li) => li.innerText.replace(/\s+/g, " "))"##;
+    let rows = until(
+        &cdp,
+        &popup,
+        "each session's last action",
+        &format!("{rows}.every((r) => !r.includes('No action yet')) && {rows}"),
+    )
+    .await;
+    let rows = rows.to_string();
+    assert!(rows.contains("research-worker-alpha · 1 tab") && rows.contains("dom.read"), "{rows}");
+    assert!(rows.contains("beta · 1 tab") && rows.contains("dom.click"), "{rows}");
+    let site = cdp.eval(&popup, "document.querySelector('#here').innerText").await.unwrap();
+    assert!(site.as_str().unwrap().contains(&pages.origin()), "{site}");
+
+    let out = bins::repo_root().join("target/test-output");
+    std::fs::create_dir_all(&out).unwrap();
+    // Popup-sized: Chrome gives a popup the width its page asks for.
+    let size = json!({ "width": 360, "height": 900, "deviceScaleFactor": 1, "mobile": false });
+    cdp.call("Emulation.setDeviceMetricsOverride", size, Some(&popup)).await.unwrap();
+    for (shot, state) in [("popup.png", "running"), ("popup_stopped.png", "one session stopped")] {
+        if state == "one session stopped" {
+            click(&cdp, &popup, r#"#sessions button[data-name="beta"][data-action="stop"]"#).await;
+            until(
+                &cdp,
+                &popup,
+                "beta stopped",
+                "document.body.innerText.includes('Stopped by you')",
+            )
+            .await;
+        }
+        let layout = cdp.eval(&popup, LAYOUT_FAULTS).await.unwrap();
+        cdp.screenshot(&popup, &out.join(shot)).await.unwrap();
+        assert_eq!(layout["width"], 360, "{layout}");
+        assert!(layout["checked"].as_u64().unwrap() >= 15, "{layout}");
+        assert_eq!(layout["faults"], json!([]), "{state}: {layout:#}");
+    }
 }

@@ -142,3 +142,55 @@ async fn a_double_click_on_a_ref_lands_on_what_is_under_the_pointer() {
     assert_eq!(cdp.eval(&session, "window.editing").await.unwrap(), true, "{done}");
     assert_eq!(done["effect"], "changed", "{done}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn swagger_operations_are_named_as_a_person_reads_them() {
+    let (_browser, _cdp, mcp, tab, _session, _pages) =
+        open_app("swagger.html", "!!document.querySelector('.opblock-summary-path')").await;
+    let page = mcp.read_page(json!({ "tab_id": tab, "budget": 20000 })).await;
+    let lines = page.lines.as_str();
+    // The method, the path and the summary are boxes of their own, side by side: a person
+    // reads them apart. The zero-width spaces Swagger UI puts before each "/" are not seen.
+    assert!(lines.contains("button \"GET /pets/{petId} Find a pet by id\""), "{lines}");
+    assert!(lines.contains("button \"GET /pets List all pets\""), "{lines}");
+    assert!(!lines.contains('\u{200b}') && !lines.contains("\\u200b"), "{lines}");
+    // A name found by what a person reads finds the operation, and opens it.
+    let op = ref_in(lines, "button \"GET /pets/{petId} Find a pet by id\"");
+    let done = mcp.ok("click", json!({ "tab_id": tab, "ref": op })).await;
+    assert_eq!(done["effect"], "changed", "{done}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn enter_splitting_a_prosemirror_list_item_is_a_change() {
+    let (_browser, cdp, mcp, tab, session, _pages) = open_app(
+        "prosemirror.html",
+        "!!window.view && !!document.querySelector('.ProseMirror li')",
+    )
+    .await;
+    let items = async || {
+        cdp.eval(&session, "view.state.doc.child(1).content.content.map(i => i.textContent)")
+            .await
+            .unwrap()
+    };
+    let page = mcp.read_page(json!({ "tab_id": tab, "budget": 20000 })).await;
+    let editor = ref_in(&page.lines, "textbox");
+    mcp.ok("type", json!({ "tab_id": tab, "ref": editor, "text": " rolls" })).await;
+    assert_eq!(items().await, json!(["Milk", "Bread rolls"]));
+    mcp.ok(
+        "press_key",
+        json!({ "tab_id": tab, "keys": "ArrowLeft ArrowLeft ArrowLeft ArrowLeft ArrowLeft" }),
+    )
+    .await;
+
+    // Enter splits the item at the caret: the editor's text reads the same, squashed to one
+    // line, but the page changed, and the report says so.
+    let done = mcp.ok("press_key", json!({ "tab_id": tab, "keys": "Enter" })).await;
+    assert_eq!(items().await, json!(["Milk", "Bread ", "rolls"]), "{done}");
+    assert_eq!(done["effect"], "changed", "{done}");
+
+    // Enter at the end of the last item: a new, empty item, which has no text at all.
+    mcp.ok("press_key", json!({ "tab_id": tab, "keys": "End" })).await;
+    let done = mcp.ok("press_key", json!({ "tab_id": tab, "keys": "Enter" })).await;
+    assert_eq!(items().await, json!(["Milk", "Bread ", "rolls", ""]), "{done}");
+    assert_eq!(done["effect"], "changed", "{done}");
+}

@@ -103,10 +103,12 @@
 
   // Click `el`: hover, press, focus, release, click (twice for count 2, with dblclick) — on the
   // element under the pointer at its centre (inside `el`, or its label: ns.target checked), as
-  // a person's click targets the innermost element there, whose handlers a page may hold.
+  // a person's click targets the innermost element there, whose handlers a page may hold. Each
+  // press lands on what is there at that moment: what the first click of a double click drew
+  // at the point gets the second, and the dblclick.
   ns.click = (ref, { button = 'left', count = 1, modifiers: mods = [] } = {}) => {
     const at = ns.target(ref);
-    const el = hitAt(at.x, at.y) ?? ref;
+    let el = hitAt(at.x, at.y) ?? ref;
     const b = { left: 0, middle: 1, right: 2 }[button];
     if (b === undefined) fail('bad_request', '`button` must be left, middle or right');
     const m = modifiers(mods);
@@ -116,6 +118,7 @@
     mouse('pointermove', el, at, opts);
     mouse('mousemove', el, at, opts);
     for (let i = 1; i <= count; i++) {
+      if (i > 1) el = hitAt(at.x, at.y) ?? el;
       const o = { ...opts, detail: i, buttons: 1 << b };
       mouse('pointerdown', el, at, o);
       if (mouse('mousedown', el, at, o) && i === 1) focusable(el)?.focus({ preventScroll: true });

@@ -113,20 +113,26 @@
 
   // The lines an action's changes are computed on: the full snapshot, text included, so a
   // message that appears counts; a re-render that draws the same thing does not. Focus moves
-  // with every click, so it is left out (read_page shows it).
-  const lines = () => ns.snapshot('full').lines.map((l) => `${'  '.repeat(l.d)}${l.t.replace(' [focused]', '')}`);
+  // with every click, so it is left out (read_page shows it). Each is {t: the line as shown,
+  // k: what it is compared by} — the line and, where it shows less than there is (a value cut
+  // at 100 characters, an editor's text on one line), the whole of it (snapshot.js, `exact`).
+  const lines = () => ns.snapshot('full', undefined, undefined, { exact: true }).lines.map((l) => {
+    const t = `${'  '.repeat(l.d)}${l.t.replace(' [focused]', '')}`;
+    return { t, k: l.k ? t + l.k : t };
+  });
 
   // The lines that differ between two snapshots: {added, removed}, each at most `max`.
   function diff(before, after, max = 40) {
-    const count = (list) => list.reduce((m, l) => m.set(l, (m.get(l) ?? 0) + 1), new Map());
+    const count = (list) => list.reduce((m, l) => m.set(l.k, (m.get(l.k) ?? 0) + 1), new Map());
     const a = count(before);
     const b = count(after);
-    const added = after.filter((l) => (a.get(l) ?? 0) > 0 ? (a.set(l, a.get(l) - 1), false) : true);
+    const added = after.filter((l) => (a.get(l.k) ?? 0) > 0 ? (a.set(l.k, a.get(l.k) - 1), false) : true);
     // A line that changed shows once, as it is now: `removed` keeps the elements that went.
-    const refOf = (l) => /\[ref=\u0001(e\d+)\]/.exec(l)?.[1];
+    const refOf = (l) => /\[ref=\u0001(e\d+)\]/.exec(l.t)?.[1];
     const still = new Set(added.map(refOf));
-    const removed = before.filter((l) => ((b.get(l) ?? 0) > 0 ? (b.set(l, b.get(l) - 1), false) : !still.has(refOf(l))));
-    return { added: added.slice(0, max), removed: removed.slice(0, max), more: Math.max(0, added.length - max) + Math.max(0, removed.length - max) };
+    const removed = before.filter((l) => ((b.get(l.k) ?? 0) > 0 ? (b.set(l.k, b.get(l.k) - 1), false) : !still.has(refOf(l))));
+    const shown = (list) => list.slice(0, max).map((l) => l.t);
+    return { added: shown(added), removed: shown(removed), more: Math.max(0, added.length - max) + Math.max(0, removed.length - max) };
   }
 
   const ops = {

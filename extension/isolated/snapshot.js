@@ -59,8 +59,40 @@
   // The page's words in a line: JSON quotes, and the line breaks JSON lets through (NEL,
   // U+2028, U+2029) escaped too, so the words stay on their line for every reader.
   const quote = (s) => JSON.stringify(s).replace(/[\u0085\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-  const clip = (s, max = NAME_MAX) => (s.length > max ? `${s.slice(0, max - 1)}…` : s);
-  const squash = (s) => (s ?? '').replace(/\s+/g, ' ').trim();
+  const clip = (s, max = NAME_MAX) => {
+    if (s.length <= max) return s;
+    keep(s);
+    return `${s.slice(0, max - 1)}…`;
+  };
+  // What a line shows less of than there is (cut, or its line breaks squashed), kept with the
+  // line for a snapshot taken with `exact` (the one an action's changes are found on): typing
+  // past a value's 100th character, or Enter splitting a paragraph of an editor, changes the
+  // page even when the line reads the same.
+  let exact = false;
+  let kept = '';
+  const keep = (raw) => {
+    if (exact) kept += `\u0000${raw}`;
+  };
+  // Names and text as a person reads them: whitespace runs as one space, characters that take
+  // no room on screen (zero-width spaces…) gone (lib/name-text.js, injected before this file).
+  const { contentText, normalize: squash, INVISIBLE } = globalThis.tabwireNameText;
+  // A value as the field holds it, on one line: every character of it is the user's.
+  const oneLine = (s) => (s ?? '').replace(/\s+/g, ' ').trim();
+
+  // The computed display of an element, kept for the length of one snapshot (names nest: a
+  // list item's name reads the same elements as the link in it).
+  let displays = null;
+  const displayOf = (el) => {
+    let d = displays?.get(el);
+    if (d === undefined) {
+      d = getComputedStyle(el).display;
+      displays?.set(el, d);
+    }
+    return d;
+  };
+  // An element's content as a name: its text, with the spaces a person sees between the boxes
+  // it is laid out in. `skip`: an element left out (a label's control).
+  const textOf = (el, skip = null) => contentText(el, { display: displayOf, max: NAME_MAX, skip });
 
   ns.roleOf = (el) => {
     const explicit = el.getAttribute('role')?.trim().toLowerCase().split(/\s+/).find(isRole);
@@ -82,26 +114,32 @@
     const labelled = el.getAttribute('aria-labelledby');
     if (labelled) {
       const root = el.getRootNode();
-      const text = labelled.split(/\s+/).map((id) => root.getElementById?.(id)?.textContent ?? '').join(' ');
+      const text = labelled.split(/\s+/).map((id) => {
+        const label = root.getElementById?.(id);
+        return label ? textOf(label) : '';
+      }).join(' ');
       if (squash(text)) return clip(squash(text));
     }
     const aria = squash(el.getAttribute('aria-label'));
     if (aria) return clip(aria);
     const labels = labelsOf(el);
     if (labels.length) {
-      const text = squash(labels.map((l) => labelText(l, el)).join(' '));
+      const text = squash(labels.map((l) => textOf(l, (n) => n === el || n.localName === 'select' || n.localName === 'textarea')).join(' '));
       if (text) return clip(text);
     }
     const tag = el.localName;
     if (tag === 'img' || (tag === 'input' && el.type === 'image')) return clip(squash(el.getAttribute('alt')));
     if (tag === 'input' && ['button', 'submit', 'reset'].includes(el.type)) return clip(squash(el.value || (el.type === 'submit' ? 'Submit' : '')));
     if (tag === 'iframe') return clip(squash(el.getAttribute('title') || el.getAttribute('name') || ''));
-    if (tag === 'fieldset') return clip(squash(el.querySelector(':scope > legend')?.textContent));
+    if (tag === 'fieldset') {
+      const legend = el.querySelector(':scope > legend');
+      return legend ? clip(textOf(legend)) : '';
+    }
     if (tag === 'form' || tag === 'dialog' || tag === 'section') return '';
     if (NAMED_BY_CONTENT.has(role)) {
-      // textContent, not innerText: innerText lays the subtree out again for every element,
-      // which made a 5,000-element page several times slower to read.
-      const text = squash(el.textContent);
+      // Not innerText, which lays the subtree out again for every element: that made a
+      // 5,000-element page several times slower to read. The computed displays are enough.
+      const text = textOf(el);
       if (text) return clip(text);
     }
     return clip(squash(el.getAttribute('title') || el.getAttribute('placeholder') || ''));
@@ -121,18 +159,6 @@
       const c = l.control;
       if (c) labelIndex.set(c, [...(labelIndex.get(c) ?? []), l]);
     }
-  }
-
-  // A label's own words: a control inside it (a select's options, an input) is not part of them.
-  function labelText(label, control) {
-    let out = '';
-    const walk = (n) => {
-      if (n === control || n.localName === 'select' || n.localName === 'textarea') return;
-      if (n.nodeType === 3) out += n.data;
-      else n.childNodes.forEach(walk);
-    };
-    walk(label);
-    return out;
   }
 
   // Elements that may have `role` ("clickable": any without a role): for re-binding a ref
@@ -158,15 +184,18 @@
       if (checked) out.push('[checked]');
     }
     if (tag === 'select') {
-      const chosen = [...el.selectedOptions].map((o) => squash(o.label || o.textContent));
+      const chosen = [...el.selectedOptions].map((o) => oneLine(o.label || o.textContent));
       out.push(`[value=${quote(clip(chosen.join(', ')))}]`);
     } else if ((tag === 'input' || tag === 'textarea') && !['checkbox', 'radio', 'button', 'submit', 'reset', 'image', 'file'].includes(el.type)) {
       const v = el.type === 'password' ? (el.value ? '••••' : '') : el.value;
-      if (v) out.push(`[value=${quote(clip(squash(v)))}]`);
+      keep(el.value);
+      if (v) out.push(`[value=${quote(clip(oneLine(v)))}]`);
       else if (el.placeholder && labelsOf(el).length) out.push(`[placeholder=${quote(clip(squash(el.placeholder)))}]`);
     } else if (role === 'textbox' && el.isContentEditable) {
-      const v = squash(el.innerText);
+      const raw = el.innerText;
+      const v = squash(raw);
       if (v) out.push(`[value=${quote(clip(v))}]`);
+      keep(raw);
     }
     if (tag === 'input' && el.type === 'file' && el.files?.length) out.push(`[files=${quote([...el.files].map((f) => f.name).join(', '))}]`);
     if (el.disabled || el.getAttribute('aria-disabled') === 'true') out.push('[disabled]');
@@ -204,8 +233,9 @@
   }
 
   // The lines of the document (or of the subtree at `root`): [{d: depth, t: text, v: in the
-  // viewport, f?: {n, src} of an iframe}]. `mode`: interactive | full.
-  ns.snapshot = (mode, rootEl = document.body ?? document.documentElement, limit = 20000) => {
+  // viewport, f?: {n, src} of an iframe, k?: what it shows less of, with `exact`}].
+  // `mode`: interactive | full.
+  ns.snapshot = (mode, rootEl = document.body ?? document.documentElement, limit = 20000, { exact: whole = false } = {}) => {
     const lines = [];
     let frames = 0;
     const vw = innerWidth;
@@ -216,10 +246,13 @@
       const v = r ? r.bottom > 0 && r.right > 0 && r.top < vh && r.left < vw : true;
       const line = { d, t, v };
       if (f !== undefined) line.f = f;
+      if (kept) line.k = kept;
+      kept = '';
       lines.push(line);
     };
     const walk = (node, depth, hidden) => {
       if (lines.length >= limit) return;
+      kept = '';
       if (node.nodeType === 3) {
         if (!full || hidden) return;
         const text = squash(node.data);
@@ -238,7 +271,7 @@
         // aria-hidden layers and give assistive technology a hidden text field instead. The
         // model reads what the user sees, line by line as laid out, marked as such.
         for (const line of el.innerText.split('\n')) {
-          const text = line.replace(/\s+$/, '').replace(/\u00a0/g, ' ');
+          const text = line.replace(INVISIBLE, '').replace(/\s+$/, '').replace(/\u00a0/g, ' ');
           if (text.trim() && lines.length < limit) emit(depth, `text ${quote(clip(text, TEXT_MAX))} [aria-hidden]`, el);
         }
         return;
@@ -289,10 +322,15 @@
       if (context >= 0 && lines.length === context + 1) lines.pop();
     };
     indexLabels();
+    displays = new Map();
+    exact = whole;
     try {
       walk(rootEl, 0, false);
     } finally {
       labelIndex = null;
+      displays = null;
+      exact = false;
+      kept = '';
     }
     return { lines, truncated: lines.length >= limit };
   };

@@ -1,19 +1,24 @@
-// The toolbar popup: the connection status the worker keeps in chrome.storage.session
-// (worker/status.js), the site of the tab it was opened for, and the allowed sites. Changes go
-// through worker/sites.js, which here only writes storage; the worker follows storage
-// (registration, `sites` event).
+// The toolbar popup, for the person whose browser it is: the connection in one line (details
+// below it, from the status the worker keeps in chrome.storage.session, worker/status.js), Stop,
+// the site of the tab it was opened for with its switches, the assistant sessions with their tab
+// groups, last actions and a Stop each, what the assistant did, and the allowed sites. Changes
+// go through worker/sites.js and worker/pause.js, which here only write storage; the worker
+// follows storage (registration, `sites` event, ending calls).
 
 import { originOf } from '../lib/sites.js';
 import { giveTab, takers } from '../worker/groups.js';
-import { isPaused, onPauseChanged, setPaused } from '../worker/pause.js';
+import { isPaused, onPauseChanged, sessionsPaused, setPaused, setSessionPaused } from '../worker/pause.js';
 import { allowSite, allowedBy, currentOptions, currentSites, onSitesChanged, revokeSite, setSwitch, sitesReady } from '../worker/sites.js';
 
 const el = (id) => document.getElementById(id);
 
 const show = (status) => {
   const s = status ?? { connected: false, last_error: 'the extension has not started yet' };
-  el('connected').textContent = s.connected ? 'connected' : 'not connected';
+  el('connected').textContent = s.connected ? 'Connected' : 'Not connected';
   el('connected').className = s.connected ? 'on' : 'off';
+  el('bridges-line').textContent = s.connected
+    ? ` · ${s.bridges ?? 0} ${s.bridges === 1 ? 'session' : 'sessions'}`
+    : ' · see the details below';
   el('host_pid').textContent = s.host_pid ?? '—';
   el('carrier').textContent = s.connected ? (s.carrier ?? '—') : '—';
   el('bridges').textContent = s.connected ? String(s.bridges ?? 0) : '—';
@@ -74,6 +79,8 @@ function render() {
   el('site-status').className = by ? 'on' : 'off';
   el('allow').hidden = origin === null || !!by;
   el('reload').hidden = !(allowedHere && by);
+  el('site-switches').hidden = !by;
+  el('site-switches').replaceChildren(...(by ? switchesOf(by).children : []));
 
   const list = el('sites');
   list.replaceChildren(...currentSites().map((pattern) => {
@@ -84,22 +91,31 @@ function render() {
     revoke.textContent = 'Revoke';
     revoke.dataset.pattern = pattern;
     revoke.title = `Stop tabwire on ${pattern} (open pages are cut off at once)`;
-    const switches = document.createElement('span');
-    switches.className = 'switches';
-    for (const [name, label] of [['scripts', 'Run scripts'], ['trusted_input', 'Trusted input'], ['cookies', 'Cookies']]) {
-      const box = document.createElement('input');
-      box.type = 'checkbox';
-      box.dataset.site = pattern;
-      box.dataset.switch = name;
-      box.checked = currentOptions()[pattern]?.[name] === true;
-      const tag = document.createElement('label');
-      tag.append(box, ` ${label}`);
-      switches.append(tag);
-    }
-    li.append(text, switches, revoke);
+    const row = document.createElement('div');
+    row.className = 'row';
+    text.className = 'wrap';
+    row.append(text, revoke);
+    li.append(row, switchesOf(pattern));
     return li;
   }));
   el('no-sites').hidden = currentSites().length > 0;
+}
+
+// A site's three switches, as check boxes with their names.
+function switchesOf(pattern) {
+  const switches = document.createElement('div');
+  switches.className = 'switches';
+  for (const [name, label] of [['scripts', 'Run scripts'], ['trusted_input', 'Trusted input'], ['cookies', 'Cookies']]) {
+    const box = document.createElement('input');
+    box.type = 'checkbox';
+    box.dataset.site = pattern;
+    box.dataset.switch = name;
+    box.checked = currentOptions()[pattern]?.[name] === true;
+    const tag = document.createElement('label');
+    tag.append(box, ` ${label}`);
+    switches.append(tag);
+  }
+  return switches;
 }
 
 // Run a change; show what went wrong, if anything.
@@ -129,7 +145,7 @@ el('sites').addEventListener('click', (e) => {
   if (pattern) attempt(() => revokeSite(pattern));
 });
 
-el('sites').addEventListener('change', (e) => {
+document.body.addEventListener('change', (e) => {
   const box = e.target.closest?.('input[data-switch]');
   if (box) attempt(() => setSwitch(box.dataset.site, box.dataset.switch, box.checked));
 });
@@ -199,15 +215,76 @@ el('give-button').addEventListener('click', () => attempt(async () => {
   await showTakers();
 }));
 
-// Stop: ends every call of the assistant in this browser at once and refuses new ones until
-// Resume (worker/pause.js). Only this page can press either: no tool can.
-function showPause(paused) {
+// Stop all: ends every call of every assistant session in this browser at once and refuses new
+// ones until Resume (worker/pause.js). Only this page can press either: no tool can.
+let pausedAll = false;
+let pausedOnes = {};
+function showPause(paused, sessions) {
+  pausedAll = paused;
+  if (sessions) pausedOnes = sessions;
   el('stop').hidden = paused;
   el('resume').hidden = !paused;
   el('pause-state').textContent = paused ? 'Stopped: the assistant can do nothing in this browser.' : '';
   el('pause-state').className = paused ? 'off' : 'note';
+  showSessions();
 }
-isPaused().then(showPause);
+Promise.all([isPaused(), sessionsPaused()]).then(([paused, sessions]) => showPause(paused, sessions));
 onPauseChanged(showPause);
 el('stop').addEventListener('click', () => attempt(() => setPaused(true)));
 el('resume').addEventListener('click', () => attempt(() => setPaused(false)));
+
+// The live assistant sessions (worker/groups.js keeps them, each worker a session of its own):
+// each with its tab group's colour and title, how many tabs it has, its last action, and its own
+// Stop (or Resume), which ends that session's calls and leaves the others running.
+const GROUP_COLORS = { grey: '#5f6368', blue: '#1a73e8', red: '#d93025', yellow: '#f9ab00', green: '#188038', pink: '#d01884', purple: '#a142f4', cyan: '#007b83', orange: '#fa903e' };
+let groups = { sessions: {} };
+let actions = [];
+async function showSessions() {
+  const live = Object.values(groups?.sessions ?? {}).filter((s) => !s.done);
+  const tabs = live.length > 0 ? await chrome.tabs.query({}) : [];
+  el('sessions').replaceChildren(...live.map((s) => {
+    const li = document.createElement('li');
+    li.dataset.session = s.id;
+    const swatch = document.createElement('span');
+    swatch.className = 'swatch';
+    swatch.style.background = GROUP_COLORS[s.color] ?? GROUP_COLORS.grey;
+    const name = document.createElement('span');
+    name.className = 'name wrap';
+    const count = tabs.filter((t) => s.groups.includes(t.groupId)).length;
+    name.textContent = `${s.name} · ${count} ${count === 1 ? 'tab' : 'tabs'}`;
+    name.title = `Its tabs are in the tab group "${s.name}"`;
+    const stopped = Object.hasOwn(pausedOnes, s.id);
+    const button = document.createElement('button');
+    button.dataset.session = s.id;
+    button.dataset.name = s.name;
+    button.dataset.action = stopped ? 'resume' : 'stop';
+    button.textContent = stopped ? 'Resume' : 'Stop';
+    button.title = stopped ? `Let ${s.name} act again` : `End ${s.name}'s calls now; the other sessions go on`;
+    const last = document.createElement('span');
+    last.className = 'last wrap';
+    const a = actions.findLast((x) => x.session === s.id);
+    if (stopped || pausedAll) {
+      last.className += ' stopped';
+      last.textContent = stopped ? 'Stopped by you' : 'Stopped (Stop all)';
+    } else {
+      last.textContent = a ? `${new Date(a.time).toLocaleTimeString()} ${a.method}${a.tab === null ? '' : ` · tab ${a.tab}`} · ${a.result}` : 'No action yet';
+    }
+    li.append(swatch, name, button, last);
+    return li;
+  }));
+  el('no-sessions').hidden = live.length > 0;
+}
+el('sessions').addEventListener('click', (e) => {
+  const b = e.target.closest?.('button[data-session]');
+  if (b) attempt(() => setSessionPaused({ id: b.dataset.session, name: b.dataset.name }, b.dataset.action === 'stop'));
+});
+chrome.storage.session.get(['groups', 'activity']).then((got) => {
+  groups = got.groups ?? groups;
+  actions = Array.isArray(got.activity) ? got.activity : [];
+  showSessions();
+});
+chrome.storage.session.onChanged.addListener((changes) => {
+  if (changes.groups) groups = changes.groups.newValue ?? { sessions: {} };
+  if (changes.activity) actions = Array.isArray(changes.activity.newValue) ? changes.activity.newValue : [];
+  if (changes.groups || changes.activity) showSessions();
+});

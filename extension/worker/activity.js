@@ -1,5 +1,5 @@
 // What the assistant did, for the person whose browser it is: the last 50 calls that acted on a
-// tab (method, tab, origin, time, result), kept in chrome.storage.session (so a worker restart
+// tab (method, tab, origin, time, result, session), kept in chrome.storage.session (so a worker restart
 // keeps them and the popup shows them) and nowhere else. Every method the worker answers goes
 // through withActivity() once, in background.js; those whose params name a tab are recorded.
 
@@ -24,12 +24,13 @@ export function withActivity(table) {
     const tab = Number.isInteger(params?.tab_id) ? params.tab_id : null;
     if (tab === null && method !== 'tabs.open') return fn(params, ctx);
     const started = Date.now();
+    const session = ctx?.session?.id ?? null; // whose call: the popup shows each session's last
     try {
       const result = await fn(params, ctx);
-      record({ method, tab: tab ?? result?.id ?? null, origin: result?.origin ?? null, url: result?.url ?? params?.url, time: started, ms: Date.now() - started, result: 'ok' });
+      record({ method, tab: tab ?? result?.id ?? null, origin: result?.origin ?? null, url: result?.url ?? params?.url, time: started, ms: Date.now() - started, result: 'ok', session });
       return result;
     } catch (e) {
-      record({ method, tab, origin: null, url: null, time: started, ms: Date.now() - started, result: e?.code ?? 'internal', message: String(e?.message ?? e).slice(0, 300) });
+      record({ method, tab, origin: null, url: null, time: started, ms: Date.now() - started, result: e?.code ?? 'internal', message: String(e?.message ?? e).slice(0, 300), session });
       throw e;
     }
   }]));

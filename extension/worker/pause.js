@@ -1,12 +1,19 @@
-// Stop: the user's one switch that halts the assistant in this browser. The popup's Stop sets
-// `paused` in chrome.storage.session (which only the extension's own pages and this worker can
-// reach: no page, content script or host message can clear it), and this module then ends every
-// page-facing call in flight at once and refuses new ones with `paused_by_user` until the
-// popup's Resume. Kept in storage so that a worker restart stays stopped.
+// Stop: the user's switches that halt the assistant in this browser. The popup's Stop sets
+// `paused` in chrome.storage.session, and a session's own Stop adds it to `paused_sessions`
+// (session id → name); only the extension's own pages and this worker can reach that storage:
+// no page, content script or host message can clear it. This module then ends the page-facing
+// calls in flight of what was stopped (everything, or that session's) at once and refuses new
+// ones with `paused_by_user` until the popup's Resume. Kept in storage so that a worker restart
+// stays stopped.
+//
+// While a call acts in a tab, the tab shows it: isolated/badge.js draws a border and the name of
+// the session's group, during the call and a moment after (but not in its screenshots).
 
 import { TabwireError } from '../lib/errors.js';
+import { colorFor } from '../lib/groups.js';
 
 const KEY = 'paused';
+const SESSIONS_KEY = 'paused_sessions';
 
 // Methods that still answer while stopped: they touch no page (the host's bookkeeping, the
 // user's own site list, the tab list) or only stop something.
@@ -16,44 +23,89 @@ const STILL_ANSWERED = new Set([
 ]);
 
 let paused = false;
-const loaded = chrome.storage.session.get(KEY).then((got) => (paused = got[KEY] === true), () => {});
-const running = new Set(); // how to stop each page-facing call in flight
+let pausedSessions = {}; // session id → its name
+const loaded = chrome.storage.session.get([KEY, SESSIONS_KEY]).then((got) => {
+  paused = got[KEY] === true;
+  pausedSessions = sessionsIn(got[SESSIONS_KEY]);
+}, () => {});
+const running = new Set(); // { session, stop } of each page-facing call in flight
 const listeners = new Set();
 
+const sessionsIn = (v) => (v && typeof v === 'object' && !Array.isArray(v) ? v : {});
+
 chrome.storage.session.onChanged.addListener((changes) => {
-  if (!changes[KEY]) return;
-  paused = changes[KEY].newValue === true;
-  if (paused) for (const stop of running) stop(stopped());
-  for (const fn of listeners) fn(paused);
+  if (!changes[KEY] && !changes[SESSIONS_KEY]) return;
+  if (changes[KEY]) paused = changes[KEY].newValue === true;
+  if (changes[SESSIONS_KEY]) pausedSessions = sessionsIn(changes[SESSIONS_KEY].newValue);
+  for (const call of running) {
+    const why = refusal(call.session);
+    if (why) call.stop(why);
+  }
+  for (const fn of listeners) fn(paused, pausedSessions);
 });
 
 const stopped = () => new TabwireError('paused_by_user',
   'the user pressed Stop in the tabwire popup: nothing is done in the browser until they press Resume there. Tell the user where you stopped and wait for them; no tool can resume it.');
+const sessionStopped = (name) => new TabwireError('paused_by_user',
+  `the user pressed Stop for this session ("${name}") in the tabwire popup: this session does nothing in the browser until they press its Resume there. Tell the user where you stopped and wait for them; no tool can resume it.`);
+
+// Why a call of `session` is refused now, or null.
+function refusal(session) {
+  if (paused) return stopped();
+  if (session && Object.hasOwn(pausedSessions, session.id)) return sessionStopped(session.name ?? pausedSessions[session.id]);
+  return null;
+}
 
 // `table` with each page-facing method refused while stopped, and ended when Stop is pressed.
 export function withPause(table) {
   return Object.fromEntries(Object.entries(table).map(([method, fn]) => [method, STILL_ANSWERED.has(method) ? fn : async (params, ctx = {}) => {
     await loaded;
-    if (paused) throw stopped();
+    const session = ctx.session ?? null;
+    const why = refusal(session);
+    if (why) throw why;
     // The method's own signal aborts on Stop too; the call ends at once even if it does not look.
     const ctl = new AbortController();
     const onAbort = () => ctl.abort(ctx.signal.reason);
     ctx.signal?.addEventListener('abort', onAbort, { once: true });
     let stop;
-    const ended = new Promise((_, reject) => (stop = (why) => (ctl.abort(why), reject(why))));
-    running.add(stop);
+    const ended = new Promise((_, reject) => (stop = (e) => (ctl.abort(e), reject(e))));
+    const call = { session, stop };
+    running.add(call);
+    const tab = Number.isInteger(params?.tab_id) ? params.tab_id : null;
+    // A screenshot shows the page as it is, without the mark (taken off first, for a moment).
+    // A hand-over is the user's turn, with its own bar: no mark either.
+    const shot = method === 'dom.screenshot' || method === 'handover.ask';
+    if (tab !== null && shot) await Promise.race([badge(tab, 'hide', session), sleep(300)]);
+    else if (tab !== null) badge(tab, 'show', session);
     try {
       return await Promise.race([fn(params, { ...ctx, signal: ctl.signal }), ended]);
     } finally {
-      running.delete(stop);
+      running.delete(call);
       ctx.signal?.removeEventListener('abort', onAbort);
+      if (tab !== null && !shot) badge(tab, 'done', session);
     }
   }]));
 }
 
+// Tell the tab's top frame (isolated/badge.js) that a call of `session` started or ended there.
+// Best effort: a page without tabwire's scripts shows nothing, and the call does not wait.
+function badge(tab, verb, session) {
+  const name = session?.name ?? 'assistant';
+  const color = session ? colorFor(session.id) : 'grey';
+  return chrome.tabs.sendMessage(tab, { type: `badge.${verb}`, name, color }, { frameId: 0 }).catch(() => {});
+}
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
 // For the popup.
 export const isPaused = async () => (await loaded, paused);
 export const setPaused = (on) => chrome.storage.session.set({ [KEY]: on === true });
+export const sessionsPaused = async () => (await loaded, { ...pausedSessions });
+export async function setSessionPaused(session, on) {
+  const now = sessionsIn((await chrome.storage.session.get(SESSIONS_KEY))[SESSIONS_KEY]);
+  if (on) now[session.id] = session.name;
+  else delete now[session.id];
+  await chrome.storage.session.set({ [SESSIONS_KEY]: now });
+}
 export function onPauseChanged(fn) {
   listeners.add(fn);
 }
