@@ -23,7 +23,7 @@ const SHOWN = 'handovers'; // storage.session: the open hand-overs, for the popu
 const ANSWER = 'handover_answer'; // storage.session: the popup's Done or Cancel
 
 // The open hand-overs as the popup shows them.
-const publish = () => chrome.storage.session.set({ [SHOWN]: Object.fromEntries([...open].map(([id, h]) => [id, { message: h.message }])) }).catch(() => {});
+const publish = () => (hearLoads(), chrome.storage.session.set({ [SHOWN]: Object.fromEntries([...open].map(([id, h]) => [id, { message: h.message }])) }).catch(() => {}));
 
 // Methods that still answer for a handed-over tab: they do nothing in it.
 const STILL_ANSWERED = new Set(['tabs.list']);
@@ -46,6 +46,19 @@ async function showBar(id, message, token) {
 
 const hideBar = (id) => chrome.scripting.executeScript({ target: { tabId: id, frameIds: [0] }, func: () => globalThis.tabwireHandover?.hide() }).catch(() => {});
 
+// A page the tab loads meanwhile (a sign-in redirect) gets the bar again, if tabwire may be
+// there. Heard only while a hand-over is open, so that no other navigation wakes the worker.
+function loaded(d) {
+  const h = open.get(d.tabId);
+  if (h && d.frameId === 0 && allows(originOf(d.url))) showBar(d.tabId, h.message, h.token).catch(() => {});
+}
+
+function hearLoads() {
+  const event = chrome.webNavigation.onCompleted;
+  if (open.size > 0 && !event.hasListener(loaded)) event.addListener(loaded);
+  else if (open.size === 0 && event.hasListener(loaded)) event.removeListener(loaded);
+}
+
 export function watchHandovers() {
   onTabMessage('handover.answer', (msg, sender) => {
     const h = open.get(sender.tab.id);
@@ -53,11 +66,6 @@ export function watchHandovers() {
     // debugger input is attached there (its clicks are trusted too).
     if (!h || sender.frameId !== 0 || msg.token !== h.token || debugging.has(sender.tab.id)) return;
     if (msg.answer === 'done' || msg.answer === 'cancel') h.finish(msg.answer);
-  });
-  // A page the tab loads meanwhile (a sign-in redirect) gets the bar again, if tabwire may be there.
-  chrome.webNavigation.onCompleted.addListener((d) => {
-    const h = open.get(d.tabId);
-    if (h && d.frameId === 0 && allows(originOf(d.url))) showBar(d.tabId, h.message, h.token).catch(() => {});
   });
   chrome.tabs.onRemoved.addListener((id) => open.get(id)?.finish('tab_closed'));
   // The popup's Done or Cancel, for the hand-over of its tab.

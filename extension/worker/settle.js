@@ -20,10 +20,14 @@ export class Activity {
     this.wake = null;
     const set = activities.get(tabId) ?? new Set();
     activities.set(tabId, set.add(this));
+    hear(true);
   }
 
   stop() {
-    activities.get(this.tabId)?.delete(this);
+    const set = activities.get(this.tabId);
+    set?.delete(this);
+    if (set?.size === 0) activities.delete(this.tabId);
+    if (activities.size === 0) hear(false);
   }
 
   poke() {
@@ -47,39 +51,50 @@ export const running = () => [...activities.values()].flatMap((set) => [...set])
 
 const each = (tabId, fn) => activities.get(tabId)?.forEach((a) => (fn(a), a.poke()));
 
-export function watchSettling() {
-  const filter = { urls: ['<all_urls>'], types: ['xmlhttprequest'] };
-  chrome.webRequest.onBeforeRequest.addListener((d) => {
+const xhr = { urls: ['<all_urls>'], types: ['xmlhttprequest'] };
+// When the last one ended: the page's own handler of the answer runs after it, so the quiet
+// window counts from here too.
+const end = (d) => each(d.tabId, (a) => a.inflight.delete(d.requestId) && (a.lastEnd = performance.now()));
+const LISTENERS = [
+  [chrome.webRequest.onBeforeRequest, (d) => {
     each(d.tabId, (a) => {
       if (d.timeStamp < a.t0) return;
       a.inflight.set(d.requestId, d.url);
       a.requests += 1;
     });
-  }, filter);
-  // When the last one ended: the page's own handler of the answer runs after it, so the quiet
-  // window counts from here too.
-  const end = (d) => each(d.tabId, (a) => a.inflight.delete(d.requestId) && (a.lastEnd = performance.now()));
-  chrome.webRequest.onCompleted.addListener((d) => {
+  }, xhr],
+  [chrome.webRequest.onCompleted, (d) => {
     each(d.tabId, (a) => {
       if (a.inflight.has(d.requestId) && d.method !== 'OPTIONS') a.answered.set(d.frameId, (a.answered.get(d.frameId) ?? 0) + 1);
     });
     end(d);
-  }, filter);
-  chrome.webRequest.onErrorOccurred.addListener(end, filter);
-
-  chrome.webNavigation.onBeforeNavigate.addListener((d) => {
+  }, xhr],
+  [chrome.webRequest.onErrorOccurred, end, xhr],
+  [chrome.webNavigation.onBeforeNavigate, (d) => {
     if (d.frameId === 0) each(d.tabId, (a) => (a.navigation = { url: d.url, committed: false, loaded: false }));
-  });
-  chrome.webNavigation.onCommitted.addListener((d) => {
-    // Same-document changes (pushState, #hash) come as onHistoryStateUpdated instead.
+  }],
+  // Same-document changes (pushState, #hash) come as onHistoryStateUpdated instead.
+  [chrome.webNavigation.onCommitted, (d) => {
     if (d.frameId === 0) each(d.tabId, (a) => (a.navigation = { ...(a.navigation ?? {}), url: d.url, committed: true }));
-  });
-  chrome.webNavigation.onDOMContentLoaded.addListener((d) => {
+  }],
+  [chrome.webNavigation.onDOMContentLoaded, (d) => {
     if (d.frameId === 0) each(d.tabId, (a) => a.navigation && (a.navigation.loaded = true));
-  });
-  chrome.webNavigation.onErrorOccurred.addListener((d) => {
+  }],
+  [chrome.webNavigation.onErrorOccurred, (d) => {
     if (d.frameId === 0) each(d.tabId, (a) => a.navigation && (a.navigation.loaded = true, a.navigation.error = d.error));
-  });
+  }],
+];
+
+// The requests and navigations are heard only while an action runs (an Activity exists), so
+// that the user's own browsing, on any site, does not wake the worker.
+function hear(on) {
+  for (const [event, fn, filter] of LISTENERS) {
+    if (on && !event.hasListener(fn)) event.addListener(fn, ...(filter ? [filter] : []));
+    else if (!on && event.hasListener(fn)) event.removeListener(fn);
+  }
+}
+
+export function watchSettling() {
   chrome.tabs.onCreated.addListener((tab) => {
     if (tab.openerTabId !== undefined) each(tab.openerTabId, (a) => a.newTabs.push(tab.id));
   });

@@ -10,6 +10,7 @@ mod extra;
 mod floors;
 mod http;
 mod operations;
+mod page_cost;
 mod sites;
 mod state;
 mod stats;
@@ -54,6 +55,9 @@ async fn main() {
     }
     if wanted("extra") {
         extra::run().await;
+    }
+    if wanted("page_cost") {
+        page_cost::run().await;
     }
     // Needs root and tracefs, so only when asked for by name.
     if only.as_deref() == Some("tail") {

@@ -30,13 +30,20 @@ onTabMessage('dom.dialog_shown', (msg, sender) => {
   if (reports.size >= MAX_PER_TAB && !reports.has(sender.documentId)) return;
   reports.set(sender.documentId, { frameId: sender.frameId, documentId: sender.documentId, type: String(d.type), message: String(d.message ?? ''), since: Date.now() });
   open.set(id, reports);
+  hearCommits();
   if (watching.has(id)) recheck(id);
 });
 onTabMessage('dom.dialog_closed', (_msg, sender) => forget(sender.tab.id, (d) => d.documentId === sender.documentId));
-chrome.tabs.onRemoved.addListener((id) => open.delete(id));
-chrome.webNavigation.onCommitted.addListener(({ tabId, frameId }) => {
-  forget(tabId, (d) => d.frameId === frameId); // the document that held it went
-});
+chrome.tabs.onRemoved.addListener((id) => (open.delete(id), hearCommits()));
+const committed = ({ tabId, frameId }) => forget(tabId, (d) => d.frameId === frameId); // the document that held it went
+
+// Commits are heard only while some tab has a report, so that no other navigation, on any
+// site, wakes the worker.
+function hearCommits() {
+  const event = chrome.webNavigation.onCommitted;
+  if (open.size > 0 && !event.hasListener(committed)) event.addListener(committed);
+  else if (open.size === 0 && event.hasListener(committed)) event.removeListener(committed);
+}
 
 // Drop tab `id`'s reports that `which` picks.
 function forget(id, which) {
@@ -44,6 +51,7 @@ function forget(id, which) {
   if (!reports) return;
   for (const [doc, d] of reports) if (which(d)) reports.delete(doc);
   if (reports.size === 0) open.delete(id);
+  hearCommits();
 }
 
 // The dialog that blocks tab `id` now, or null: the oldest reported one whose frame does not
