@@ -61,4 +61,26 @@ cargo build --locked --workspace --bins || failed=1
 TABWIRE_WINDOWS_BINS="$out" cargo test --locked -p tabwire --no-fail-fast --test windows \
   "$@" || failed=1
 echo "windows: the real-browser test took $((SECONDS - started)) s" >&2
+
+# The same test with the binaries of the Windows npm package (@tabwire/win32-x64): what
+# `npx -y tabwire` installs on Windows, unpacked beside the DLL. scripts/npm-pack.sh packs it
+# (bridge/tests/npm_package.rs runs it first, with this target installed); else it is packed
+# here (a release build).
+package=$(ls "$target_dir"/npm/tabwire-win32-x64-*.tgz 2>/dev/null | head -n1 || true)
+if [ -z "$package" ] && command -v npm >/dev/null 2>&1; then
+  ./scripts/npm-pack.sh --platform win32-x64 >&2 || failed=1
+  package=$(ls "$target_dir"/npm/tabwire-win32-x64-*.tgz 2>/dev/null | head -n1 || true)
+fi
+if [ -n "$package" ]; then
+  unpacked="$target_dir/npm/win32-x64-bin"
+  rm -rf "$unpacked" && mkdir -p "$unpacked"
+  tar -xzf "$package" -C "$unpacked" --strip-components=2 package/bin
+  cp "$dll" "$unpacked/"
+  started=$SECONDS
+  TABWIRE_WINDOWS_BINS="$unpacked" cargo test --locked -p tabwire --no-fail-fast --test windows \
+    "$@" || failed=1
+  echo "windows: the npm package's binaries ($(basename "$package")) took $((SECONDS - started)) s" >&2
+else
+  echo "windows: no npm on PATH to pack tabwire-win32-x64 with: the npm package's binaries were not run" >&2
+fi
 exit "$failed"
