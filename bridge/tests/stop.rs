@@ -247,4 +247,17 @@ async fn a_tab_shows_which_session_acts_in_it_and_the_mark_is_no_click_target() 
     cdp.wait_for(&page, gone, WITHIN).await.expect("the mark gone after the call");
     let after = cdp.screenshot(&page, &out.join("badge_after.png")).await.unwrap();
     assert_ne!(shot, after, "the screenshots during and after the action differ");
+
+    // Reading what the page declares changes nothing a person sees: no mark, not even for a
+    // moment (a watcher in the page notes every time one appears); an action still shows it.
+    let watch = "window.marked = 0; new MutationObserver(() => { if (document.querySelector('tabwire-badge')) window.marked++; }).observe(document.documentElement, { childList: true, subtree: true }); true";
+    cdp.eval(&page, watch).await.unwrap();
+    for _ in 0..3 {
+        let said = alpha.err("list_commands", json!({ "tab_id": tab })).await;
+        assert!(said.starts_with("no_handler:"), "the page declares nothing: {said}");
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(cdp.eval(&page, "window.marked").await.unwrap(), 0, "a read showed the mark");
+    alpha.ok("wait_for", json!({ "tab_id": tab, "selector": "body" })).await;
+    cdp.wait_for(&page, "window.marked > 0", WITHIN).await.expect("an action shows the mark");
 }

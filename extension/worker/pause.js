@@ -71,7 +71,7 @@ export function withPause(table) {
     const ended = new Promise((_, reject) => (stop = (e) => (ctl.abort(e), reject(e))));
     const call = { session, stop };
     running.add(call);
-    const tab = Number.isInteger(params?.tab_id) ? params.tab_id : null;
+    const tab = Number.isInteger(params?.tab_id) && !UNMARKED.has(method) ? params.tab_id : null;
     // A screenshot shows the page as it is, without the mark (taken off first, for a moment).
     // A hand-over is the user's turn, with its own bar: no mark either.
     const shot = method === 'dom.screenshot' || method === 'handover.ask';
@@ -86,6 +86,10 @@ export function withPause(table) {
     }
   }]));
 }
+
+// Reads of what a page declares (its state, its commands, the benchmark's echo) change nothing a
+// person sees and are the hottest calls: no mark, so no two extra messages into the tab each.
+const UNMARKED = new Set(['page.get_state', 'page.commands', 'page.echo', 'page.drained']);
 
 // Tell the tab's top frame (isolated/badge.js) that a call of `session` started or ended there.
 // Best effort: a page without tabwire's scripts shows nothing, and the call does not wait.
