@@ -25,8 +25,9 @@ const IDLE: Duration = Duration::from_secs(5);
 pub struct LogLevel(Mutex<Option<LoggingLevel>>);
 
 impl LogLevel {
-    pub fn set(&self, level: LoggingLevel) {
-        *self.0.lock().expect("log level poisoned") = Some(level);
+    /// Choose `level`; true the first time one is chosen.
+    pub fn set(&self, level: LoggingLevel) -> bool {
+        self.0.lock().expect("log level poisoned").replace(level).is_none()
     }
 
     fn allows(&self, level: LoggingLevel) -> bool {
@@ -103,7 +104,8 @@ mod tests {
     fn nothing_before_a_level_is_chosen_then_that_level_and_above() {
         let level = LogLevel::default();
         assert!(!level.allows(LoggingLevel::Emergency));
-        level.set(LoggingLevel::Warning);
+        assert!(level.set(LoggingLevel::Error), "the first level chosen");
+        assert!(!level.set(LoggingLevel::Warning), "a second one");
         assert!(level.allows(LoggingLevel::Warning) && level.allows(LoggingLevel::Error));
         assert!(!level.allows(LoggingLevel::Info));
     }

@@ -409,14 +409,16 @@ impl ServerHandler for TabwireServer {
     async fn set_level(
         &self,
         request: rmcp::model::SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.log_level.set(request.level);
+        // The first level chosen starts the watch; a client that never asks costs nothing.
+        if self.log_level.set(request.level) {
+            tokio::spawn(super::logging::follow(self.clone(), context.peer));
+        }
         Ok(())
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        tokio::spawn(super::logging::follow(self.clone(), context.peer.clone()));
         if super::resources::offered(&self.set) {
             tokio::spawn(super::resources::follow(self.clone(), context.peer.clone()));
         }
