@@ -8,8 +8,8 @@
 #
 # Targets: the frame decoder (decode), the wire parser (parse), chunk reassembly (chunks) in
 # proto/fuzz; the session socket's requests (session) and the /wait request policy (wait) in
-# bridge/fuzz. The corpora live in <crate>/fuzz/corpus/<target>; `cargo test` replays them on
-# stable (proto/tests/fuzz_corpus.rs, bridge/tests/fuzz_corpus.rs). A crash leaves its input in
+# session/fuzz. The corpora live in <crate>/fuzz/corpus/<target>; `cargo test` replays them on
+# stable (proto/tests/fuzz_corpus.rs, session/tests/fuzz_corpus.rs). A crash leaves its input in
 # <crate>/fuzz/artifacts/<target>/ and stops the script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,14 +17,14 @@ runs=${RUNS:-10000000}
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 export RUSTC_BOOTSTRAP=1
 
-all="proto:chunks proto:parse bridge:wait bridge:session proto:decode"
+all="proto:chunks proto:parse session:wait session:session proto:decode"
 for spec in $all; do
   crate=${spec%%:*} target=${spec#*:}
   if [ $# -gt 0 ] && ! printf '%s\n' "$@" | grep -qx "$target"; then continue; fi
-  # The bridge's targets are safe Rust over serde and hyper types: no sanitizer, which builds
-  # the bridge's many dependencies in a quarter of the time and runs several times faster.
+  # The session's targets are safe Rust over serde and hyper types: no sanitizer, which builds
+  # its many dependencies in a quarter of the time and runs several times faster.
   sanitizer=()
-  [ "$crate" = bridge ] && sanitizer=(--sanitizer none)
+  [ "$crate" = session ] && sanitizer=(--sanitizer none)
   echo "== $target ($crate/fuzz): $runs runs"
   (
     cd "$crate"

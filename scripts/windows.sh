@@ -49,8 +49,9 @@ failed=0
 started=$SECONDS
 CARGO_INCREMENTAL=0 cargo test --locked --target "$target" --no-fail-fast \
   -p tabwire-proto -p tabwire-host -p tabwire-install "$@" || failed=1
-CARGO_INCREMENTAL=0 cargo test --locked --target "$target" --no-fail-fast -p tabwire --lib "$@" ||
-  failed=1
+CARGO_INCREMENTAL=0 cargo test --locked --target "$target" --no-fail-fast --lib -p tabwire-link \
+  -p tabwire-session -p tabwire-operations -p tabwire-workers -p tabwire-workflows -p tabwire \
+  "$@" || failed=1
 echo "windows: unit tests under Wine took $((SECONDS - started)) s" >&2
 
 # The real-browser test: the Windows binaries beside the DLL, driven from a Linux test (which

@@ -10,10 +10,10 @@ use std::time::{Duration, Instant};
 use tabwire_install::{DoctorArgs, Env, Finding};
 use tabwire_proto::{extension_id, runtime_dir};
 
-use crate::browser::BrowserInfo;
-use crate::core::Core;
-use crate::methods::Ping;
 use tabwire_install::extension;
+use tabwire_link::browser::BrowserInfo;
+use tabwire_link::core::Core;
+use tabwire_link::methods::Ping;
 
 /// Shorter than a ping's default: doctor pings every browser in turn, and a healthy one answers
 /// in milliseconds.
@@ -46,7 +46,7 @@ pub async fn findings(
 /// The assistant sessions (`tabwire mcp` processes) running now. Each attaches to every live
 /// host unless it was started with `--browser`.
 fn sessions_finding(core: &Core) -> Finding {
-    let sessions = crate::session::record::live_sessions(core.runtime_dir());
+    let sessions = tabwire_session::record::live_sessions(core.runtime_dir());
     let detail = if sessions.is_empty() {
         "none running (an MCP client starts `tabwire mcp` when it needs the browser)".to_owned()
     } else {

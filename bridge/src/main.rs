@@ -7,8 +7,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use tabwire_bridge::cli::{self, Cli, Command};
-use tabwire_bridge::core::Core;
 use tabwire_bridge::{mcp, serve};
+use tabwire_link::core::Core;
 use tabwire_proto::{Shutdown, runtime_dir};
 use tracing_subscriber::EnvFilter;
 

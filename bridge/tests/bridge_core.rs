@@ -1,4 +1,4 @@
-//! The core as the other parts of the bridge use it (`tabwire_bridge::core::Core`), in this
+//! The core as the other parts of the bridge use it (`tabwire_link::core::Core`), in this
 //! process, against the real host: events reach the session's queue in the order they arrived,
 //! milestones reach the operations on the same path, and the page methods carry their
 //! parameters.
@@ -6,11 +6,11 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tabwire_bridge::core::Core;
-use tabwire_bridge::events::Filter;
-use tabwire_bridge::methods::{Echo, Ping};
-use tabwire_bridge::operations::machine::OperationStatus;
-use tabwire_bridge::operations::{Operations, SendRequest};
+use tabwire_link::core::Core;
+use tabwire_link::events::Filter;
+use tabwire_link::methods::{Echo, Ping};
+use tabwire_operations::machine::OperationStatus;
+use tabwire_operations::{Operations, SendRequest};
 use tabwire_proto::wire::{self, Event, Message};
 use tabwire_tests::bins::scratch_dir;
 use tabwire_tests::fake_browser::tab;

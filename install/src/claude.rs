@@ -10,8 +10,7 @@ use crate::browsers::Os;
 use crate::env::{Env, shell_quote};
 use crate::error::Error;
 
-/// The npm package (`npm/tabwire/package.json`): `npx -y tabwire …`.
-pub const NPM_PACKAGE: &str = "tabwire";
+pub use crate::env::NPM_PACKAGE;
 
 /// How Claude Code starts tabwire's MCP server.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,12 +7,13 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use tabwire_proto::runtime_dir::{self, HostRecord};
 
 use crate::browsers::{HOST_NAME, Os};
 use crate::env::{Env, is_executable, shell_quote};
 use crate::error::Error;
+pub use crate::finding::Finding;
 use crate::manifest::origin;
 use crate::record::Record;
 use crate::targets::{Selection, Target, resolve};
@@ -28,33 +29,6 @@ pub struct DoctorArgs {
     pub json: bool,
 }
 
-/// One thing doctor checked.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Finding {
-    /// What was checked, e.g. `chromium manifest`, `runtime dir`.
-    pub check: String,
-    pub ok: bool,
-    /// What doctor saw.
-    pub detail: String,
-    /// The command or click that fixes it (only when not ok).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fix: Option<String>,
-}
-
-impl Finding {
-    pub fn ok(check: impl Into<String>, detail: impl Into<String>) -> Finding {
-        Finding { check: check.into(), ok: true, detail: detail.into(), fix: None }
-    }
-
-    pub fn broken(
-        check: impl Into<String>,
-        detail: impl Into<String>,
-        fix: impl Into<String>,
-    ) -> Finding {
-        Finding { check: check.into(), ok: false, detail: detail.into(), fix: Some(fix.into()) }
-    }
-}
-
 /// Whether every finding is ok (doctor exits non-zero otherwise).
 pub fn all_ok(findings: &[Finding]) -> bool {
     findings.iter().all(|f| f.ok)
@@ -65,9 +39,9 @@ pub fn all_ok(findings: &[Finding]) -> bool {
 pub fn static_findings(args: &DoctorArgs, env: &Env) -> Result<Vec<Finding>, Error> {
     let sel = &args.selection;
     let record = Record::load(&env.record_path())?;
-    if let Some(wsl) = crate::install::wsl_mode(env, sel, &record) {
-        let chain = crate::wsl::observe(record.windows_exe.clone(), env);
-        return Ok(crate::wsl::chain_findings(wsl, &chain, &env.self_command()));
+    if let Some(wsl) = crate::record::wsl_mode(env, sel, &record) {
+        let chain = crate::wsl_doctor::observe(record.windows_exe.clone(), env);
+        return Ok(crate::wsl_doctor::chain_findings(wsl, &chain, &env.self_command()));
     }
     let ids = if sel.extension_ids.is_empty() && !record.extension_ids.is_empty() {
         record.extension_ids.clone()

@@ -15,6 +15,9 @@ use directories::BaseDirs;
 use crate::browsers::Os;
 use crate::error::Error;
 
+/// The npm package tabwire ships in (`npx -y tabwire`).
+pub const NPM_PACKAGE: &str = "tabwire";
+
 /// The machine as install, uninstall and doctor see it.
 #[derive(Clone, Debug)]
 pub struct Env {
@@ -91,7 +94,7 @@ impl Env {
     /// works when pasted.
     pub fn self_command(&self) -> String {
         if self.npx {
-            return format!("npx -y {}", crate::claude::NPM_PACKAGE);
+            return format!("npx -y {}", NPM_PACKAGE);
         }
         let name = self.current_exe.file_stem().map(|s| s.to_string_lossy().into_owned());
         let name = name.unwrap_or_else(|| "tabwire".into());

@@ -10,6 +10,7 @@ use crate::error::Error;
 use crate::extension::{self, Build};
 use crate::keep::{self, Kept};
 use crate::locate::{HostChoice, HostSource, find_extension_dir, locate_host};
+use crate::manifest::Change;
 use crate::manifest::HostManifest;
 use crate::record::{Record, create_dirs};
 use crate::registry;
@@ -40,15 +41,6 @@ pub struct InstallArgs {
     /// tabwire-host.exe beside it); default: the one next to this program
     #[arg(long, value_name = "PATH")]
     pub windows_exe: Option<PathBuf>,
-}
-
-/// What happened (or, in a dry run, would happen) to one manifest file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Change {
-    Created,
-    Updated,
-    /// It already had exactly this content.
-    Unchanged,
 }
 
 /// What install did to the extension folder it writes (`<data>/extension/current`).
@@ -197,7 +189,7 @@ pub fn install(args: &InstallArgs, env: &Env) -> Result<InstallReport, Error> {
 /// `tabwire install`: install, then print what was done and the steps left to the user.
 pub fn run_install(args: &InstallArgs, env: &Env, out: &mut dyn Write) -> Result<(), Error> {
     let record = Record::load(&env.record_path())?;
-    if let Some(wsl) = wsl_mode(env, &args.selection, &record) {
+    if let Some(wsl) = crate::record::wsl_mode(env, &args.selection, &record) {
         return run_wsl_install(args, wsl, record, env, out);
     }
     let report = install(args, env)?;
@@ -216,15 +208,7 @@ pub fn run_install(args: &InstallArgs, env: &Env, out: &mut dyn Write) -> Result
     Ok(())
 }
 
-/// Whether install and doctor work on the Windows side from inside WSL: in WSL, unless the
-/// user named a place (`--browser`, `--user-data-dir`, `--system`: a Linux browser in WSL) or
-/// an earlier install did that.
-pub(crate) fn wsl_mode<'a>(env: &'a Env, sel: &Selection, record: &Record) -> Option<&'a Wsl> {
-    let linux_before = record.windows_exe.is_none() && !record.entries.is_empty();
-    env.wsl.as_ref().filter(|_| !sel.is_explicit() && !linux_before)
-}
-
-/// `tabwire install` inside WSL ([`crate::wsl`]): the Windows programs register the Windows
+/// `tabwire install` inside WSL (`wsl_install.rs`): the Windows programs register the Windows
 /// browsers; the record keeps what was copied, and Claude Code gets the Windows program.
 fn run_wsl_install(
     args: &InstallArgs,
@@ -236,8 +220,14 @@ fn run_wsl_install(
     let ids = args.selection.extension_ids()?;
     // Only ids the user named are passed on: the Windows program has the same default.
     let named = if args.selection.extension_ids.is_empty() { &[][..] } else { &ids[..] };
-    let plan =
-        crate::wsl::install(wsl, args.windows_exe.as_deref(), named, args.dry_run, env, out)?;
+    let plan = crate::wsl_install::install(
+        wsl,
+        args.windows_exe.as_deref(),
+        named,
+        args.dry_run,
+        env,
+        out,
+    )?;
     let line = claude::mcp_add_line_for(&plan.windows_exe);
     if args.dry_run {
         writeln!(out, "would record them in {}", env.record_path().display())

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crate::env::{Env, exe_name};
 use crate::error::Error;
-use crate::install::Change;
+use crate::manifest::Change;
 
 /// `<data>/bin`: where install keeps its copies (`~/.local/share/tabwire/bin` on Linux,
 /// `%LOCALAPPDATA%\tabwire\bin` on Windows).

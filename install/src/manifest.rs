@@ -56,6 +56,15 @@ pub fn check_extension_id(id: &str) -> Result<(), Error> {
     }
 }
 
+/// What happened (or, in a dry run, would happen) to one manifest file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    Created,
+    Updated,
+    /// It already had exactly this content.
+    Unchanged,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

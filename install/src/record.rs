@@ -6,8 +6,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::env::Env;
 use crate::error::Error;
-use crate::targets::Target;
+use crate::targets::{Selection, Target};
+use crate::wsl::Wsl;
 
 /// The record file's content.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -114,4 +116,11 @@ pub fn remove_empty_dirs<'a>(created: impl IntoIterator<Item = &'a PathBuf>) {
     for d in dirs {
         let _ = fs::remove_dir(d);
     }
+}
+/// Whether install and doctor work on the Windows side from inside WSL: in WSL, unless the
+/// user named a place (`--browser`, `--user-data-dir`, `--system`: a Linux browser in WSL) or
+/// an earlier install did that.
+pub(crate) fn wsl_mode<'a>(env: &'a Env, sel: &Selection, record: &Record) -> Option<&'a Wsl> {
+    let linux_before = record.windows_exe.is_none() && !record.entries.is_empty();
+    env.wsl.as_ref().filter(|_| !sel.is_explicit() && !linux_before)
 }

@@ -7,9 +7,9 @@ use anyhow::{Context, bail};
 use serde_json::json;
 use tabwire_proto::runtime_dir;
 
-use crate::events::kind;
-use crate::session::SessionClient;
-use crate::session::messages::CompletionStatus;
+use tabwire_link::events::kind;
+use tabwire_session::SessionClient;
+use tabwire_session::messages::CompletionStatus;
 
 #[derive(Debug, clap::Args)]
 pub struct NotifyArgs {

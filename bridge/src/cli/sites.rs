@@ -6,10 +6,10 @@ use anyhow::{Context, bail};
 use serde::Serialize;
 use tabwire_proto::sites::Pattern;
 
-use crate::browser::BrowserInfo;
-use crate::core::Core;
-use crate::error::NO_BROWSER;
-use crate::methods::{
+use tabwire_link::browser::BrowserInfo;
+use tabwire_link::core::Core;
+use tabwire_link::error::NO_BROWSER;
+use tabwire_link::methods::{
     AllowSite, RevokeSite, SiteChange, SiteList, SitesAllow, SitesList, SitesRevoke, Switches,
 };
 

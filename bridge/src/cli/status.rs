@@ -2,10 +2,10 @@
 
 use serde::Serialize;
 
-use crate::browser::BrowserInfo;
-use crate::core::Core;
-use crate::error::NO_BROWSER;
-use crate::methods::TabsList;
+use tabwire_link::browser::BrowserInfo;
+use tabwire_link::core::Core;
+use tabwire_link::error::NO_BROWSER;
+use tabwire_link::methods::TabsList;
 
 #[derive(Serialize)]
 struct Status {

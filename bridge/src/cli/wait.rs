@@ -5,7 +5,7 @@ use std::io::Write;
 
 use tabwire_proto::runtime_dir;
 
-use crate::session::SessionClient;
+use tabwire_session::SessionClient;
 
 #[derive(Debug, clap::Args)]
 pub struct WaitArgs {
@@ -14,7 +14,7 @@ pub struct WaitArgs {
     #[arg(long, env = "TABWIRE_SESSION_ID", value_name = "ID")]
     pub session: Option<String>,
     /// How long each wait lasts, in seconds (0 to 120).
-    #[arg(long, default_value_t = crate::limits::DEFAULT_WAIT_SECS, value_parser = clap::value_parser!(u64).range(0..=crate::limits::MAX_WAIT_SECS))]
+    #[arg(long, default_value_t = tabwire_link::limits::DEFAULT_WAIT_SECS, value_parser = clap::value_parser!(u64).range(0..=tabwire_link::limits::MAX_WAIT_SECS))]
     pub timeout: u64,
     /// Return after the first events (or the first timeout, printing nothing) instead of
     /// waiting on.

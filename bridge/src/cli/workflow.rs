@@ -6,7 +6,7 @@
 use anyhow::Context;
 use serde_json::{Value, json};
 
-use crate::workflows::{self, draw};
+use tabwire_workflows::{self as workflows, draw};
 
 #[derive(Debug, clap::Args)]
 pub struct WorkflowArgs {
@@ -38,8 +38,9 @@ pub fn run(args: &WorkflowArgs) -> anyhow::Result<()> {
         None => std::env::current_dir(),
     }
     .context("cannot tell which directory the project is")?;
-    let seen = workflows::show(&crate::dirs::config_dir(), &project.to_string_lossy(), session)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let seen =
+        workflows::show(&tabwire_link::dirs::config_dir(), &project.to_string_lossy(), session)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
     if *json {
         let mut out = json!({
             "project": seen.place.project,

@@ -9,10 +9,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::reply::Reply;
+use super::reply::{Reply, ToolError};
 use super::server::TabwireServer;
-use crate::error::CallError;
-use crate::methods::{self, PageEcho, PageEchoParams};
+use tabwire_link::methods::{self, PageEcho, PageEchoParams};
 
 /// The variable that makes `tabwire mcp` serve `bench_echo`.
 pub const BENCH_ENV: &str = "TABWIRE_BENCH";
@@ -70,7 +69,7 @@ impl TabwireServer {
     async fn bench_echo(
         &self,
         Parameters(p): Parameters<BenchEchoParams>,
-    ) -> Result<Reply<Echo>, CallError> {
+    ) -> Result<Reply<Echo>, ToolError> {
         let echo = match p.floor {
             Floor::Bridge => Value::Null,
             Floor::Worker => self.core.invoke::<methods::Echo>(None, &Value::Null).await?,

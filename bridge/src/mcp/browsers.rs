@@ -7,8 +7,8 @@ use serde::Serialize;
 
 use super::reply::Reply;
 use super::server::TabwireServer;
-use crate::browser::BrowserInfo;
-use crate::error::NO_BROWSER;
+use tabwire_link::browser::BrowserInfo;
+use tabwire_link::error::NO_BROWSER;
 
 /// The attached browsers.
 #[derive(Debug, Serialize, JsonSchema)]

@@ -1,5 +1,5 @@
 //! Declared page commands as MCP: `list_commands`, and with `--page-tools` each declared command
-//! as a tool of its own (named for its origin, `crate::commands::names`), listed beside the
+//! as a tool of its own (named for its origin, `tabwire_link::commands::names`), listed beside the
 //! static tools by the server's hand-written `list_tools` and called through `call_page_tool`.
 //!
 //! A page tool's description and schema are the page's words: the description names the origin
@@ -22,13 +22,13 @@ use serde_json::{Value, json};
 use tabwire_proto::wire::code;
 
 use super::page::CommandResult;
-use super::reply::Reply;
+use super::reply::{Reply, ToolError};
 use super::schema::{clean_schema, page_params};
 use super::server::TabwireServer;
 use super::tabs::Target;
-use crate::commands::names::{self, PageTool};
-use crate::commands::{PageCommands, check, quoted};
-use crate::error::CallError;
+use tabwire_link::commands::names::{self, PageTool};
+use tabwire_link::commands::{PageCommands, check, quoted};
+use tabwire_link::error::CallError;
 
 /// How long a page tool waits for the page's handler.
 const PAGE_TOOL_TIMEOUT: Duration = Duration::from_secs(30);
@@ -65,7 +65,7 @@ impl TabwireServer {
     async fn list_commands(
         &self,
         Parameters(p): Parameters<ListCommandsParams>,
-    ) -> Result<Reply<CommandList>, CallError> {
+    ) -> Result<Reply<CommandList>, ToolError> {
         let list = self.core.list_commands(p.target.browser.as_deref(), p.tab_id);
         let pages = list.await?;
         let mut text = format!(
@@ -87,19 +87,14 @@ impl TabwireServer {
     }
 }
 
-/// Page tools are on for this MCP session (`--page-tools`). Nothing to keep: a tool's name
-/// follows from its origin, app and command alone.
-#[derive(Default)]
-pub struct PageTools {}
-
 impl TabwireServer {
     /// The page tools now, as MCP tools; a browser not asked yet since it attached is asked
     /// first (pages that declared before this session started).
-    pub(super) async fn page_tool_list(&self, tools: &PageTools) -> Vec<Tool> {
-        self.current_page_tools(tools).await.iter().filter_map(as_mcp_tool).collect()
+    pub(super) async fn page_tool_list(&self) -> Vec<Tool> {
+        self.current_page_tools().await.iter().filter_map(as_mcp_tool).collect()
     }
 
-    pub(super) async fn current_page_tools(&self, _on: &PageTools) -> Vec<PageTool> {
+    pub(super) async fn current_page_tools(&self) -> Vec<PageTool> {
         for browser in self.core.browsers() {
             if !self.core.commands().was_listed(&browser.key()) {
                 let pid = browser.host_pid.to_string();
@@ -115,7 +110,6 @@ impl TabwireServer {
     /// Call page tool `name`, if there is one by that name.
     pub(super) async fn call_page_tool(
         &self,
-        _on: &PageTools,
         name: &str,
         arguments: Option<JsonObject>,
     ) -> Option<Result<CallToolResponse, ErrorData>> {
@@ -133,7 +127,7 @@ impl TabwireServer {
         &self,
         tool: &PageTool,
         mut payload: JsonObject,
-    ) -> Result<Reply<CommandResult>, CallError> {
+    ) -> Result<Reply<CommandResult>, ToolError> {
         let asked = payload.remove("tab_id");
         let (browser, tab_id) = pick_tab(tool, asked.as_ref())?;
         let host = self.core.browsers().into_iter().find(|b| b.key() == browser);
@@ -243,15 +237,11 @@ fn as_mcp_tool(tool: &PageTool) -> Option<Tool> {
 
 /// Send `notifications/tools/list_changed` each time the page tools change (a page came, went,
 /// or declared other commands), until the client goes away.
-pub(super) async fn announce_changes(
-    server: TabwireServer,
-    tools: Arc<PageTools>,
-    peer: rmcp::Peer<rmcp::RoleServer>,
-) {
+pub(super) async fn announce_changes(server: TabwireServer, peer: rmcp::Peer<rmcp::RoleServer>) {
     let mut changes = server.core.commands().watch();
-    let mut last = server.page_tool_list(&tools).await;
+    let mut last = server.page_tool_list().await;
     while changes.changed().await.is_ok() {
-        let now = server.page_tool_list(&tools).await;
+        let now = server.page_tool_list().await;
         if now == last {
             continue;
         }
@@ -265,7 +255,7 @@ pub(super) async fn announce_changes(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::commands::DeclaredCommand;
+    use tabwire_link::commands::DeclaredCommand;
 
     fn tool(params: Value) -> PageTool {
         PageTool {

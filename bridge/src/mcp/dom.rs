@@ -15,12 +15,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tabwire_proto::wire::code;
 
-use super::reply::{Reply, Text, marked, one_line};
+use super::reply::{Reply, Text, ToolError, marked, one_line};
 use super::server::TabwireServer;
 use super::tabs::Target;
 use super::uploads::{self, Upload};
-use crate::error::CallError;
-use crate::methods::{
+use tabwire_link::error::CallError;
+use tabwire_link::methods::{
     ActReport, ClickArgs, DialogArgs, DialogArmed, DomClick, DomFill, DomFind, DomHandleDialog,
     DomPointer, DomPressKey, DomRead, DomType, DomUpload, DomWaitFor, Element, Field, FillArgs,
     FindArgs, Found, Method, Mode, OnPage, PageSnapshot, PointerArgs, PressKeyArgs, ReadArgs,
@@ -28,7 +28,7 @@ use crate::methods::{
 };
 
 /// The longest wait_for.
-const MAX_WAIT_MS: u64 = crate::limits::MAX_WAIT_SECS * 1000;
+const MAX_WAIT_MS: u64 = tabwire_link::limits::MAX_WAIT_SECS * 1000;
 
 /// Which page: the tab, and optionally the origin it must show.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -222,7 +222,7 @@ impl TabwireServer {
         page: &Page,
         args: &M::Params,
         what: String,
-    ) -> Result<Reply<ActReport>, CallError> {
+    ) -> Result<Reply<ActReport>, ToolError> {
         let mut r = self.dom::<M>(page, args, M::TIMEOUT).await?;
         r.tab_id = page.tab_id;
         Ok(Reply::new(report_text(&what, &r), r))
@@ -343,7 +343,7 @@ impl TabwireServer {
     async fn read_page(
         &self,
         Parameters(p): Parameters<ReadPageParams>,
-    ) -> Result<Text, CallError> {
+    ) -> Result<Text, ToolError> {
         let args = ReadArgs {
             page: p.page.on(),
             mode: p.mode,
@@ -406,7 +406,7 @@ impl TabwireServer {
             open_world_hint = false
         )
     )]
-    async fn find(&self, Parameters(p): Parameters<FindParams>) -> Result<Reply<Found>, CallError> {
+    async fn find(&self, Parameters(p): Parameters<FindParams>) -> Result<Reply<Found>, ToolError> {
         let args = FindArgs {
             page: p.page.on(),
             text: p.text,
@@ -453,7 +453,7 @@ impl TabwireServer {
     async fn click(
         &self,
         Parameters(p): Parameters<ClickParams>,
-    ) -> Result<Reply<ActReport>, CallError> {
+    ) -> Result<Reply<ActReport>, ToolError> {
         one_element(&p.element, "click")?;
         let what = format!(
             "clicked {}",
@@ -486,7 +486,7 @@ impl TabwireServer {
     async fn fill(
         &self,
         Parameters(p): Parameters<FillParams>,
-    ) -> Result<Reply<ActReport>, CallError> {
+    ) -> Result<Reply<ActReport>, ToolError> {
         for f in &p.fields {
             one_element(&f.element, "each field of fill")?;
         }
@@ -511,7 +511,7 @@ impl TabwireServer {
     async fn r#type(
         &self,
         Parameters(p): Parameters<TypeParams>,
-    ) -> Result<Reply<ActReport>, CallError> {
+    ) -> Result<Reply<ActReport>, ToolError> {
         let what = format!("typed {} characters", p.text.chars().count());
         let args = TypeArgs {
             page: p.page.on(),
@@ -537,7 +537,7 @@ impl TabwireServer {
     async fn press_key(
         &self,
         Parameters(p): Parameters<PressKeyParams>,
-    ) -> Result<Reply<ActReport>, CallError> {
+    ) -> Result<Reply<ActReport>, ToolError> {
         let what = format!("pressed {}", p.keys);
         let args = PressKeyArgs {
             page: p.page.on(),
@@ -563,7 +563,7 @@ impl TabwireServer {
     async fn pointer(
         &self,
         Parameters(p): Parameters<PointerParams>,
-    ) -> Result<Reply<ActReport>, CallError> {
+    ) -> Result<Reply<ActReport>, ToolError> {
         let what = p.action.clone();
         let args = PointerArgs {
             page: p.page.on(),
@@ -593,8 +593,9 @@ impl TabwireServer {
         &self,
         Parameters(mut p): Parameters<UploadParams>,
         peer: Peer<RoleServer>,
-    ) -> Result<Reply<ActReport>, CallError> {
-        let files = uploads::read(&p.paths, &uploads::Allowed::load(&crate::dirs::config_dir())?)?;
+    ) -> Result<Reply<ActReport>, ToolError> {
+        let files =
+            uploads::read(&p.paths, &uploads::Allowed::load(&tabwire_link::dirs::config_dir())?)?;
         if uploads::can_ask(&peer) {
             let (browser, expected) =
                 (p.page.target.browser.as_deref(), p.page.expected_origin.as_deref());
@@ -624,13 +625,14 @@ impl TabwireServer {
     async fn wait_for(
         &self,
         Parameters(p): Parameters<WaitForParams>,
-    ) -> Result<Reply<Waited>, CallError> {
+    ) -> Result<Reply<Waited>, ToolError> {
         let ms = p.timeout_ms.unwrap_or(10_000);
         if ms == 0 || ms > MAX_WAIT_MS {
             return Err(CallError::new(
                 code::BAD_REQUEST,
                 format!("timeout_ms must be between 1 and {MAX_WAIT_MS}; got {ms}"),
-            ));
+            )
+            .into());
         }
         let args = WaitForArgs {
             page: p.page.on(),
@@ -665,7 +667,7 @@ impl TabwireServer {
     async fn handle_dialog(
         &self,
         Parameters(p): Parameters<HandleDialogParams>,
-    ) -> Result<Reply<DialogArmed>, CallError> {
+    ) -> Result<Reply<DialogArmed>, ToolError> {
         let args =
             DialogArgs { page: p.page.on(), accept: p.accept, prompt_text: p.prompt_text.clone() };
         let mut d = self.dom::<DomHandleDialog>(&p.page, &args, DomHandleDialog::TIMEOUT).await?;

@@ -14,11 +14,11 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use tabwire_proto::wire::code;
 
-use super::reply::Reply;
+use super::reply::{Reply, ToolError};
 use super::server::TabwireServer;
 use super::tabs::Target;
-use crate::error::CallError;
-use crate::methods::{Download, DownloadText, Downloads, DownloadsArgs, DownloadsList};
+use tabwire_link::error::CallError;
+use tabwire_link::methods::{Download, DownloadText, Downloads, DownloadsArgs, DownloadsList};
 
 /// The longest `wait_secs`: five minutes.
 const MAX_WAIT_SECS: u64 = 300;
@@ -62,13 +62,14 @@ impl TabwireServer {
     async fn downloads(
         &self,
         Parameters(p): Parameters<DownloadsParams>,
-    ) -> Result<Reply<Downloads>, CallError> {
+    ) -> Result<Reply<Downloads>, ToolError> {
         let secs = p.wait_secs.unwrap_or(0);
         if secs > MAX_WAIT_SECS {
             return Err(CallError::new(
                 code::BAD_REQUEST,
                 format!("wait_secs must be from 0 to {MAX_WAIT_SECS}; got {secs}"),
-            ));
+            )
+            .into());
         }
         let budget = p.max_bytes.unwrap_or(DEFAULT_TEXT_BYTES);
         if p.read_text && p.id.is_none() {
@@ -76,13 +77,15 @@ impl TabwireServer {
                 code::BAD_REQUEST,
                 "read_text reads one download: pass its id (call downloads without read_text to \
                  list them)",
-            ));
+            )
+            .into());
         }
         if !(1..=MAX_TEXT_BYTES).contains(&budget) {
             return Err(CallError::new(
                 code::BAD_REQUEST,
                 format!("max_bytes must be from 1 to {MAX_TEXT_BYTES}; got {budget}"),
-            ));
+            )
+            .into());
         }
         let args = DownloadsArgs { id: p.id, wait_ms: secs * 1000 };
         let browser = p.target.browser.as_deref();

@@ -10,11 +10,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tabwire_proto::wire::code;
 
-use super::reply::Reply;
+use super::reply::{Reply, ToolError};
 use super::server::TabwireServer;
 use super::tabs::Target;
-use crate::error::CallError;
-use crate::methods::{DomEvaluate, EvaluateArgs, Evaluated};
+use tabwire_link::error::CallError;
+use tabwire_link::methods::{DomEvaluate, EvaluateArgs, Evaluated};
 
 /// The longest `timeout_ms` evaluate accepts: one minute.
 const MAX_TIMEOUT_MS: u64 = 60_000;
@@ -52,13 +52,14 @@ impl TabwireServer {
     async fn evaluate(
         &self,
         Parameters(p): Parameters<EvaluateParams>,
-    ) -> Result<Reply<Evaluated>, CallError> {
+    ) -> Result<Reply<Evaluated>, ToolError> {
         let ms = p.timeout_ms.unwrap_or(10_000);
         if ms == 0 || ms > MAX_TIMEOUT_MS {
             return Err(CallError::new(
                 code::BAD_REQUEST,
                 format!("timeout_ms must be between 1 and {MAX_TIMEOUT_MS}; got {ms}"),
-            ));
+            )
+            .into());
         }
         let params = EvaluateArgs {
             tab_id: p.tab_id,

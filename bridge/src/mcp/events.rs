@@ -1,6 +1,6 @@
 //! Waiting tools: wait_for_event (one event of the kinds asked for) and wait_for_state_change
 //! (every event the pages pushed, at once). Both take from this session's queue
-//! (`crate::events`), so an event is returned once, to one waiter.
+//! (`tabwire_link::events`), so an event is returned once, to one waiter.
 
 use std::time::Duration;
 
@@ -12,15 +12,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use tabwire_proto::wire::code;
 
-use super::reply::Reply;
+use super::reply::{Reply, ToolError};
 use super::server::TabwireServer;
-use crate::error::CallError;
-use crate::events::{Filter, SessionEvent, kind};
+use tabwire_link::error::CallError;
+use tabwire_link::events::{Filter, SessionEvent, kind};
 
 /// The names of the envelope's fields in a [`Waited`].
 const ENVELOPE: [&str; 8] = ["type", "id", "tab_id", "origin", "url", "host_pid", "seq", "at_ms"];
 pub(super) const MAX_EVENT_WAIT_SECS: u64 = 3600;
-const MAX_STATE_WAIT_SECS: u64 = crate::limits::MAX_WAIT_SECS;
+const MAX_STATE_WAIT_SECS: u64 = tabwire_link::limits::MAX_WAIT_SECS;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct WaitForEventParams {
@@ -159,14 +159,15 @@ impl TabwireServer {
     async fn wait_for_event(
         &self,
         Parameters(p): Parameters<WaitForEventParams>,
-    ) -> Result<Reply<Waited>, CallError> {
+    ) -> Result<Reply<Waited>, ToolError> {
         let timeout = seconds(p.timeout_secs, MAX_EVENT_WAIT_SECS)?;
         let kinds = p.types.unwrap_or_else(|| vec![kind::WORKER_COMPLETE.to_owned()]);
         if let Some(bad) = kinds.iter().find(|k| !kind::ALL.contains(&k.as_str())) {
             return Err(CallError::new(
                 code::BAD_REQUEST,
                 format!("unknown event type {bad:?}; the types are: {}", kind::ALL.join(", ")),
-            ));
+            )
+            .into());
         }
         let filter = Filter { kinds, ..Filter::default() };
         let Some(event) = self.core.queue().take_one(&filter, timeout).await else {
@@ -177,7 +178,7 @@ impl TabwireServer {
             Ok(data) => data,
             Err(e) => {
                 self.core.queue().put_back(vec![event]);
-                return Err(unencodable(e));
+                return Err(unencodable(e).into());
             }
         };
         Ok(Reply::new(describe(&event), Waited::of(&event, data)))
@@ -199,7 +200,7 @@ impl TabwireServer {
     async fn wait_for_state_change(
         &self,
         Parameters(p): Parameters<WaitForStateChangeParams>,
-    ) -> Result<Reply<Value>, CallError> {
+    ) -> Result<Reply<Value>, ToolError> {
         let timeout = seconds(p.timeout_secs, MAX_STATE_WAIT_SECS)?;
         // A cancelled call is dropped while it waits (`call_tool`), before it takes anything.
         let events = self.core.wait_page_events(p.tab_id, timeout).await?;
@@ -210,7 +211,7 @@ impl TabwireServer {
             Ok(encoded) => encoded,
             Err(e) => {
                 self.core.queue().put_back(events);
-                return Err(unencodable(e));
+                return Err(unencodable(e).into());
             }
         };
         self.core.tell_drained(&events).await;

@@ -10,11 +10,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tabwire_proto::wire::code;
 
-use super::reply::Reply;
+use super::reply::{Reply, ToolError};
 use super::server::TabwireServer;
 use super::tabs::Target;
-use crate::error::CallError;
-use crate::methods::{HandedBack, HandoverArgs, HandoverAsk};
+use tabwire_link::error::CallError;
+use tabwire_link::methods::{HandedBack, HandoverArgs, HandoverAsk};
 
 /// The longest `timeout_secs`: 30 minutes.
 const MAX_TIMEOUT_SECS: u64 = 1800;
@@ -49,13 +49,14 @@ impl TabwireServer {
     async fn ask_user(
         &self,
         Parameters(p): Parameters<AskUserParams>,
-    ) -> Result<Reply<HandedBack>, CallError> {
+    ) -> Result<Reply<HandedBack>, ToolError> {
         let secs = p.timeout_secs.unwrap_or(300);
         if !(10..=MAX_TIMEOUT_SECS).contains(&secs) {
             return Err(CallError::new(
                 code::BAD_REQUEST,
                 format!("timeout_secs must be from 10 to {MAX_TIMEOUT_SECS}; got {secs}"),
-            ));
+            )
+            .into());
         }
         let args = HandoverArgs { tab_id: p.tab_id, message: p.message, timeout_ms: secs * 1000 };
         let browser = p.target.browser.as_deref();

@@ -8,21 +8,16 @@
 #![allow(deprecated)]
 
 use std::collections::BTreeMap;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::{Peer, RoleServer};
 use serde_json::json;
 
-use super::server::TabwireServer;
+use super::server::{LogLevel, TabwireServer};
 
 /// How often the browsers are looked at when no event came (to notice the client has gone).
 const IDLE: Duration = Duration::from_secs(5);
-
-/// The least severe level this client wants, once it said (`logging/setLevel`).
-#[derive(Default)]
-pub struct LogLevel(Mutex<Option<LoggingLevel>>);
 
 impl LogLevel {
     /// Choose `level`; true the first time one is chosen.

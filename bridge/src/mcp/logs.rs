@@ -9,11 +9,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::reply::{Reply, one_line};
+use super::reply::{Reply, ToolError, one_line};
 use super::server::TabwireServer;
 use super::tabs::Target;
-use crate::error::CallError;
-use crate::methods::{
+use tabwire_link::methods::{
     Capture, ConsoleArgs, ConsoleMessages, DomConsole, DomNetwork, NetworkArgs, NetworkRequests,
 };
 
@@ -65,7 +64,7 @@ impl TabwireServer {
     async fn console_messages(
         &self,
         Parameters(p): Parameters<ConsoleParams>,
-    ) -> Result<Reply<ConsoleMessages>, CallError> {
+    ) -> Result<Reply<ConsoleMessages>, ToolError> {
         let (log, tab_id) = (&p.log, p.log.tab_id);
         let params = ConsoleArgs {
             tab_id,
@@ -107,7 +106,7 @@ impl TabwireServer {
     async fn network_requests(
         &self,
         Parameters(p): Parameters<NetworkParams>,
-    ) -> Result<Reply<NetworkRequests>, CallError> {
+    ) -> Result<Reply<NetworkRequests>, ToolError> {
         let (log, tab_id) = (&p.log, p.log.tab_id);
         let params = NetworkArgs {
             tab_id,

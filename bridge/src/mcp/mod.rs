@@ -8,6 +8,7 @@ mod dom;
 mod downloads;
 mod evaluate;
 mod events;
+mod handler;
 mod handover;
 pub mod jsonrpc;
 mod logging;
@@ -34,19 +35,19 @@ use rmcp::ServiceExt;
 use tabwire_proto::Shutdown;
 
 use crate::cli::McpArgs;
-use crate::core::Core;
-use crate::session::saved::SavedQueue;
 pub use server::TabwireServer;
+use tabwire_link::core::Core;
+use tabwire_session::saved::SavedQueue;
 
 /// Serve MCP on stdin/stdout until the client goes away (stdin ends) or `shutdown` fires
-/// (SIGTERM, SIGINT). Meanwhile this process is a session (`crate::session`); its socket and
+/// (SIGTERM, SIGINT). Meanwhile this process is a session (`tabwire_session`); its socket and
 /// record go when this returns. With `--page-tools`, declared page commands are tools too.
 pub async fn run(args: &McpArgs, shutdown: Shutdown) -> anyhow::Result<()> {
     let core = Core::start(args.attach.browser.clone())?;
-    let session = crate::session::Session::start(&core).await?;
+    let session = tabwire_session::Session::start(&core).await?;
     let saved = session.id_was_chosen().then(|| {
         let id = &session.record().session_id;
-        SavedQueue::start(core.queue().clone(), &crate::dirs::state_dir(), id)
+        SavedQueue::start(core.queue().clone(), &tabwire_link::dirs::state_dir(), id)
     });
     let server = TabwireServer::new(core, args.tools.set()).with_page_tools(args.page_tools);
     let ending = server.clone();

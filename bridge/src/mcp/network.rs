@@ -5,8 +5,7 @@
 //! which the host cancels when the session's connection closes, and the extension then removes
 //! them ([`Holds`]).
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::handler::server::tool::schema_for_output;
@@ -16,26 +15,17 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use super::reply::Reply;
-use super::server::TabwireServer;
+use super::reply::{Reply, ToolError};
+use super::server::{Holds, TabwireServer};
 use super::tabs::Target;
-use crate::browser::Connection;
-use crate::error::CallError;
-use crate::methods::{
+use tabwire_link::browser::Connection;
+use tabwire_link::methods::{
     HoldArgs, Method as _, NetworkRuleArgs, NetworkRules, WebdevNetwork, WebdevNetworkHold,
     invoke_on,
 };
 
 /// How long one hold lasts; the extension answers it ≈ 20 s before, and the next one follows.
 const HOLD: Duration = Duration::from_secs(600);
-
-/// This session's key for its network rules, and the browsers it holds them in.
-pub struct Holds {
-    key: String,
-    held: Arc<Mutex<HashSet<String>>>,
-    /// Cancelled when the session's core lets go of its browsers.
-    closing: CancellationToken,
-}
 
 impl Holds {
     pub fn new(closing: CancellationToken) -> Self {
@@ -112,7 +102,7 @@ impl TabwireServer {
     async fn network_rules(
         &self,
         Parameters(p): Parameters<NetworkParams>,
-    ) -> Result<Reply<NetworkRules>, CallError> {
+    ) -> Result<Reply<NetworkRules>, ToolError> {
         let conn = self.core.pick(p.target.browser.as_deref()).await?;
         let makes = matches!(p.action.as_str(), "block" | "mock" | "offline");
         if makes {
@@ -130,7 +120,7 @@ impl TabwireServer {
         };
         let mut got = invoke_on::<WebdevNetwork>(&conn, &args, WebdevNetwork::TIMEOUT).await.0?;
         got.action = p.action;
-        let list = |rules: &[crate::methods::NetworkRule]| {
+        let list = |rules: &[tabwire_link::methods::NetworkRule]| {
             rules
                 .iter()
                 .map(|r| {

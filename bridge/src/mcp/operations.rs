@@ -1,6 +1,6 @@
 //! Operation tools: send_message_async, wait_for_operation, get_operation, list_operations,
 //! cancel_operation, list_adapters (`specs/operations.md`). They call
-//! [`crate::operations::Operations`]; the only thing done here is turning milestones into MCP
+//! [`tabwire_operations::Operations`]; the only thing done here is turning milestones into MCP
 //! progress notifications for a waiting call.
 
 use std::time::Duration;
@@ -16,14 +16,14 @@ use serde_json::Value;
 use tabwire_proto::wire::code;
 use tokio::sync::broadcast::error::RecvError;
 
-use super::reply::Reply;
+use super::reply::{Reply, ToolError};
 use super::server::TabwireServer;
 use super::tabs::Target;
-use crate::error::CallError;
-use crate::operations::adapters::Catalog;
-use crate::operations::machine::{MilestoneKind, OperationStatus};
-use crate::operations::record::{Failure, Milestone, Operation};
-use crate::operations::{AdapterChoice, SendRequest};
+use tabwire_link::error::CallError;
+use tabwire_operations::adapters::Catalog;
+use tabwire_operations::machine::{MilestoneKind, OperationStatus};
+use tabwire_operations::record::{Failure, Milestone, Operation};
+use tabwire_operations::{AdapterChoice, SendRequest};
 
 const DEFAULT_OPERATION_SECS: u64 = 600;
 const MAX_OPERATION_SECS: u64 = 24 * 3600;
@@ -168,12 +168,13 @@ impl TabwireServer {
     async fn send_message_async(
         &self,
         Parameters(p): Parameters<SendMessageParams>,
-    ) -> Result<Reply<Started>, CallError> {
+    ) -> Result<Reply<Started>, ToolError> {
         if p.timeout_secs == 0 || p.timeout_secs > MAX_OPERATION_SECS {
             return Err(CallError::new(
                 code::BAD_REQUEST,
                 format!("`timeout_secs` must be from 1 to {MAX_OPERATION_SECS} (one day)"),
-            ));
+            )
+            .into());
         }
         let request = SendRequest {
             browser: p.target.browser,
@@ -215,12 +216,13 @@ impl TabwireServer {
         Parameters(p): Parameters<WaitForOperationParams>,
         meta: RequestMetaObject,
         peer: Peer<RoleServer>,
-    ) -> Result<Reply<OperationView>, CallError> {
+    ) -> Result<Reply<OperationView>, ToolError> {
         if p.timeout_secs > MAX_WAIT_SECS {
             return Err(CallError::new(
                 code::BAD_REQUEST,
                 format!("`timeout_secs` must be at most {MAX_WAIT_SECS}; wait again for longer"),
-            ));
+            )
+            .into());
         }
         let (now, mut live) = self.operations.subscribe(&p.operation_id)?;
         let mut progress = Progress::new(meta.get_progress_token(), peer);
@@ -275,7 +277,7 @@ impl TabwireServer {
     async fn get_operation(
         &self,
         Parameters(p): Parameters<OperationParams>,
-    ) -> Result<Reply<OperationView>, CallError> {
+    ) -> Result<Reply<OperationView>, ToolError> {
         let op = self.operations.get(&p.operation_id)?;
         Ok(self.reply(describe(&op), op))
     }
@@ -333,7 +335,7 @@ impl TabwireServer {
     async fn cancel_operation(
         &self,
         Parameters(p): Parameters<OperationParams>,
-    ) -> Result<Reply<OperationView>, CallError> {
+    ) -> Result<Reply<OperationView>, ToolError> {
         let op = self.operations.cancel(&p.operation_id).await?;
         Ok(self.reply(describe(&op), op))
     }

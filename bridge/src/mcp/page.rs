@@ -14,11 +14,11 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use tabwire_proto::wire::code;
 
-use super::reply::Reply;
+use super::reply::{Reply, ToolError};
 use super::server::TabwireServer;
 use super::tabs::Target;
-use crate::error::CallError;
-use crate::page::{CommandRun, Source};
+use tabwire_link::error::CallError;
+use tabwire_link::page::{CommandRun, Source};
 
 /// The longest `timeout_ms` a page tool accepts: one hour.
 const MAX_TIMEOUT_MS: u64 = 3_600_000;
@@ -134,7 +134,7 @@ impl TabwireServer {
     async fn get_state(
         &self,
         Parameters(p): Parameters<GetStateParams>,
-    ) -> Result<Reply<PageState>, CallError> {
+    ) -> Result<Reply<PageState>, ToolError> {
         let timeout = timeout(p.timeout_ms)?;
         let browser = p.target.browser.as_deref();
         let expected = p.expected_origin.as_deref();
@@ -219,13 +219,14 @@ impl TabwireServer {
     async fn send_command(
         &self,
         Parameters(mut p): Parameters<SendCommandParams>,
-    ) -> Result<Reply<CommandResult>, CallError> {
+    ) -> Result<Reply<CommandResult>, ToolError> {
         let timeout = timeout(p.timeout_ms)?;
         if p.kind.trim().is_empty() {
             return Err(CallError::new(
                 code::BAD_REQUEST,
                 "type is empty: name the command, as the page registered it with onCommand",
-            ));
+            )
+            .into());
         }
         let browser = p.target.browser.as_deref();
         let expected = p.expected_origin.as_deref();

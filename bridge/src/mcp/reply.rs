@@ -14,7 +14,7 @@ use rmcp::handler::server::tool::IntoCallToolResult;
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock};
 use serde::Serialize;
 
-use crate::error::CallError;
+use tabwire_link::error::CallError;
 
 /// A successful answer: `text` says it in a few lines, `data` is the structured content.
 pub struct Reply<T> {
@@ -50,9 +50,21 @@ impl IntoCallToolResult for Text {
     }
 }
 
-impl IntoCallToolResult for CallError {
+/// A call that failed, as a tool's answer: an error result whose text says what happened and
+/// what to do. A wrapper because the error type lives below the MCP layer (`tabwire-link`),
+/// which knows nothing of MCP; `?` turns a [`CallError`] into it.
+#[derive(Debug)]
+pub struct ToolError(pub CallError);
+
+impl From<CallError> for ToolError {
+    fn from(error: CallError) -> Self {
+        ToolError(error)
+    }
+}
+
+impl IntoCallToolResult for ToolError {
     fn into_call_tool_result(self) -> Result<CallToolResponse, ErrorData> {
-        Ok(CallToolResult::error(vec![ContentBlock::text(self.to_string())]).into())
+        Ok(CallToolResult::error(vec![ContentBlock::text(self.0.to_string())]).into())
     }
 }
 

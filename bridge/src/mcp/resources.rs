@@ -27,10 +27,9 @@
 //! file another session writes); it compares the list, and each subscribed resource's version,
 //! with what it last told.
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::{Read, Seek, SeekFrom};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
 use rmcp::model::{
@@ -39,13 +38,12 @@ use rmcp::model::{
 };
 use rmcp::{ErrorData, Peer, RoleServer};
 use serde::Serialize;
-use tokio::sync::Notify;
 
 use super::operations::OperationView;
 use super::page::PageState;
-use super::server::TabwireServer;
+use super::server::{Subscriptions, TabwireServer};
 use super::workflows::WorkflowView;
-use crate::workflows::store::Place;
+use tabwire_workflows::store::Place;
 
 /// How often a subscribed resource that sends no event (a log, a workflow file) is looked at.
 pub const TICK: Duration = Duration::from_millis(500);
@@ -59,15 +57,6 @@ pub const LOG_TAIL: u64 = 64 * 1024;
 const PAGE_WAIT: Duration = Duration::from_secs(2);
 
 const JSON: &str = "application/json";
-
-/// A client session's subscriptions: each URI with the version last told (`None`: it did not
-/// exist then).
-#[derive(Default)]
-pub struct Subscriptions {
-    told: Mutex<HashMap<String, Option<String>>>,
-    /// A subscription came, or a tool call ended (it may have changed a resource): look at once.
-    poked: Notify,
-}
 
 impl Subscriptions {
     /// Look at the resources now: a tool call of this session ended.
@@ -416,7 +405,7 @@ impl TabwireServer {
         }
     }
 
-    fn worker(&self, id: &str) -> Option<crate::workers::WorkerInfo> {
+    fn worker(&self, id: &str) -> Option<tabwire_workers::WorkerInfo> {
         self.workers.list().into_iter().find(|w| w.worker_id == id)
     }
 

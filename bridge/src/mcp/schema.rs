@@ -15,7 +15,7 @@ use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::JsonObject;
 use serde_json::{Map, Value, json};
 
-use crate::commands::{check, quoted};
+use tabwire_link::commands::{check, quoted};
 
 /// The formats of JSON Schema 2020-12 (§7.3) that validators know; any other is dropped.
 const STANDARD_FORMATS: [&str; 19] = [

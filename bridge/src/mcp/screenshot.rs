@@ -16,10 +16,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tabwire_proto::wire::code;
 
+use super::reply::ToolError;
 use super::server::TabwireServer;
 use super::tabs::Target;
-use crate::error::CallError;
-use crate::methods::{DomScreenshot, Format, ScreenshotArgs};
+use tabwire_link::error::CallError;
+use tabwire_link::methods::{DomScreenshot, Format, ScreenshotArgs};
 
 /// Images up to this many bytes are sent inline; larger ones go to a file. Claude's API takes
 /// images of up to 5 MB, but an image this large costs the same tokens as one scaled to
@@ -133,7 +134,7 @@ impl TabwireServer {
     async fn screenshot(
         &self,
         Parameters(p): Parameters<ScreenshotParams>,
-    ) -> Result<ImageReply, CallError> {
+    ) -> Result<ImageReply, ToolError> {
         let params = ScreenshotArgs {
             tab_id: p.tab_id,
             selector: p.selector,
@@ -165,7 +166,7 @@ impl TabwireServer {
         if bytes.len() <= INLINE_MAX {
             return Ok(ImageReply { shot, data: Some(taken.data) });
         }
-        let dir = crate::dirs::state_dir().join("screenshots");
+        let dir = tabwire_link::dirs::state_dir().join("screenshots");
         let file = save(&dir, p.tab_id, &shot.mime, &bytes).map_err(|e| {
             CallError::new(
                 code::INTERNAL,
@@ -184,11 +185,11 @@ impl TabwireServer {
 
 /// Write the image into `dir` (0700, files 0600), keeping the newest [`FILES_KEPT`].
 fn save(dir: &Path, tab_id: i64, mime: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
-    crate::dirs::private_dir(dir)?;
+    tabwire_link::dirs::private_dir(dir)?;
     let ms = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
     let ext = if mime == "image/jpeg" { "jpg" } else { "png" };
     let path = dir.join(format!("tab{tab_id}-{ms}-{}.{ext}", std::process::id()));
-    crate::dirs::write_private(&path, bytes)?;
+    tabwire_link::dirs::write_private(&path, bytes)?;
     let mut shots: Vec<(SystemTime, PathBuf)> = std::fs::read_dir(dir)?
         .filter_map(Result::ok)
         .filter(|e| e.file_name().to_string_lossy().starts_with("tab"))

@@ -11,13 +11,13 @@ use serde_json::{Value, json};
 use tabwire_proto::wire::code;
 
 use super::events::{MAX_EVENT_WAIT_SECS, seconds};
-use super::reply::Reply;
+use super::reply::{Reply, ToolError};
 use super::server::TabwireServer;
-use crate::error::CallError;
-use crate::events::{Filter, kind};
-use crate::session::SESSION_ENV;
-use crate::session::WORKER_ENV;
-use crate::session::messages::CompletionStatus;
+use tabwire_link::error::CallError;
+use tabwire_link::events::{Filter, kind};
+use tabwire_session::SESSION_ENV;
+use tabwire_session::WORKER_ENV;
+use tabwire_session::messages::CompletionStatus;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct GetSessionParams {}
@@ -129,12 +129,13 @@ impl TabwireServer {
     async fn get_session(
         &self,
         Parameters(_): Parameters<GetSessionParams>,
-    ) -> Result<Reply<SessionInfo>, CallError> {
+    ) -> Result<Reply<SessionInfo>, ToolError> {
         let Some(record) = self.core.session() else {
             return Err(CallError::new(
                 code::INTERNAL,
                 "this server was started without a session",
-            ));
+            )
+            .into());
         };
         let id = &record.session_id;
         let how_to_report = format!(
@@ -175,7 +176,7 @@ impl TabwireServer {
     async fn notify_completion(
         &self,
         Parameters(p): Parameters<NotifyCompletionParams>,
-    ) -> Result<Reply<Delivered>, CallError> {
+    ) -> Result<Reply<Delivered>, ToolError> {
         let target = match p.session_id.filter(|s| !s.trim().is_empty()) {
             Some(id) => id,
             None => self.core.session().and_then(|s| s.parent.clone()).ok_or_else(|| {
@@ -193,7 +194,8 @@ impl TabwireServer {
                     "no worker_id given, and this session was not started by spawn_worker (no \
                      {WORKER_ENV}); pass the name the other session gave you"
                 ),
-            ));
+            )
+            .into());
         };
         let data = json!({
             "from": self.own_id(),
@@ -220,7 +222,7 @@ impl TabwireServer {
     async fn post_message(
         &self,
         Parameters(p): Parameters<PostMessageParams>,
-    ) -> Result<Reply<Delivered>, CallError> {
+    ) -> Result<Reply<Delivered>, ToolError> {
         let data = json!({ "from": self.own_id(), "body": p.body });
         Ok(delivered(self.deliver(&p.session_id, kind::MESSAGE, data, None).await?))
     }
@@ -242,7 +244,7 @@ impl TabwireServer {
     async fn ask_question(
         &self,
         Parameters(p): Parameters<AskQuestionParams>,
-    ) -> Result<Reply<Delivered>, CallError> {
+    ) -> Result<Reply<Delivered>, ToolError> {
         let timeout = seconds(p.timeout_secs, MAX_EVENT_WAIT_SECS)?;
         // The asker's id rides in the question's: the answer finds its way back without the
         // answering session keeping a table of who asked what.
@@ -297,7 +299,7 @@ impl TabwireServer {
     async fn answer_question(
         &self,
         Parameters(p): Parameters<AnswerQuestionParams>,
-    ) -> Result<Reply<Delivered>, CallError> {
+    ) -> Result<Reply<Delivered>, ToolError> {
         let asker = p.question_id.split_once('@').map(|(_, asker)| asker.to_owned());
         let Some(asker) = asker.filter(|a| !a.is_empty()) else {
             return Err(CallError::new(
@@ -307,7 +309,8 @@ impl TabwireServer {
                      <uuid>@<asking session id>); copy the question_id of the question event",
                     p.question_id
                 ),
-            ));
+            )
+            .into());
         };
         let data =
             json!({ "from": self.own_id(), "question_id": p.question_id, "answer": p.answer });

@@ -6,10 +6,9 @@ use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::reply::Reply;
+use super::reply::{Reply, ToolError};
 use super::server::TabwireServer;
-use crate::error::CallError;
-use crate::methods::{
+use tabwire_link::methods::{
     NavigateTab, OpenTab, Tab, TabRef, TabsActivate, TabsClose, TabsList, TabsNavigate, TabsOpen,
     Wait,
 };
@@ -94,7 +93,7 @@ impl TabwireServer {
     async fn list_tabs(
         &self,
         Parameters(p): Parameters<ListTabsParams>,
-    ) -> Result<Reply<TabList>, CallError> {
+    ) -> Result<Reply<TabList>, ToolError> {
         let tabs = self.core.invoke::<TabsList>(p.target.browser.as_deref(), &()).await?;
         let mut text = match tabs.len() {
             1 => "1 tab:".to_owned(),
@@ -121,7 +120,7 @@ impl TabwireServer {
     async fn open_tab(
         &self,
         Parameters(p): Parameters<OpenTabParams>,
-    ) -> Result<Reply<OneTab>, CallError> {
+    ) -> Result<Reply<OneTab>, ToolError> {
         let browser = p.target.browser.as_deref();
         let params = OpenTab { url: p.url, active: p.active, wait: Wait::Load };
         let tab = self.core.invoke::<TabsOpen>(browser, &params);
@@ -144,7 +143,7 @@ impl TabwireServer {
     async fn close_tab(
         &self,
         Parameters(p): Parameters<TabParams>,
-    ) -> Result<Reply<Closed>, CallError> {
+    ) -> Result<Reply<Closed>, ToolError> {
         let params = TabRef { tab_id: p.tab_id };
         let closed = self.core.invoke::<TabsClose>(p.target.browser.as_deref(), &params);
         closed.await?;
@@ -167,7 +166,7 @@ impl TabwireServer {
     async fn activate_tab(
         &self,
         Parameters(p): Parameters<TabParams>,
-    ) -> Result<Reply<OneTab>, CallError> {
+    ) -> Result<Reply<OneTab>, ToolError> {
         let params = TabRef { tab_id: p.tab_id };
         let tab = self.core.invoke::<TabsActivate>(p.target.browser.as_deref(), &params);
         let tab = tab.await?;
@@ -189,7 +188,7 @@ impl TabwireServer {
     async fn navigate(
         &self,
         Parameters(p): Parameters<NavigateParams>,
-    ) -> Result<Reply<OneTab>, CallError> {
+    ) -> Result<Reply<OneTab>, ToolError> {
         let browser = p.target.browser.as_deref();
         let params = NavigateTab { tab_id: p.tab_id, url: p.url, wait: p.wait };
         let tab = self.core.invoke_within::<TabsNavigate>(browser, &params, p.wait.timeout());

@@ -29,9 +29,9 @@ use rmcp::{Peer, RoleServer};
 use serde::Deserialize;
 use tabwire_proto::wire::code;
 
-use crate::core::Core;
-use crate::error::CallError;
-use crate::methods::TabsList;
+use tabwire_link::core::Core;
+use tabwire_link::error::CallError;
+use tabwire_link::methods::TabsList;
 
 /// The file, in the configuration directory.
 const FILE: &str = "uploads.json";
@@ -369,14 +369,14 @@ pub async fn destination(
             ),
         ));
     };
-    let Some(origin) = crate::operations::origin_of(&tab.url) else {
+    let Some(origin) = tabwire_operations::origin_of(&tab.url) else {
         return Err(CallError::new(
             code::NOT_SCRIPTABLE,
             format!("tab {tab_id} shows {}, not a web page; nothing was uploaded", tab.url),
         ));
     };
     if let Some(expected) = expected {
-        let expected = crate::operations::origin_of(expected).unwrap_or_else(|| expected.into());
+        let expected = tabwire_operations::origin_of(expected).unwrap_or_else(|| expected.into());
         if expected != origin {
             return Err(CallError::new(
                 code::ORIGIN_CHANGED,

@@ -11,11 +11,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tabwire_proto::wire::code;
 
-use super::reply::Reply;
+use super::reply::{Reply, ToolError};
 use super::server::TabwireServer;
 use super::tabs::Target;
-use crate::error::CallError;
-use crate::methods::{
+use tabwire_link::error::CallError;
+use tabwire_link::methods::{
     Cookie, Cookies, CookiesArgs, RestoreArgs, Restored, SiteState, StorageNames, TabArgs,
     WebdevCookies, WebdevStateRestore, WebdevStateSave, WebdevStorage,
 };
@@ -89,7 +89,7 @@ fn state_file(name: Option<&str>) -> Result<PathBuf, CallError> {
             ),
         ));
     }
-    Ok(crate::dirs::state_dir().join("site-states").join(format!("{name}.json")))
+    Ok(tabwire_link::dirs::state_dir().join("site-states").join(format!("{name}.json")))
 }
 
 fn io_error(what: &str, path: &std::path::Path, e: impl std::fmt::Display) -> CallError {
@@ -113,7 +113,7 @@ impl TabwireServer {
     async fn cookies(
         &self,
         Parameters(p): Parameters<CookiesParams>,
-    ) -> Result<Reply<Cookies>, CallError> {
+    ) -> Result<Reply<Cookies>, ToolError> {
         let action = p.action.unwrap_or_else(|| "list".to_owned());
         let params = CookiesArgs {
             tab_id: p.tab_id,
@@ -153,7 +153,7 @@ impl TabwireServer {
     async fn web_storage(
         &self,
         Parameters(p): Parameters<TabParams>,
-    ) -> Result<Reply<StorageNames>, CallError> {
+    ) -> Result<Reply<StorageNames>, ToolError> {
         let params = TabArgs { tab_id: p.tab_id, expected_origin: p.expected_origin };
         let mut got =
             self.core.invoke::<WebdevStorage>(p.target.browser.as_deref(), &params).await?;
@@ -186,7 +186,7 @@ impl TabwireServer {
     async fn site_state(
         &self,
         Parameters(p): Parameters<SiteStateParams>,
-    ) -> Result<Reply<StateDone>, CallError> {
+    ) -> Result<Reply<StateDone>, ToolError> {
         let browser = p.target.browser.as_deref();
         let tab = TabArgs { tab_id: p.tab_id, expected_origin: p.expected_origin.clone() };
         let restore = |state, clear| RestoreArgs {
@@ -201,8 +201,8 @@ impl TabwireServer {
                 let state = self.core.invoke::<WebdevStateSave>(browser, &tab).await?;
                 let bytes = serde_json::to_vec_pretty(&state).expect("a state serializes");
                 let dir = path.parent().expect("a state file has a directory");
-                crate::dirs::private_dir(dir).map_err(|e| io_error("create", dir, e))?;
-                crate::dirs::write_private(&path, &bytes)
+                tabwire_link::dirs::private_dir(dir).map_err(|e| io_error("create", dir, e))?;
+                tabwire_link::dirs::write_private(&path, &bytes)
                     .map_err(|e| io_error("write", &path, e))?;
                 let origin = Some(state.origin);
                 let cookies = state.cookies.len() as u64;
@@ -248,7 +248,8 @@ impl TabwireServer {
                 return Err(CallError::new(
                     code::BAD_REQUEST,
                     format!("`action` must be save, restore or clear; got {other:?}"),
-                ));
+                )
+                .into());
             }
         };
         let origin = done.origin.as_deref().unwrap_or("an unknown origin");

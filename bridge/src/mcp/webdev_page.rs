@@ -13,12 +13,12 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tabwire_proto::wire::code;
 
-use super::reply::Reply;
+use super::reply::{Reply, ToolError};
 use super::server::TabwireServer;
 use super::tabs::Target;
 use super::webdev::TabParams;
-use crate::error::CallError;
-use crate::methods::{
+use tabwire_link::error::CallError;
+use tabwire_link::methods::{
     PageTiming, PdfArgs, TabArgs, Viewport, ViewportArgs, WebdevPdf, WebdevTiming, WebdevViewport,
 };
 
@@ -72,7 +72,7 @@ fn pdf_path(origin: Option<&str>) -> std::path::PathBuf {
     let host: String =
         host.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '-' }).collect();
     let ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis());
-    crate::dirs::state_dir().join("pdf").join(format!("{host}-{ms}.pdf"))
+    tabwire_link::dirs::state_dir().join("pdf").join(format!("{host}-{ms}.pdf"))
 }
 
 #[tool_router(router = webdev_page_tools, vis = "pub(super)")]
@@ -94,7 +94,7 @@ impl TabwireServer {
     async fn viewport(
         &self,
         Parameters(p): Parameters<ViewportParams>,
-    ) -> Result<Reply<Viewport>, CallError> {
+    ) -> Result<Reply<Viewport>, ToolError> {
         let args = ViewportArgs {
             tab_id: p.tab_id,
             width: p.width,
@@ -135,7 +135,7 @@ impl TabwireServer {
     async fn page_timing(
         &self,
         Parameters(p): Parameters<TabParams>,
-    ) -> Result<Reply<PageTiming>, CallError> {
+    ) -> Result<Reply<PageTiming>, ToolError> {
         let args = TabArgs { tab_id: p.tab_id, expected_origin: p.expected_origin };
         let mut got = self.core.invoke::<WebdevTiming>(p.target.browser.as_deref(), &args).await?;
         got.tab_id = p.tab_id;
@@ -165,7 +165,7 @@ impl TabwireServer {
     async fn print_pdf(
         &self,
         Parameters(p): Parameters<PdfParams>,
-    ) -> Result<Reply<PdfFile>, CallError> {
+    ) -> Result<Reply<PdfFile>, ToolError> {
         let args = PdfArgs {
             tab_id: p.tab_id,
             landscape: p.landscape,
@@ -181,8 +181,8 @@ impl TabwireServer {
         let failed = |what: &str, e: std::io::Error| {
             CallError::new(code::INTERNAL, format!("could not {what} {}: {e}", path.display()))
         };
-        crate::dirs::private_dir(dir).map_err(|e| failed("create the folder of", e))?;
-        crate::dirs::write_private(&path, &bytes).map_err(|e| failed("write", e))?;
+        tabwire_link::dirs::private_dir(dir).map_err(|e| failed("create the folder of", e))?;
+        tabwire_link::dirs::write_private(&path, &bytes).map_err(|e| failed("write", e))?;
         let done = PdfFile {
             tab_id: p.tab_id,
             origin: got.origin,

@@ -1,6 +1,6 @@
 //! Worker tools: spawn_worker, list_workers, stop_worker. A lead assistant starts workers
 //! (processes running a template of the user's workers.json), then waits with wait_for_event,
-//! whose default is exactly their worker_complete reports. The work is in `crate::workers`.
+//! whose default is exactly their worker_complete reports. The work is in `tabwire_workers`.
 
 use std::collections::BTreeMap;
 
@@ -10,10 +10,9 @@ use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::reply::Reply;
+use super::reply::{Reply, ToolError};
 use super::server::TabwireServer;
-use crate::error::CallError;
-use crate::workers::{Spawn, WorkerInfo, WorkerStatus};
+use tabwire_workers::{Spawn, WorkerInfo, WorkerStatus};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SpawnWorkerParams {
@@ -73,7 +72,7 @@ impl TabwireServer {
     async fn spawn_worker(
         &self,
         Parameters(p): Parameters<SpawnWorkerParams>,
-    ) -> Result<Reply<WorkerInfo>, CallError> {
+    ) -> Result<Reply<WorkerInfo>, ToolError> {
         let ask = Spawn {
             name: p.name,
             prompt: p.prompt,
@@ -105,7 +104,7 @@ impl TabwireServer {
     async fn list_workers(
         &self,
         Parameters(_): Parameters<ListWorkersParams>,
-    ) -> Result<Reply<WorkerList>, CallError> {
+    ) -> Result<Reply<WorkerList>, ToolError> {
         let workers = self.workers.list();
         let lines: Vec<String> = workers.iter().map(describe).collect();
         let text = match lines.len() {
@@ -130,7 +129,7 @@ impl TabwireServer {
     async fn stop_worker(
         &self,
         Parameters(p): Parameters<StopWorkerParams>,
-    ) -> Result<Reply<WorkerInfo>, CallError> {
+    ) -> Result<Reply<WorkerInfo>, ToolError> {
         let info = self.workers.stop(&p.worker_id).await?;
         Ok(Reply::new(describe(&info), info))
     }

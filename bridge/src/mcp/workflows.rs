@@ -1,5 +1,5 @@
 //! Workflow tools: start_workflow, complete_skill, get_workflow_state, update_workflow,
-//! list_workflows (`specs/workflows.md`). They call [`crate::workflows::Workflows`]; here the
+//! list_workflows (`specs/workflows.md`). They call [`tabwire_workflows::Workflows`]; here the
 //! answers are only put into words.
 
 use rmcp::handler::server::tool::schema_for_output;
@@ -8,14 +8,13 @@ use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::reply::Reply;
+use super::reply::{Reply, ToolError};
 use super::server::TabwireServer;
-use crate::error::CallError;
-use crate::workflows::Seen;
-use crate::workflows::catalog::Catalog;
-use crate::workflows::draw;
-use crate::workflows::state::{Changes, ItemInput, SessionState};
-use crate::workflows::walk::{Action, Next};
+use tabwire_workflows::Seen;
+use tabwire_workflows::catalog::Catalog;
+use tabwire_workflows::draw;
+use tabwire_workflows::state::{Changes, ItemInput, SessionState};
+use tabwire_workflows::walk::{Action, Next};
 
 /// Which session of which project.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -113,7 +112,7 @@ impl TabwireServer {
     async fn start_workflow(
         &self,
         Parameters(p): Parameters<StartWorkflowParams>,
-    ) -> Result<Reply<Next>, CallError> {
+    ) -> Result<Reply<Next>, ToolError> {
         let seen = self
             .workflows
             .begin(&p.at.project, &p.at.session, p.workflow, p.items, p.restart)
@@ -139,7 +138,7 @@ impl TabwireServer {
     async fn complete_skill(
         &self,
         Parameters(p): Parameters<CompleteSkillParams>,
-    ) -> Result<Reply<Next>, CallError> {
+    ) -> Result<Reply<Next>, ToolError> {
         let seen = self.workflows.complete(&p.at.project, &p.at.session, &p.skill).await?;
         let head = format!("completed {}", p.skill);
         Ok(Reply::new(said(head, &seen), seen.next))
@@ -160,7 +159,7 @@ impl TabwireServer {
     async fn get_workflow_state(
         &self,
         Parameters(p): Parameters<SessionParams>,
-    ) -> Result<Reply<WorkflowView>, CallError> {
+    ) -> Result<Reply<WorkflowView>, ToolError> {
         let seen = self.workflows.get(&p.at.project, &p.at.session).await?;
         let text = draw::where_it_stands(&seen.graph, &seen.state, true).join("\n");
         Ok(Reply::new(text, WorkflowView::from(&seen)))
@@ -183,7 +182,7 @@ impl TabwireServer {
     async fn update_workflow(
         &self,
         Parameters(p): Parameters<UpdateWorkflowParams>,
-    ) -> Result<Reply<WorkflowView>, CallError> {
+    ) -> Result<Reply<WorkflowView>, ToolError> {
         let (seen, changed) =
             self.workflows.update(&p.at.project, &p.at.session, p.changes).await?;
         let head = format!("recorded {}", changed.join("; "));

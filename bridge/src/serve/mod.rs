@@ -7,7 +7,7 @@
 //! notifications and replies travel on the SSE stream of their request; a client's
 //! `notifications/cancelled` cancels the tool call as over stdio.
 //!
-//! The door ([`crate::door`]) lets in only this user's own clients: loopback only ([`listen`]), the
+//! The door ([`tabwire_session::door`]) lets in only this user's own clients: loopback only ([`listen`]), the
 //! bearer token printed once at start and kept in a 0600 record ([`record`]), `Host` checked,
 //! any foreign `Origin` refused. What it lets clients cost is in [`limits`].
 
@@ -41,10 +41,10 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::serve::ServeArgs;
-use crate::door::{self, Head};
 use crate::mcp::jsonrpc;
 use record::ServeRecord;
 use session::{Busy, HttpSession, Sessions};
+use tabwire_session::door::{self, Head};
 
 type Body = BoxBody<Bytes, Infallible>;
 type Mcp = StreamableHttpService<HttpSession, LocalSessionManager>;
@@ -57,7 +57,7 @@ pub async fn run(args: ServeArgs, shutdown: Shutdown) -> anyhow::Result<()> {
     let listener = listen::bind(addr).await?;
     let local = listener.local_addr()?;
     let url = format!("http://{local}{}", door::MCP_PATH);
-    let token: Arc<str> = Arc::from(crate::session::new_token());
+    let token: Arc<str> = Arc::from(tabwire_session::new_token());
     let written =
         ServeRecord::new(url.clone(), token.to_string()).write(&runtime_dir, local.port())?;
     let idle = std::time::Duration::from_secs(args.idle_timeout);

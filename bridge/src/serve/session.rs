@@ -28,10 +28,10 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tabwire_proto::wire::code;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::core::Core;
 use crate::mcp::TabwireServer;
 use crate::mcp::sets::ToolSet;
-use crate::session::Session;
+use tabwire_link::core::Core;
+use tabwire_session::Session;
 
 /// What every session of one `tabwire serve` shares: where the browsers are, the cap, and the
 /// tools' descriptions.

@@ -1,3 +1,0 @@
-#![no_main]
-
-libfuzzer_sys::fuzz_target!(|data: &[u8]| tabwire_bridge::session::fuzz::wait_head(data));
