@@ -9,13 +9,13 @@
 // nothing is read from it.
 //
 // After a worker restart the map is empty: the bridges re-send their latest states to the new
-// host within a quarter of a second (bridge/src/workflows/push.rs).
+// host within a quarter of a second (workflows/src/push.rs).
 
 import { fail } from '../lib/errors.js';
 import { acceptPorts } from './router.js';
 import { allows, sitesReady } from './sites.js';
 
-const MAX_LIVE = 32; // workflows kept (bridge/src/workflows/limits.rs, MAX_LIVE)
+const MAX_LIVE = 32; // workflows kept (workflows/src/limits.rs, MAX_LIVE)
 const MAX_UPDATE = 2 * 1024 * 1024; // JSON characters of one update (limits.rs, MAX_UPDATE)
 const MAX_FOLLOWED = 16; // workflows one page may follow
 const MAX_NAME = 4096; // characters of a project path or a session name, as a page names them
