@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tabwire_tests::claude::{QUIET_ENV, claude_cli};
+use tabwire_tests::claude::{QUIET_ENV, claude_cli, print_mode};
 use tabwire_tests::model::{StandInModel, Step, ToolResult};
 use tabwire_tests::{Chromium, Fixtures, Mcp, bins, http};
 
@@ -118,8 +118,6 @@ async fn claude_codes_model_reads_the_page_as_lines() {
     let browser = Chromium::start();
     let pages = Fixtures::serve();
     let root = bins::scratch_dir("ccm");
-    let home = root.join("home");
-    std::fs::create_dir_all(&home).unwrap();
 
     let url = pages.url("dom/widgets.html");
     let tab_of = |results: &[ToolResult]| parsed(&results[0])["tab"]["id"].clone();
@@ -148,21 +146,9 @@ async fn claude_codes_model_reads_the_page_as_lines() {
     }}});
     std::fs::write(&config, servers.to_string()).unwrap();
 
-    let mut cmd = tokio::process::Command::new(&claude);
-    cmd.args(["-p", "Open the widgets page, read it and click the counter."])
-        .arg("--mcp-config")
-        .arg(&config)
-        .args(["--strict-mcp-config", "--allowedTools", &tools.join(",")])
-        .args(["--output-format", "stream-json", "--verbose"])
-        .current_dir(&root)
-        .env("HOME", &home)
-        .env("ANTHROPIC_BASE_URL", model.url())
-        .env("ANTHROPIC_API_KEY", key)
-        .envs(QUIET_ENV)
-        // A test run inside a tabwire session must not join it, nor pick the user's browser.
-        .env_remove("TABWIRE_SESSION_ID")
-        .env_remove("TABWIRE_BROWSER")
-        .stdin(Stdio::null())
+    let prompt = "Open the widgets page, read it and click the counter.";
+    let mut cmd = print_mode(&claude, prompt, &config, &root, model.url(), key);
+    cmd.args(["--allowedTools", &tools.join(",")])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("start claude -p");

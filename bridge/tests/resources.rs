@@ -407,12 +407,10 @@ fn strings(list: &Value) -> Vec<String> {
 
 /// The `init` message of `claude -p` with `tabwire mcp --tools SETS`.
 async fn claude_init(sets: &str) -> Value {
-    use tabwire_tests::claude::{QUIET_ENV, claude_cli};
+    use tabwire_tests::claude::{claude_cli, print_mode};
     use tabwire_tests::model::StandInModel;
     let claude = claude_cli();
     let root = bins::scratch_dir("ccp");
-    let home = root.join("home");
-    std::fs::create_dir_all(&home).unwrap();
     let key = "sk-test";
     let model = StandInModel::start(key, Vec::new()).await;
     let config = root.join("mcp.json");
@@ -423,20 +421,7 @@ async fn claude_init(sets: &str) -> Value {
         "env": { "TABWIRE_RUNTIME_DIR": root.join("run") },
     }}});
     std::fs::write(&config, servers.to_string()).unwrap();
-    let mut cmd = tokio::process::Command::new(&claude);
-    cmd.args(["-p", "hello"])
-        .arg("--mcp-config")
-        .arg(&config)
-        .args(["--strict-mcp-config", "--output-format", "stream-json", "--verbose"])
-        .current_dir(&root)
-        .env("HOME", &home)
-        .env("ANTHROPIC_BASE_URL", model.url())
-        .env("ANTHROPIC_API_KEY", key)
-        .envs(QUIET_ENV)
-        .env_remove("TABWIRE_SESSION_ID")
-        .env_remove("TABWIRE_BROWSER")
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true);
+    let mut cmd = print_mode(&claude, "hello", &config, &root, model.url(), key);
     let out = tokio::time::timeout(Duration::from_secs(120), cmd.output()).await;
     let out = out.expect("claude -p within 120 s").expect("run claude -p");
     let stdout = String::from_utf8_lossy(&out.stdout);

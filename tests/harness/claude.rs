@@ -3,7 +3,7 @@
 //! and `claude -p` runs whole conversations against a stand-in model on loopback
 //! ([`crate::model`]); with no such model it fails saying it is not logged in.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::{bins, npm};
@@ -39,3 +39,34 @@ pub fn claude_cli() -> PathBuf {
 /// The variables that keep the CLI from updating itself or calling home during a test.
 pub const QUIET_ENV: [(&str, &str); 2] =
     [("DISABLE_AUTOUPDATER", "1"), ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")];
+
+/// `claude -p PROMPT` (`claude` from [`claude_cli`]), headless, as a user runs it with one MCP config (`--strict-mcp-config`,
+/// stream-json output): its home is `<root>/home`, its model the stand-in at `model_url` that
+/// takes `key`, and it inherits no tabwire session or browser from the environment the tests
+/// run in (a test run inside a tabwire session must not join it, nor pick the user's browser).
+pub fn print_mode(
+    claude: &Path,
+    prompt: &str,
+    config: &Path,
+    root: &Path,
+    model_url: &str,
+    key: &str,
+) -> tokio::process::Command {
+    let home = root.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let mut cmd = tokio::process::Command::new(claude);
+    cmd.args(["-p", prompt])
+        .arg("--mcp-config")
+        .arg(config)
+        .args(["--strict-mcp-config", "--output-format", "stream-json", "--verbose"])
+        .current_dir(root)
+        .env("HOME", &home)
+        .env("ANTHROPIC_BASE_URL", model_url)
+        .env("ANTHROPIC_API_KEY", key)
+        .envs(QUIET_ENV)
+        .env_remove("TABWIRE_SESSION_ID")
+        .env_remove("TABWIRE_BROWSER")
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true);
+    cmd
+}
