@@ -148,9 +148,7 @@ async fn claude_codes_model_reads_the_page_as_lines() {
 
     let prompt = "Open the widgets page, read it and click the counter.";
     let mut cmd = print_mode(&claude, prompt, &config, &root, model.url(), key);
-    cmd.args(["--allowedTools", &tools.join(",")])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    cmd.args(["--allowedTools", &tools.join(",")]).stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("start claude -p");
     let stdout = tokio::spawn(read_all(child.stdout.take().unwrap()));
     let stderr = tokio::spawn(read_all(child.stderr.take().unwrap()));

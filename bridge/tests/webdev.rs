@@ -5,42 +5,9 @@
 //!
 //! `127.0.0.2` stands in for any website the user did not allow.
 
-use std::time::{Duration, Instant};
-
 use serde_json::{Value, json};
+use tabwire_tests::mcp::assert_refused;
 use tabwire_tests::{Chromium, Fixtures, Mcp};
-
-async fn open(mcp: &Mcp, url: String) -> i64 {
-    let opened = mcp.ok("open_tab", json!({ "url": url })).await;
-    opened["tab"]["id"].as_i64().unwrap_or_else(|| panic!("a tab id in {opened}"))
-}
-
-/// The tab's title as list_tabs shows it, once it holds `part` (up to 5 s).
-async fn title_with(mcp: &Mcp, tab: i64, part: &str) -> String {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let tabs = mcp.ok("list_tabs", json!({})).await;
-        let listed = tabs["tabs"].as_array().unwrap().iter().find(|t| t["id"] == tab).cloned();
-        let title = listed.map(|t| t["title"].as_str().unwrap_or_default().to_owned());
-        let title = title.unwrap_or_default();
-        if title.contains(part) {
-            return title;
-        }
-        assert!(Instant::now() < deadline, "tab {tab} never showed {part:?}; it shows {title:?}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-/// Load `url` again in `tab`, as the user reloading it, and wait for its title to hold `part`.
-async fn reload(mcp: &Mcp, tab: i64, url: &str, part: &str) -> String {
-    mcp.ok("navigate", json!({ "tab_id": tab, "url": url, "wait": "load" })).await;
-    title_with(mcp, tab, part).await
-}
-
-fn refused_as(err: &str, code: &str, origin: &str) {
-    assert!(err.starts_with(&format!("{code}:")), "{err}");
-    assert!(err.contains(origin), "names the origin: {err}");
-}
 
 fn names(v: &Value) -> Vec<&str> {
     v.as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect()
@@ -55,8 +22,8 @@ async fn cookies_and_signed_in_state_only_where_the_user_turned_cookies_on() {
     let pages = Fixtures::serve();
     let origin = pages.origin();
     let page = pages.url("webdev/signin.html");
-    let tab = open(&mcp, pages.url("webdev/signin.html?login=ada")).await;
-    title_with(&mcp, tab, "signed in as ada").await;
+    let tab = mcp.open_tab(&pages.url("webdev/signin.html?login=ada")).await;
+    mcp.title_with(tab, &["signed in as ada"]).await;
     let list = json!({ "tab_id": tab });
 
     // Off by default, even on an allowed site: each tool says so and how the user turns it on.
@@ -66,7 +33,7 @@ async fn cookies_and_signed_in_state_only_where_the_user_turned_cookies_on() {
         ("site_state", json!({ "tab_id": tab, "action": "save", "name": "ada" })),
     ] {
         let err = mcp.err(tool, args).await;
-        refused_as(&err, "cookies_not_allowed", &origin);
+        assert_refused(&err, "cookies_not_allowed", &origin);
         assert!(
             err.contains("credential")
                 && err.contains("popup")
@@ -91,7 +58,7 @@ async fn cookies_and_signed_in_state_only_where_the_user_turned_cookies_on() {
     // A cookie the tool sets, read by the page.
     let cookie = json!({ "name": "greeting", "value": "hello" });
     mcp.ok("cookies", json!({ "tab_id": tab, "action": "set", "cookie": cookie })).await;
-    reload(&mcp, tab, &page, "greeting=hello").await;
+    mcp.reload(tab, &page, &["greeting=hello"]).await;
 
     // The storage names the page made.
     let got = mcp.ok("web_storage", list.clone()).await;
@@ -113,20 +80,20 @@ async fn cookies_and_signed_in_state_only_where_the_user_turned_cookies_on() {
         assert_eq!(mode, 0o600, "the state file is the user's alone");
     }
     mcp.ok("site_state", json!({ "tab_id": tab, "action": "clear" })).await;
-    let title = reload(&mcp, tab, &page, "signed out").await;
+    let title = mcp.reload(tab, &page, &["signed out"]).await;
     assert!(title.contains("theme none") && !title.contains("greeting"), "{title}");
     let got = mcp.ok("cookies", list.clone()).await;
     assert_eq!(got["cookies"], json!([]), "{got}");
     let restore = json!({ "tab_id": tab, "action": "restore", "name": "ada" });
     let restored = mcp.ok("site_state", restore.clone()).await;
     assert_eq!(restored["cookies"], 2, "{restored}");
-    let title = reload(&mcp, tab, &page, "signed in as ada").await;
+    let title = mcp.reload(tab, &page, &["signed in as ada"]).await;
     assert!(title.contains("theme dark") && title.contains("greeting=hello"), "{title}");
 
     // Clear one cookie only.
     let clear = json!({ "tab_id": tab, "action": "clear", "name": "greeting" });
     assert_eq!(mcp.ok("cookies", clear).await["removed"], 1);
-    reload(&mcp, tab, &page, "signed in as ada").await;
+    mcp.reload(tab, &page, &["signed in as ada"]).await;
     assert_eq!(names(&mcp.ok("cookies", list.clone()).await["cookies"]), ["session"]);
 
     // Bad names, said clearly.
@@ -143,27 +110,27 @@ async fn cookies_and_signed_in_state_only_where_the_user_turned_cookies_on() {
     // there does not go back into it.
     browser.sites(&["allow", "--cookies", "http://localhost:*"]);
     let elsewhere = page.replace("127.0.0.1", "localhost");
-    let near = open(&mcp, elsewhere.clone()).await;
-    title_with(&mcp, near, "signed out").await;
+    let near = mcp.open_tab(&elsewhere).await;
+    mcp.title_with(near, &["signed out"]).await;
     let got = mcp.ok("cookies", json!({ "tab_id": near })).await;
     assert_eq!(got["cookies"], json!([]), "{got}");
     let err =
         mcp.err("site_state", json!({ "tab_id": near, "action": "restore", "name": "ada" })).await;
     assert!(err.starts_with("origin_changed:") && err.contains(&origin), "{err}");
-    reload(&mcp, near, &elsewhere, "signed out").await;
+    mcp.reload(near, &elsewhere, &["signed out"]).await;
 
     // A site not allowed: site_not_allowed, and nothing of its cookies is read or written —
     // not even the saved state of another origin.
     let stranger = Fixtures::serve_on("127.0.0.2");
-    let other = open(&mcp, stranger.url("webdev/signin.html?login=eve")).await;
+    let other = mcp.open_tab(&stranger.url("webdev/signin.html?login=eve")).await;
     let err = mcp.err("cookies", json!({ "tab_id": other })).await;
-    refused_as(&err, "site_not_allowed", &stranger.origin());
+    assert_refused(&err, "site_not_allowed", &stranger.origin());
     let err =
         mcp.err("site_state", json!({ "tab_id": other, "action": "restore", "name": "ada" })).await;
-    refused_as(&err, "site_not_allowed", &stranger.origin());
+    assert_refused(&err, "site_not_allowed", &stranger.origin());
 
     // Allowing the site again without the flag turns the switch off.
     browser.sites(&["allow", "http://127.0.0.1:*"]);
     let err = mcp.err("site_state", restore).await;
-    refused_as(&err, "cookies_not_allowed", &origin);
+    assert_refused(&err, "cookies_not_allowed", &origin);
 }

@@ -11,39 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tabwire_proto::extension_id::EXTENSION_ID;
+use tabwire_tests::mcp::assert_refused;
 use tabwire_tests::{Cdp, Chromium, Fixtures, Mcp};
-
-async fn open(mcp: &Mcp, url: String) -> i64 {
-    let opened = mcp.ok("open_tab", json!({ "url": url })).await;
-    opened["tab"]["id"].as_i64().unwrap_or_else(|| panic!("a tab id in {opened}"))
-}
-
-/// The tab's title as list_tabs shows it, once it holds every one of `parts` (up to 5 s).
-async fn title_with(mcp: &Mcp, tab: i64, parts: &[&str]) -> String {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let tabs = mcp.ok("list_tabs", json!({})).await;
-        let listed = tabs["tabs"].as_array().unwrap().iter().find(|t| t["id"] == tab).cloned();
-        let title = listed.map(|t| t["title"].as_str().unwrap_or_default().to_owned());
-        let title = title.unwrap_or_default();
-        if parts.iter().all(|p| title.contains(p)) {
-            return title;
-        }
-        assert!(Instant::now() < deadline, "tab {tab} never showed {parts:?}; it shows {title:?}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-/// Load `url` again in `tab`, as the user reloading it; its title once it holds `parts`.
-async fn reload(mcp: &Mcp, tab: i64, url: &str, parts: &[&str]) -> String {
-    mcp.ok("navigate", json!({ "tab_id": tab, "url": url, "wait": "load" })).await;
-    title_with(mcp, tab, parts).await
-}
-
-fn refused_as(err: &str, code: &str, origin: &str) {
-    assert!(err.starts_with(&format!("{code}:")), "{err}");
-    assert!(err.contains(origin), "names the origin: {err}");
-}
 
 fn ids(v: &Value) -> Vec<i64> {
     v["rules"].as_array().unwrap().iter().map(|r| r["id"].as_i64().unwrap()).collect()
@@ -58,8 +27,8 @@ async fn requests_are_blocked_and_mocked_for_the_session_that_asked_until_it_end
     let pages = Fixtures::serve();
     let origin = pages.origin();
     let page = pages.url("webdev/network.html");
-    let tab = open(&mcp, page.clone()).await;
-    title_with(&mcp, tab, &[REAL, "script yes"]).await;
+    let tab = mcp.open_tab(&page).await;
+    mcp.title_with(tab, &[REAL, "script yes"]).await;
 
     // The API answered with a body of the assistant's, the script blocked.
     let mock = json!({
@@ -72,14 +41,14 @@ async fn requests_are_blocked_and_mocked_for_the_session_that_asked_until_it_end
     let block =
         json!({ "action": "block", "tab_id": tab, "url_pattern": pages.url("webdev/extra.js") });
     let blocked = ids(&mcp.ok("network_rules", block).await)[0];
-    reload(&mcp, tab, &page, &[r#"api 200 {"user":"mocked"}"#, "script no"]).await;
+    mcp.reload(tab, &page, &[r#"api 200 {"user":"mocked"}"#, "script no"]).await;
     let listed = mcp.ok("network_rules", json!({ "action": "list" })).await;
     assert_eq!(ids(&listed), [mocked, blocked], "{listed}");
 
     // Removing the mock restores the real answer; the block stays.
     let left = mcp.ok("network_rules", json!({ "action": "remove", "rule_id": mocked })).await;
     assert_eq!((left["removed"].as_u64(), ids(&left)), (Some(1), vec![blocked]), "{left}");
-    reload(&mcp, tab, &page, &[REAL, "script no"]).await;
+    mcp.reload(tab, &page, &[REAL, "script no"]).await;
 
     // Another session sees none of these rules and cannot remove them; its own go when it ends.
     let other = Mcp::start(&browser.runtime_dir).await;
@@ -87,17 +56,17 @@ async fn requests_are_blocked_and_mocked_for_the_session_that_asked_until_it_end
     assert_eq!(ids(&listed), Vec::<i64>::new(), "{listed}");
     let err = other.err("network_rules", json!({ "action": "remove", "rule_id": blocked })).await;
     assert!(err.starts_with("bad_request:") && err.contains("no network rule"), "{err}");
-    let theirs = open(&other, page.clone()).await;
-    title_with(&other, theirs, &[REAL]).await;
+    let theirs = other.open_tab(&page).await;
+    other.title_with(theirs, &[REAL]).await;
     let mut mock = mock;
     mock["tab_id"] = json!(theirs);
     other.ok("network_rules", mock).await;
-    reload(&other, theirs, &page, &[r#"api 200 {"user":"mocked"}"#, "script yes"]).await;
+    other.reload(theirs, &page, &[r#"api 200 {"user":"mocked"}"#, "script yes"]).await;
     other.client.cancel().await.unwrap();
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
         mcp.ok("navigate", json!({ "tab_id": theirs, "url": page, "wait": "load" })).await;
-        let title = title_with(&mcp, theirs, &["api 200"]).await;
+        let title = mcp.title_with(theirs, &["api 200"]).await;
         if title.contains(REAL) {
             break;
         }
@@ -115,9 +84,9 @@ async fn requests_are_blocked_and_mocked_for_the_session_that_asked_until_it_end
     assert!(!shown["title"].as_str().unwrap_or_default().contains("api"), "{shown}");
     let on = mcp.ok("network_rules", json!({ "action": "online", "tab_id": tab })).await;
     assert_eq!((on["removed"].as_u64(), ids(&on)), (Some(1), vec![blocked]), "{on}");
-    reload(&mcp, tab, &page, &[REAL, "script no"]).await;
+    mcp.reload(tab, &page, &[REAL, "script no"]).await;
     mcp.ok("network_rules", json!({ "action": "remove" })).await;
-    reload(&mcp, tab, &page, &[REAL, "script yes"]).await;
+    mcp.reload(tab, &page, &[REAL, "script yes"]).await;
 
     // Only requests to an allowed site, written as a URL that starts with its origin.
     let stranger = Fixtures::serve_on("127.0.0.2");
@@ -125,15 +94,15 @@ async fn requests_are_blocked_and_mocked_for_the_session_that_asked_until_it_end
     let err = mcp
         .err("network_rules", json!({ "action": "block", "tab_id": tab, "url_pattern": foreign }))
         .await;
-    refused_as(&err, "site_not_allowed", &stranger.origin());
+    assert_refused(&err, "site_not_allowed", &stranger.origin());
     for pattern in ["*://*/api.json", "http://127.0.0.1*", "||example.com/"] {
         let args = json!({ "action": "block", "tab_id": tab, "url_pattern": pattern });
         let err = mcp.err("network_rules", args).await;
         assert!(err.starts_with("bad_request:") && err.contains("origin"), "{pattern}: {err}");
     }
-    let far = open(&mcp, stranger.url("webdev/network.html")).await;
+    let far = mcp.open_tab(&stranger.url("webdev/network.html")).await;
     let args = json!({ "action": "offline", "tab_id": far });
-    refused_as(&mcp.err("network_rules", args).await, "site_not_allowed", &stranger.origin());
+    assert_refused(&mcp.err("network_rules", args).await, "site_not_allowed", &stranger.origin());
     let listed = mcp.ok("network_rules", json!({ "action": "list" })).await;
     assert_eq!(ids(&listed), Vec::<i64>::new(), "{listed}");
 
@@ -143,7 +112,7 @@ async fn requests_are_blocked_and_mocked_for_the_session_that_asked_until_it_end
     mcp.ok("close_tab", json!({ "tab_id": tab })).await;
     let listed = mcp.ok("network_rules", json!({ "action": "list" })).await;
     assert_eq!(ids(&listed), Vec::<i64>::new(), "{listed}");
-    let tab = open(&mcp, page.clone()).await;
+    let tab = mcp.open_tab(&page).await;
     let block = json!({ "action": "block", "tab_id": tab, "url_pattern": format!("{origin}/*") });
     assert_eq!(ids(&mcp.ok("network_rules", block).await).len(), 1);
     browser.sites(&["revoke", "http://127.0.0.1:*"]);
@@ -166,8 +135,8 @@ async fn viewport_timing_and_pdf_of_an_allowed_page() {
     let mcp = Mcp::start_with(&browser.runtime_dir, &[("TABWIRE_STATE_DIR", state_env)]).await;
     let pages = Fixtures::serve();
     let origin = pages.origin();
-    let tab = open(&mcp, pages.url("webdev/network.html")).await;
-    title_with(&mcp, tab, &[REAL, "wide"]).await;
+    let tab = mcp.open_tab(&pages.url("webdev/network.html")).await;
+    mcp.title_with(tab, &[REAL, "wide"]).await;
 
     // A phone's viewport, as the page's media queries see it; then back.
     let before = mcp.ok("viewport", json!({ "tab_id": tab })).await;
@@ -178,7 +147,7 @@ async fn viewport_timing_and_pdf_of_an_allowed_page() {
         "{phone}"
     );
     assert_eq!(phone["window"]["resized"], true, "{phone}");
-    title_with(&mcp, tab, &["390x700 narrow"]).await;
+    mcp.title_with(tab, &["390x700 narrow"]).await;
     let back = mcp.ok("viewport", json!({ "tab_id": tab, "reset": true })).await;
     assert_eq!(back["inner_width"], before["inner_width"], "{back}");
     assert_eq!(
@@ -187,7 +156,7 @@ async fn viewport_timing_and_pdf_of_an_allowed_page() {
         "{back}"
     );
     assert_eq!(back["window"]["resized"], false, "{back}");
-    title_with(&mcp, tab, &[&format!("{}x", before["inner_width"]), "wide"]).await;
+    mcp.title_with(tab, &[&format!("{}x", before["inner_width"]), "wide"]).await;
     let err = mcp.err("viewport", json!({ "tab_id": tab, "width": 10 })).await;
     assert!(err.starts_with("bad_request:") && err.contains("200"), "{err}");
 
@@ -201,7 +170,7 @@ async fn viewport_timing_and_pdf_of_an_allowed_page() {
 
     // PDF only under the site's "Trusted input" switch: it uses the debugger.
     let err = mcp.err("print_pdf", json!({ "tab_id": tab })).await;
-    refused_as(&err, "trusted_input_not_enabled", &origin);
+    assert_refused(&err, "trusted_input_not_enabled", &origin);
     browser.sites(&["allow", "--trusted-input", "http://127.0.0.1:*"]);
     let printed = mcp.ok("print_pdf", json!({ "tab_id": tab })).await;
     let path = printed["path"].as_str().unwrap_or_else(|| panic!("{printed}"));
@@ -226,13 +195,13 @@ async fn viewport_timing_and_pdf_of_an_allowed_page() {
 
     // A site not allowed: nothing of it is resized, read or printed.
     let stranger = Fixtures::serve_on("127.0.0.2");
-    let far = open(&mcp, stranger.url("webdev/network.html")).await;
+    let far = mcp.open_tab(&stranger.url("webdev/network.html")).await;
     for (tool, args) in [
         ("viewport", json!({ "tab_id": far, "width": 390, "height": 700 })),
         ("page_timing", json!({ "tab_id": far })),
         ("print_pdf", json!({ "tab_id": far })),
     ] {
-        refused_as(&mcp.err(tool, args).await, "site_not_allowed", &stranger.origin());
+        assert_refused(&mcp.err(tool, args).await, "site_not_allowed", &stranger.origin());
     }
 }
 

@@ -79,6 +79,37 @@ impl Mcp {
         })
     }
 
+    /// open_tab, which must succeed: the new tab's id.
+    pub async fn open_tab(&self, url: &str) -> i64 {
+        let opened = self.ok("open_tab", serde_json::json!({ "url": url })).await;
+        opened["tab"]["id"].as_i64().unwrap_or_else(|| panic!("a tab id in {opened}"))
+    }
+
+    /// The tab's title as list_tabs shows it, once it holds every one of `parts` (up to 5 s):
+    /// what a fixture page that writes its findings into its title found.
+    pub async fn title_with(&self, tab: i64, parts: &[&str]) -> String {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        loop {
+            let tabs = self.ok("list_tabs", serde_json::json!({})).await;
+            let listed = tabs["tabs"].as_array().unwrap().iter().find(|t| t["id"] == tab).cloned();
+            let title = listed.map(|t| t["title"].as_str().unwrap_or_default().to_owned());
+            let title = title.unwrap_or_default();
+            if parts.iter().all(|p| title.contains(p)) {
+                return title;
+            }
+            let waited = std::time::Instant::now() < deadline;
+            assert!(waited, "tab {tab} never showed {parts:?}; it shows {title:?}");
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Load `url` again in `tab`, as the user reloading it; its title once it holds `parts`.
+    pub async fn reload(&self, tab: i64, url: &str, parts: &[&str]) -> String {
+        let args = serde_json::json!({ "tab_id": tab, "url": url, "wait": "load" });
+        self.ok("navigate", args).await;
+        self.title_with(tab, parts).await
+    }
+
     /// read_page, which must succeed: its text (read_page answers with text only).
     pub async fn read_page(&self, args: Value) -> Page {
         let result = self.call("read_page", args).await;
@@ -157,4 +188,10 @@ pub fn text(result: &CallToolResult) -> String {
         .map(|t| t.text.as_str())
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// A tool's error text that refuses with `code` and names `origin`.
+pub fn assert_refused(err: &str, code: &str, origin: &str) {
+    assert!(err.starts_with(&format!("{code}:")), "{err}");
+    assert!(err.contains(origin), "names the origin: {err}");
 }
