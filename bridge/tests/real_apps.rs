@@ -194,3 +194,101 @@ async fn enter_splitting_a_prosemirror_list_item_is_a_change() {
     assert_eq!(items().await, json!(["Milk", "Bread ", "rolls", ""]), "{done}");
     assert_eq!(done["effect"], "changed", "{done}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_pressed_in_one_call_each_reach_prosemirror_as_a_persons_do() {
+    let (_browser, cdp, mcp, tab, session, _pages) = open_app(
+        "prosemirror.html",
+        "!!window.view && !!document.querySelector('.ProseMirror li')",
+    )
+    .await;
+    let page = mcp.read_page(json!({ "tab_id": tab, "budget": 20000 })).await;
+    let editor = ref_in(&page.lines, "textbox");
+    // ProseMirror learns where the caret went from the page's `selectionchange`, which comes
+    // in a task of its own after each key: Enter acts where the caret went with Control+End,
+    // at the end of the last item, not where the focus put it.
+    let done = mcp
+        .ok("press_key", json!({ "tab_id": tab, "ref": editor, "keys": "Control+End Enter" }))
+        .await;
+    mcp.ok("type", json!({ "tab_id": tab, "text": "Eggs" })).await;
+    let doc = cdp.eval(&session, "view.state.doc.toJSON()").await.unwrap();
+    let items = cdp
+        .eval(&session, "view.state.doc.child(1).content.content.map(i => i.textContent)")
+        .await
+        .unwrap();
+    assert_eq!(items, json!(["Milk", "Bread", "Eggs"]), "{done}\n{doc}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ant_design_form_is_read_past_its_aria_hidden_svg_icons() {
+    let (_browser, cdp, mcp, tab, session, _pages) =
+        open_app("antd-form.html", "!!document.querySelector('.ant-picker input')").await;
+    // Its icons are `<svg aria-hidden="true">`, which have no innerText.
+    let icons = "document.querySelectorAll('svg[aria-hidden=true]').length";
+    assert!(cdp.eval(&session, icons).await.unwrap().as_u64().unwrap() > 0);
+    let found =
+        mcp.ok("find", json!({ "tab_id": tab, "role": "textbox", "name": "Traveller" })).await;
+    let line = found["matches"][0]["line"].as_str().unwrap_or_default();
+    assert!(line.starts_with("textbox \"Traveller\" [ref="), "{found}");
+    let full = mcp.read_page(json!({ "tab_id": tab, "mode": "full", "budget": 20000 })).await;
+    assert!(full.lines.contains("combobox \"Country\""), "{}", full.lines);
+    assert!(full.lines.contains("button \"Save trip\""), "{}", full.lines);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ant_design_select_offers_its_options_as_refs_to_click() {
+    let (_browser, cdp, mcp, tab, session, _pages) =
+        open_app("antd-form.html", "!!document.querySelector('.ant-picker input')").await;
+    let found =
+        mcp.ok("find", json!({ "tab_id": tab, "role": "combobox", "name": "Country" })).await;
+    let country = ref_in(found["matches"][0]["line"].as_str().unwrap(), "combobox");
+    let opened = mcp.ok("click", json!({ "tab_id": tab, "ref": country })).await;
+    // Its options are divs with a pointer cursor (the ARIA options beside them are drawn at
+    // no size, for screen readers): what a person clicks is what `find` gives a ref for.
+    let found = mcp.ok("find", json!({ "tab_id": tab, "name": "Japan" })).await;
+    let line = found["matches"][0]["line"].as_str().unwrap_or_default();
+    assert!(line.starts_with("clickable \"Japan\" [ref="), "{found}\n{opened}");
+    let japan = ref_in(line, "clickable");
+    mcp.ok("click", json!({ "tab_id": tab, "ref": japan })).await;
+    let shown = "document.querySelector('.ant-select-content')?.innerText";
+    assert_eq!(cdp.eval(&session, shown).await.unwrap(), "Japan");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_editor_in_an_ag_grid_cell_is_shown_and_takes_the_value() {
+    let (_browser, cdp, mcp, tab, session, _pages) =
+        open_app("aggrid.html", "!!window.grid && !!document.querySelector('[role=gridcell]')")
+            .await;
+    let found = mcp.ok("find", json!({ "tab_id": tab, "role": "gridcell", "name": "33850" })).await;
+    let cell = ref_in(found["matches"][0]["line"].as_str().unwrap(), "gridcell");
+    let done = mcp.ok("click", json!({ "tab_id": tab, "ref": cell, "count": 2 })).await;
+    // The cell now holds the grid's number editor, a field of its own (as the boolean cells
+    // hold a checkbox): shown inside the cell, with a ref.
+    let full = mcp.read_page(json!({ "tab_id": tab, "mode": "full", "budget": 20000 })).await;
+    let editor = ref_in(&full.lines, "spinbutton \"Input Editor\"");
+    assert!(full.lines.contains("checkbox"), "{}", full.lines);
+    mcp.ok("fill", json!({ "tab_id": tab, "fields": [{ "ref": editor, "value": "35000" }] })).await;
+    mcp.ok("press_key", json!({ "tab_id": tab, "keys": "Enter" })).await;
+    let price = "(() => { let p; grid.forEachNode(n => { if (n.data.make === 'Ford') p = n.data.price; }); return p; })()";
+    assert_eq!(cdp.eval(&session, price).await.unwrap(), 35000, "{done}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_that_only_move_the_selection_are_an_effect() {
+    let (_browser, cdp, mcp, tab, session, _pages) =
+        open_app("quill.html", "!!window.quill && !!document.querySelector('.ql-editor')").await;
+    let page = mcp.read_page(json!({ "tab_id": tab, "budget": 20000 })).await;
+    let editor = ref_in(&page.lines, "textbox");
+    let done = mcp
+        .ok("press_key", json!({ "tab_id": tab, "ref": editor, "keys": "Control+Home Shift+End" }))
+        .await;
+    let selection = cdp.eval(&session, "quill.getSelection()").await.unwrap();
+    assert_eq!(selection, json!({ "index": 0, "length": 10 }), "{done}");
+    // The person sees "First line" selected, and the next key acts on it: not "nothing in the
+    // page changed".
+    assert_eq!(done["effect"], "changed", "{done}");
+    // A key that moves nothing is still none: Home at the start of the text.
+    mcp.ok("press_key", json!({ "tab_id": tab, "keys": "ArrowLeft" })).await;
+    let done = mcp.ok("press_key", json!({ "tab_id": tab, "keys": "Home" })).await;
+    assert_eq!(done["effect"], "none", "{done}");
+}

@@ -395,9 +395,52 @@
     } else sel.modify(alter, direction, (mods.ctrlKey || mods.altKey) && jump ? jump : granularity);
   }
 
-  ns.press = (keys) => {
+  // Each key a person presses is a task of its own: the page's handlers of the last key's
+  // effects run before the next key — `selectionchange`, from which editors such as
+  // ProseMirror learn where the caret went (their Enter acts where they think it is), their
+  // mutation observers, their promises. So between keys: the selectionchange the key caused,
+  // if any (at most 100 ms), then a task of the page's.
+  async function afterKey(before) {
+    const sel = getSelection();
+    const now = sel.rangeCount ? sel.getRangeAt(0) : null;
+    const same = (a, b) => a === b || (a && b && a.startContainer === b.startContainer && a.startOffset === b.startOffset && a.endContainer === b.endContainer && a.endOffset === b.endOffset);
+    if (!same(before, now)) {
+      await new Promise((resolve) => {
+        // clock.js's timer, which keeps time in a background tab too.
+        const cancel = globalThis.tabwireLater(resolve, 100);
+        document.addEventListener('selectionchange', () => (cancel(), resolve()), { once: true, capture: true });
+      });
+    }
+    await new Promise((resolve) => {
+      const channel = new MessageChannel();
+      channel.port1.onmessage = resolve;
+      channel.port2.postMessage(0);
+    });
+  }
+
+  // Where the caret and selection are, in the focused element (a field's, an EditContext's) or
+  // the document: what caret keys change without changing a line of the page.
+  ns.caret = () => {
+    const el = active();
+    if (el.editContext) return [el, el.editContext.selectionStart, el.editContext.selectionEnd];
+    if (typeof el.selectionStart === 'number') return [el, el.selectionStart, el.selectionEnd, el.selectionDirection];
+    const sel = getSelection();
+    return [el, sel.anchorNode, sel.anchorOffset, sel.focusNode, sel.focusOffset];
+  };
+  ns.sameCaret = (a, b) => a.length === b.length && a.every((v, i) => v === b[i]);
+
+  const selected = () => {
+    const sel = getSelection();
+    return sel.rangeCount ? sel.getRangeAt(0).cloneRange() : null;
+  };
+
+  ns.press = async (keys) => {
     if (typeof keys !== 'string' || keys === '') fail('bad_request', '`keys` must name a key or chord, e.g. "Enter" or "Control+A"');
     const chords = keys.split(' ').filter(Boolean);
-    for (const c of chords) press(c === '+' ? ['+'] : c.split(/\+(?!$)/));
+    for (const [i, c] of chords.entries()) {
+      const before = selected();
+      press(c === '+' ? ['+'] : c.split(/\+(?!$)/));
+      if (i < chords.length - 1) await afterKey(before);
+    }
   };
 })();

@@ -35,6 +35,9 @@
   // Roles whose element can be acted on: these always get a ref and a line in every mode.
   const INTERACTIVE = new Set(['button', 'link', 'textbox', 'searchbox', 'checkbox', 'radio', 'combobox', 'listbox', 'option',
     'slider', 'spinbutton', 'switch', 'tab', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'treeitem', 'gridcell']);
+  // Controls that may hold other controls (see `walk`), and what counts as one.
+  const HOLDS = new Set(['listbox', 'gridcell', 'treeitem', 'menuitem']);
+  const CONTROL = 'input, select, textarea, button, a[href], [contenteditable]:not([contenteditable="false"]), [role], [tabindex]';
   // Shown in interactive mode too, for context: where the controls are.
   const LANDMARK = new Set(['heading', 'form', 'dialog', 'alertdialog', 'navigation', 'main', 'iframe', 'alert', 'status', 'tablist', 'menu', 'toolbar']);
   // Context lines that are read, never acted on or used as a `root`: in interactive mode they
@@ -223,6 +226,11 @@
     return el.checkVisibility ? el.checkVisibility({ visibilityProperty: true }) : el.getClientRects().length > 0;
   }
 
+  const hasArea = (el) => {
+    const r = el.getBoundingClientRect();
+    return r.width > 0 && r.height > 0;
+  };
+
   // A div or span the page made clickable with a handler: the pointer cursor is the only sign
   // left in the DOM (frameworks attach their listeners to the root). Checked only for elements
   // with no role, and only where the cursor is not inherited.
@@ -241,6 +249,8 @@
     const vw = innerWidth;
     const vh = innerHeight;
     const full = mode === 'full';
+    let named = ''; // the name of the line at `namedAt`
+    let namedAt = -1;
     const emit = (d, t, el, f) => {
       const r = el?.getBoundingClientRect?.();
       const v = r ? r.bottom > 0 && r.right > 0 && r.top < vh && r.left < vw : true;
@@ -256,6 +266,9 @@
       if (node.nodeType === 3) {
         if (!full || hidden) return;
         const text = squash(node.data);
+        // The first text under a line named by it (`cell "7"`, `clickable "Japan"`) says it
+        // again: left out.
+        if (text && text === named && lines.length === namedAt + 1) return;
         if (text) emit(depth, `text ${quote(clip(text, TEXT_MAX))}`, node.parentElement);
         return;
       }
@@ -269,8 +282,9 @@
       if (full && el.getAttribute('aria-hidden') === 'true' && !el.hidden && rendered(el)) {
         // Hidden from screen readers, not from the eye: code editors draw their text in
         // aria-hidden layers and give assistive technology a hidden text field instead. The
-        // model reads what the user sees, line by line as laid out, marked as such.
-        for (const line of el.innerText.split('\n')) {
+        // model reads what the user sees, line by line as laid out, marked as such. An SVG
+        // element (an icon library's aria-hidden <svg>) has no innerText: its text as written.
+        for (const line of (el.innerText ?? el.textContent).split('\n')) {
           const text = line.replace(INVISIBLE, '').replace(/\s+$/, '').replace(/\u00a0/g, ' ');
           if (text.trim() && lines.length < limit) emit(depth, `text ${quote(clip(text, TEXT_MAX))} [aria-hidden]`, el);
         }
@@ -282,7 +296,10 @@
       }
       let role = ns.roleOf(el);
       let interactive = INTERACTIVE.has(role);
-      if (!role && !full && clickable(el)) {
+      // In full mode too (what `find` searches and an action's changes are told from): a
+      // custom select's options are often such divs, and one the model finds must be one it
+      // can click.
+      if (!role && clickable(el)) {
         role = 'clickable';
         interactive = true;
       }
@@ -303,9 +320,14 @@
           return;
         }
         emit(depth, parts.join(' '), el);
+        named = name;
+        namedAt = lines.length - 1;
         d = depth + 1;
-        // A control's own text is its name: do not repeat it as text lines.
-        if (interactive && role !== 'clickable' && !el.shadowRoot && el.localName !== 'select') return;
+        // A control's own text is its name: do not repeat it as text lines. But a list box's
+        // options, a grid cell's editor or checkbox, a tree item's own items are controls of
+        // their own, which a person sees and uses: those are walked into (not the options of
+        // a list box drawn at no size, kept for screen readers beside the one on screen).
+        if (interactive && role !== 'clickable' && !el.shadowRoot && el.localName !== 'select' && !(HOLDS.has(role) && el.querySelector(CONTROL) && hasArea(el))) return;
       }
       if (el.localName === 'slot') {
         const assigned = el.assignedNodes({ flatten: true });

@@ -21,8 +21,10 @@ export const capOf = (settleMs, timeoutMs) => Math.min(settleMs ?? DEFAULT_CAP_M
 export const quietFor = ({ idle, measured, lastEnd, now }) => Math.min(idle + (now - measured), now - lastEnd);
 
 // What the action did, as the report says it: "changed" when lines came or went, it
-// navigated, opened a tab or a dialog, started a download, or made a request; else "none". DOM mutations alone do
-// not count: a page that re-renders on a timer mutates all the time.
-export function effectOf({ added, removed, navigated, newTab, dialog, requests, download = null }) {
-  return added > 0 || removed > 0 || navigated || newTab !== null || dialog !== null || download !== null || requests > 0 ? 'changed' : 'none';
+// navigated, opened a tab or a dialog, started a download, made a request, or (keys) moved the
+// caret or the selection — which a person sees, and where the next key acts, though no line
+// of the page changes; else "none". DOM mutations alone do not count: a page that re-renders
+// on a timer mutates all the time.
+export function effectOf({ added, removed, navigated, newTab, dialog, requests, download = null, selection = false }) {
+  return added > 0 || removed > 0 || navigated || newTab !== null || dialog !== null || download !== null || requests > 0 || selection ? 'changed' : 'none';
 }

@@ -233,7 +233,7 @@ async function act(params, action, args, { signal, timeoutMs }) {
       await trustedAct(id, action, args, done);
       done.idle = 0; // the real input came after the agent's answer: quiet counts from it
     }
-    const report = await settle(id, frame, activity, cap, signal, done.idle ?? 0);
+    const report = await settle(id, frame, activity, cap, signal, done.idle ?? 0, done.selection_moved === true);
     const origin = originOf(top.url);
     return { origin, url: withoutFragment(top.url), ...report, ms: Math.round(performance.now() - started), result: { ...done, notes: undefined, idle: undefined, next: undefined }, notes: done.notes };
   } finally {
@@ -290,7 +290,7 @@ async function trustedAct(id, action, args, done) {
 // network layer is done before the page runs its handler, later still on a loaded machine),
 // the DOM has been quiet for QUIET_MS (`idle`: how long it had been when the agent answered)
 // and a navigation loaded, then end the action's watch.
-async function settle(id, frame, activity, cap, signal, idle) {
+async function settle(id, frame, activity, cap, signal, idle, selection = false) {
   const deadline = performance.now() + cap;
   const left = () => deadline - performance.now();
   let page = { mutations: 0, dialogs: [], added: [], removed: [], more: 0 };
@@ -355,7 +355,7 @@ async function settle(id, frame, activity, cap, signal, idle) {
     pending: [...activity.inflight.values()].map(withoutFragment),
     requests: activity.requests,
     mutations: page.mutations,
-    effect: effectOf({ added: page.added.length, removed: page.removed.length, navigated, newTab, dialog, download, requests: activity.requests }),
+    effect: effectOf({ added: page.added.length, removed: page.removed.length, navigated, newTab, dialog, download, requests: activity.requests, selection }),
     added: page.added.map((l) => inFrame(l, frame.frameId)),
     removed: page.removed.map((l) => inFrame(l, frame.frameId)),
     more_changes: page.more ?? 0,

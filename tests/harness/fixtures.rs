@@ -12,6 +12,7 @@ use tokio::net::TcpListener;
 pub struct Fixtures {
     base: String,
     beacons: Arc<Mutex<Vec<String>>>,
+    chats: Arc<Mutex<Vec<(String, String)>>>,
 }
 
 impl Fixtures {
@@ -27,6 +28,8 @@ impl Fixtures {
             std::net::TcpListener::bind((ip, 0)).unwrap_or_else(|e| panic!("bind {ip}:0: {e}"));
         let beacons: Arc<Mutex<Vec<String>>> = Arc::default();
         let heard = beacons.clone();
+        let chats: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
+        let asked = chats.clone();
         listener.set_nonblocking(true).unwrap();
         let port = listener.local_addr().unwrap().port();
         let dir = crate::bins::repo_root().join("tests/fixtures");
@@ -41,11 +44,16 @@ impl Fixtures {
                     let dir = dir.clone();
                     let prefix = prefix.clone();
                     let heard = heard.clone();
+                    let asked = asked.clone();
                     tokio::spawn(async move {
                         let mut buf = vec![0u8; 8192];
                         let Ok(n) = sock.read(&mut buf).await else { return };
                         let head = String::from_utf8_lossy(&buf[..n]);
                         let path = head.split_whitespace().nth(1).unwrap_or("/").to_owned();
+                        if path == format!("{prefix}chat") {
+                            buf.truncate(n);
+                            return chat(&mut sock, buf, &asked).await;
+                        }
                         if let Some(query) = path.strip_prefix(&format!("{prefix}beacon?")) {
                             heard.lock().unwrap().push(query.to_owned());
                         }
@@ -76,7 +84,13 @@ impl Fixtures {
                 }
             });
         });
-        Fixtures { base: format!("http://{ip}:{port}/{token}/"), beacons }
+        Fixtures { base: format!("http://{ip}:{port}/{token}/"), beacons, chats }
+    }
+
+    /// What the fake chat model (`chat`, see [`chat_answer`]) was asked, with what it answered,
+    /// in order: the server's own record of a conversation.
+    pub fn chats(&self) -> Vec<(String, String)> {
+        self.chats.lock().unwrap().clone()
     }
 
     /// `http://ip:port`, the origin of these pages.
@@ -155,6 +169,67 @@ async fn api(sock: &mut tokio::net::TcpStream, query: &str) {
         body.len()
     );
     let _ = sock.write_all(head.as_bytes()).await;
+}
+
+/// The fake model's answer to `question`: a few lines of markdown (a list, a code span) that
+/// name the question, so an answer read back can be told from any other.
+pub fn chat_answer(question: &str) -> String {
+    format!(
+        "You asked: {question}\n\nOur opening hours:\n\n- Monday to Friday: 9:00 to 17:00\n\
+         - Saturday: 10:00 to 14:00\n\nCall `+47 555 0100` for anything else."
+    )
+}
+
+/// `POST chat` with a JSON body `{"messages": [{"role": "user", "text": …}, …]}` (what Deep
+/// Chat sends): the last user message is recorded with [`chat_answer`], which is streamed back
+/// as server-sent events `data: {"text": chunk}`, a few characters every 15 ms, as a model
+/// streams tokens.
+async fn chat(
+    sock: &mut tokio::net::TcpStream,
+    mut got: Vec<u8>,
+    asked: &Mutex<Vec<(String, String)>>,
+) {
+    // The body may come after the head, in reads of its own.
+    let body = loop {
+        if let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&got[..end]).to_ascii_lowercase();
+            let len = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .unwrap_or(0);
+            if got.len() >= end + 4 + len {
+                break got[end + 4..end + 4 + len].to_vec();
+            }
+        }
+        let mut more = vec![0u8; 8192];
+        match sock.read(&mut more).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => got.extend_from_slice(&more[..n]),
+        }
+    };
+    let body: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+    let question = body["messages"]
+        .as_array()
+        .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
+        .and_then(|m| m["text"].as_str())
+        .unwrap_or_default()
+        .to_owned();
+    let answer = chat_answer(&question);
+    asked.lock().unwrap().push((question, answer.clone()));
+    let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-store\r\n\
+                connection: close\r\n\r\n";
+    if sock.write_all(head.as_bytes()).await.is_err() {
+        return;
+    }
+    let chars: Vec<char> = answer.chars().collect();
+    for chunk in chars.chunks(6) {
+        tokio::time::sleep(std::time::Duration::from_millis(15)).await;
+        let event = serde_json::json!({ "text": chunk.iter().collect::<String>() });
+        if sock.write_all(format!("data: {event}\n\n").as_bytes()).await.is_err() {
+            return;
+        }
+    }
 }
 
 /// `download?name=r.csv&bytes=N&attach=1`: a generated CSV of `bytes` bytes (default 64),

@@ -1,0 +1,646 @@
+//! Real third-party apps (the npm packages of `tests/fixtures/apps/package.json`, their own
+//! prebuilt builds, served on 127.0.0.1): one short task per app, done through tabwire and
+//! through Playwright MCP in the same run, each as an assistant would with that server's own
+//! output — elements found by role and name (tabwire's `find` refs, the refs of Playwright
+//! MCP's snapshots), then acted on. Success is judged outside both servers: the app's own state
+//! read in the page (through the debugger protocol for tabwire's browser, Playwright's
+//! `browser_evaluate` for its own, neither counted), or the fake chat model's record of what it
+//! was asked. Per app: success, tool calls, tokens (characters of all tool results / 4) and the
+//! task's time, from the first call after the page is loaded to the last.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tabwire_tests::mcp::text;
+use tabwire_tests::{Cdp, Chromium, Fixtures, Mcp, fixtures, peers};
+
+/// An app of the suite: its name, its page under `tests/fixtures/apps/`, a JavaScript
+/// expression true once it has rendered, and what its state must read after the task (the
+/// expression, then the value; `None` for the chat, judged by the fake model's record).
+struct App {
+    name: &'static str,
+    page: &'static str,
+    ready: &'static str,
+    truth: Option<Truth>,
+}
+
+/// A JavaScript expression of the app's state, and the value it must have.
+type Truth = (&'static str, fn() -> Value);
+
+const CODE: &str = "function greet(name) {\n  return \"hello \" + name;\n}\ngreet('you');";
+const LINE: &str = "greet('you');";
+const QUESTION: &str = "When are you open on Saturday?";
+
+const APPS: [App; 9] = [
+    App {
+        name: "Monaco (EditContext): append a line, read it back",
+        page: "monaco.html",
+        ready: "!!window.editor && !!document.querySelector('.view-line')",
+        truth: Some(("editor.getValue()", || json!(CODE))),
+    },
+    App {
+        name: "CodeMirror 6: append a line, read it back",
+        page: "codemirror.html",
+        ready: "!!window.view && !!document.querySelector('.cm-line')",
+        truth: Some(("view.state.doc.toString()", || json!(CODE))),
+    },
+    App {
+        name: "ProseMirror: add a list item",
+        page: "prosemirror.html",
+        ready: "!!window.view && !!document.querySelector('.ProseMirror li')",
+        truth: Some(("view.state.doc.child(1).content.content.map(i => i.textContent)", || {
+            json!(["Milk", "Bread", "Eggs"])
+        })),
+    },
+    App {
+        name: "Quill: make the first line bold",
+        page: "quill.html",
+        ready: "!!window.quill && !!document.querySelector('.ql-editor')",
+        truth: Some((
+            "[quill.getText(), !!quill.getFormat(0, 10).bold, !!quill.getFormat(11, 3).bold]",
+            || json!(["First line\nOne\nTwo\n", true, false]),
+        )),
+    },
+    App {
+        name: "AG Grid: edit a price in place",
+        page: "aggrid.html",
+        ready: "!!window.grid && !!document.querySelector('[role=gridcell]')",
+        truth: Some((
+            "(() => { let p; grid.forEachNode(n => { if (n.data.make === 'Ford') p = n.data.price; }); return p; })()",
+            || json!(35000),
+        )),
+    },
+    App {
+        name: "Ant Design form: select, date, combobox",
+        page: "antd-form.html",
+        ready: "!!document.querySelector('.ant-picker input')",
+        truth: Some((
+            "window.saved ?? null",
+            || json!({ "name": "Ada", "country": "Japan", "start": "2026-03-14", "city": "Osaka" }),
+        )),
+    },
+    App {
+        name: "Vue Router shop: product, cart, check out",
+        page: "vue-shop.html",
+        ready: "!!window.shop && !!document.querySelector('main li a')",
+        truth: Some((
+            "[shop.router.currentRoute.value.path, shop.ordered]",
+            || json!(["/cart", [{ "name": "Blue mug", "quantity": 2 }]]),
+        )),
+    },
+    App {
+        name: "Swagger UI: try an operation",
+        page: "swagger.html",
+        ready: "!!document.querySelector('.opblock-summary-path')",
+        truth: Some((
+            "String(ui.specSelectors.requestFor('/pets/{petId}', 'get')?.get('url')).endsWith('/pets/7')",
+            || json!(true),
+        )),
+    },
+    App {
+        name: "Deep Chat: ask, read the whole answer",
+        page: "deepchat.html",
+        ready: "!!document.querySelector('deep-chat')?.shadowRoot?.querySelector('#text-input')",
+        truth: None,
+    },
+];
+
+/// Tool calls and the characters of their results, over one task.
+#[derive(Default, Clone, Copy)]
+struct Meter {
+    calls: usize,
+    chars: usize,
+}
+
+/// One task's outcome on one server.
+struct Outcome {
+    result: Result<(), String>,
+    meter: Meter,
+    ms: u128,
+}
+
+pub async fn run() {
+    println!(
+        "\nreal apps: one task per app, tabwire beside Playwright MCP (judged by the app's state)"
+    );
+    let mut browser = Chromium::start_with_cdp();
+    let (to_browser, from_browser) = browser.take_cdp_pipe().unwrap();
+    let cdp = Cdp::new(to_browser, from_browser);
+    let pages = Fixtures::serve();
+    let mcp = Mcp::start(&browser.runtime_dir).await;
+    if let Err(why) = install() {
+        println!("  the apps could not be installed, so nothing ran: {why}");
+        return;
+    }
+    let peer = peers::Peer::Playwright { settle_ms: None }.start().await;
+    if let Err(why) = &peer {
+        println!("  Playwright MCP did not run, so only tabwire's column: {why}");
+    }
+
+    println!(
+        "  {:<50} {:>4} {:>5} {:>7} {:>6}   {:>4} {:>5} {:>7} {:>6}",
+        "app: task", "tw", "calls", "tokens", "ms", "PW", "calls", "tokens", "ms"
+    );
+    let mut totals = [(0usize, Meter::default(), 0u128); 2];
+    let mut failures = Vec::new();
+    // `REAL_APPS_ONLY=grid` runs only the apps whose page's name contains that.
+    let only = std::env::var("REAL_APPS_ONLY").unwrap_or_default();
+    for app in APPS.iter().filter(|a| a.page.contains(&only)) {
+        let url = pages.url(&format!("apps/{}", app.page));
+        let ours = tabwire_run(&mcp, &cdp, &pages, app, &url).await;
+        let theirs = match &peer {
+            Ok(p) => Some(playwright_run(p, &pages, app, &url).await),
+            Err(_) => None,
+        };
+        let cells = |o: Option<&Outcome>| match o {
+            Some(o) => format!(
+                "{:>4} {:>5} {:>7} {:>6}",
+                if o.result.is_ok() { "ok" } else { "FAIL" },
+                o.meter.calls,
+                o.meter.chars / 4,
+                o.ms
+            ),
+            None => format!("{:>4} {:>5} {:>7} {:>6}", "-", "-", "-", "-"),
+        };
+        println!("  {:<50} {}   {}", app.name, cells(Some(&ours)), cells(theirs.as_ref()));
+        for (i, o) in [Some(&ours), theirs.as_ref()].into_iter().enumerate() {
+            let Some(o) = o else { continue };
+            totals[i].0 += o.result.is_ok() as usize;
+            totals[i].1.calls += o.meter.calls;
+            totals[i].1.chars += o.meter.chars;
+            totals[i].2 += o.ms;
+            if let Err(why) = &o.result {
+                let who = ["tabwire", "Playwright MCP"][i];
+                failures.push(format!("{who} on {}: {why}", app.name));
+            }
+        }
+    }
+    let total = |i: usize| {
+        let (ok, m, ms) = totals[i];
+        format!("{:>4} {:>5} {:>7} {:>6}", format!("{ok}/{}", APPS.len()), m.calls, m.chars / 4, ms)
+    };
+    println!(
+        "  {:<50} {}   {}",
+        "total",
+        total(0),
+        if peer.is_ok() { total(1) } else { "-".into() }
+    );
+    for f in &failures {
+        println!("    {}", f.chars().take(400).collect::<String>());
+    }
+    if let Ok(p) = peer {
+        p.stop().await;
+    }
+}
+
+/// The apps' packages, from the committed lock file, when one is missing.
+fn install() -> Result<(), String> {
+    let dir = tabwire_tests::bins::repo_root().join("tests/fixtures/apps");
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("package.json")).unwrap()).unwrap();
+    let missing = manifest["dependencies"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .any(|name| !dir.join("node_modules").join(name).join("package.json").exists());
+    if missing { tabwire_tests::npm::install(&dir, &[], &[]) } else { Ok(()) }
+}
+
+/// With `REAL_APPS_TRACE=1`, every call and what it answered (to see why a task failed).
+fn trace(who: &str, tool: &str, args: &Value, said: &str) {
+    if std::env::var_os("REAL_APPS_TRACE").is_some() {
+        println!("    [{who}] {tool} {args}\n{said}\n");
+    }
+}
+
+/// The ref in a line of either server's output (`… [ref=e12]`).
+fn ref_of(line: &str) -> Option<String> {
+    Some(line.split("[ref=").nth(1)?.split(']').next()?.to_owned())
+}
+
+/// Whether a line of either server's output (`role "name" [ref=…]`, or Playwright MCP's
+/// `role [ref=…]: text`) is of `role` (any, when empty) with a name, or text, containing `name`.
+fn names(line: &str, role: &str, name: &str) -> bool {
+    let (r, rest) = line.split_once(' ').unwrap_or((line, ""));
+    let named = match rest.strip_prefix('"') {
+        Some(n) => n.split('"').next().unwrap_or_default(),
+        None => rest.rsplit_once("]: ").map_or("", |(_, t)| t.trim_matches('"')),
+    };
+    (role.is_empty() || r == role) && named.contains(name)
+}
+
+/// Whether `read` (what a server's own read of the page gave) shows the whole answer of the
+/// fake model to `QUESTION`, as rendered (markdown marks gone).
+fn shows_answer(read: &str) -> Result<(), String> {
+    let read = read.replace("\\\"", "\"");
+    let answer = fixtures::chat_answer(QUESTION);
+    // Each piece between code spans: a server may put a code span on a line of its own.
+    for line in answer.lines().filter(|l| !l.is_empty()) {
+        for piece in line.trim_start_matches("- ").split('`').map(str::trim) {
+            if !read.contains(piece) {
+                return Err(format!("the read does not show {piece:?} of the answer"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The fake model's record since `before` entries: exactly `QUESTION`, once.
+fn asked_once(pages: &Fixtures, before: usize) -> Result<(), String> {
+    let asked: Vec<String> = pages.chats().into_iter().skip(before).map(|(q, _)| q).collect();
+    if asked == [QUESTION] {
+        Ok(())
+    } else {
+        Err(format!("the model was asked {asked:?}, not once {QUESTION:?}"))
+    }
+}
+
+// ---- tabwire ----
+
+struct Tw<'a> {
+    mcp: &'a Mcp,
+    tab: Value,
+    /// The last answer's text: an action's changed lines hold the refs of what it showed.
+    seen: String,
+    meter: Meter,
+}
+
+impl Tw<'_> {
+    /// A tool call on the tab: its structured result (read_page: its text as a string).
+    async fn call(&mut self, tool: &str, mut args: Value) -> Result<Value, String> {
+        args["tab_id"] = self.tab.clone();
+        let result = self.mcp.call(tool, args.clone()).await;
+        let said = text(&result);
+        self.meter.calls += 1;
+        self.meter.chars += said.len();
+        trace("tabwire", tool, &args, &said);
+        self.seen = said.clone();
+        if result.is_error == Some(true) {
+            return Err(format!("{tool} {args}: {said}"));
+        }
+        Ok(result.structured_content.unwrap_or(Value::String(said)))
+    }
+
+    /// The ref of the first element of `role` (any, when empty) named with `name`: from the
+    /// lines the last action added when it is there (as for Playwright MCP's snapshots), else
+    /// the first `find` gives; asked once more a moment later if there is none yet (a menu
+    /// still opening).
+    async fn find(&mut self, role: &str, name: &str) -> Result<String, String> {
+        let added = self.seen.lines().filter(|l| l.starts_with('+')).map(|l| l[1..].trim());
+        if let Some(r) = added.filter(|l| names(l, role, name)).find_map(ref_of) {
+            return Ok(r);
+        }
+        let args = if role.is_empty() {
+            json!({ "name": name })
+        } else {
+            json!({ "role": role, "name": name })
+        };
+        let mut found = self.call("find", args.clone()).await?;
+        if found["total"] == 0 {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            found = self.call("find", args).await?;
+        }
+        let line = found["matches"][0]["line"].as_str().unwrap_or_default();
+        ref_of(line).ok_or(format!("find {role} {name:?}: no element with a ref in {found}"))
+    }
+
+    async fn click(&mut self, role: &str, name: &str) -> Result<Value, String> {
+        let r = self.find(role, name).await?;
+        self.call("click", json!({ "ref": r })).await
+    }
+
+    async fn read(&mut self, mode: &str) -> Result<String, String> {
+        let page = self.call("read_page", json!({ "mode": mode, "budget": 20000 })).await?;
+        Ok(page.as_str().unwrap_or_default().to_owned())
+    }
+}
+
+async fn tabwire_run(mcp: &Mcp, cdp: &Cdp, pages: &Fixtures, app: &App, url: &str) -> Outcome {
+    let mut tw = Tw { mcp, tab: Value::Null, seen: String::new(), meter: Meter::default() };
+    let setup = async {
+        let opened = mcp.call("open_tab", json!({ "url": url, "active": true })).await;
+        if opened.is_error == Some(true) {
+            return Err(format!("open_tab: {}", text(&opened)));
+        }
+        let tab = opened.structured_content.unwrap_or_default()["tab"]["id"].clone();
+        let target = cdp.target_id("page", &format!("apps/{}", app.page)).await?;
+        let session = cdp.attach(&target).await?;
+        cdp.wait_for(&session, app.ready, Duration::from_secs(20)).await?;
+        Ok((tab, session))
+    };
+    let (tab, session) = match setup.await {
+        Ok(s) => s,
+        Err(e) => return Outcome { result: Err(e), meter: tw.meter, ms: 0 },
+    };
+    tw.tab = tab.clone();
+    let before = pages.chats().len();
+    let t = Instant::now();
+    let mut result = tabwire_task(&mut tw, app).await;
+    let ms = t.elapsed().as_millis();
+    if result.is_ok() {
+        result = match app.truth {
+            Some((expr, want)) => match cdp.eval(&session, expr).await {
+                Ok(got) if got == want() => Ok(()),
+                Ok(got) => Err(format!("the app holds {got}, not {}", want())),
+                Err(e) => Err(e),
+            },
+            None => asked_once(pages, before),
+        };
+    }
+    let _ = mcp.call("close_tab", json!({ "tab_id": tab })).await;
+    Outcome { result, meter: tw.meter, ms }
+}
+
+async fn tabwire_task(tw: &mut Tw<'_>, app: &App) -> Result<(), String> {
+    match app.page {
+        "monaco.html" | "codemirror.html" => {
+            let name = if app.page == "monaco.html" { "Editor content" } else { "Code" };
+            let editor = tw.find("textbox", name).await?;
+            tw.call("type", json!({ "ref": editor, "text": LINE })).await?;
+            let code = tw.read("full").await?;
+            if !code.contains(LINE) {
+                return Err(format!("read_page full does not show {LINE:?}: {code}"));
+            }
+        }
+        "prosemirror.html" => {
+            let editor = tw.find("textbox", "").await?;
+            tw.call("press_key", json!({ "ref": editor, "keys": "Control+End Enter" })).await?;
+            tw.call("type", json!({ "text": "Eggs" })).await?;
+        }
+        "quill.html" => {
+            let editor = tw.find("textbox", "").await?;
+            tw.call("press_key", json!({ "ref": editor, "keys": "Control+Home Shift+End" }))
+                .await?;
+            tw.click("button", "bold").await?;
+        }
+        "aggrid.html" => {
+            let cell = tw.find("gridcell", "33850").await?;
+            tw.call("click", json!({ "ref": cell, "count": 2 })).await?;
+            let editor = tw.find("spinbutton", "").await?;
+            tw.call("fill", json!({ "fields": [{ "ref": editor, "value": "35000" }] })).await?;
+            tw.call("press_key", json!({ "keys": "Enter" })).await?;
+        }
+        "antd-form.html" => {
+            let name = tw.find("textbox", "Traveller").await?;
+            tw.call("fill", json!({ "fields": [{ "ref": name, "value": "Ada" }] })).await?;
+            tw.click("combobox", "Country").await?;
+            tw.click("", "Japan").await?;
+            let date = tw.find("textbox", "Start date").await?;
+            tw.call("type", json!({ "ref": date, "text": "2026-03-14", "submit": true })).await?;
+            let city = tw.find("combobox", "City").await?;
+            tw.call("type", json!({ "ref": city, "text": "Osa" })).await?;
+            tw.click("", "Osaka").await?;
+            tw.click("button", "Save trip").await?;
+        }
+        "vue-shop.html" => {
+            tw.click("link", "Blue mug").await?;
+            let quantity = tw.find("spinbutton", "Quantity").await?;
+            tw.call("fill", json!({ "fields": [{ "ref": quantity, "value": "2" }] })).await?;
+            tw.click("button", "Add to cart").await?;
+            tw.click("link", "Cart").await?;
+            tw.click("button", "Check out").await?;
+        }
+        "swagger.html" => {
+            tw.click("button", "GET /pets/{petId}").await?;
+            tw.click("button", "Try it out").await?;
+            let id = tw.find("textbox", "petId").await?;
+            tw.call("fill", json!({ "fields": [{ "ref": id, "value": "7" }] })).await?;
+            tw.click("button", "Execute").await?;
+        }
+        "deepchat.html" => {
+            let input = tw.find("textbox", "").await?;
+            tw.call("type", json!({ "ref": input, "text": QUESTION, "submit": true })).await?;
+            // Read until two reads in a row agree: the answer has stopped streaming.
+            let mut last = String::new();
+            for _ in 0..20 {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                let read = tw.read("text").await?;
+                let body = read.split_once('\n').map_or("", |(_, b)| b).to_owned();
+                if body == last {
+                    return shows_answer(&body);
+                }
+                last = body;
+            }
+            return Err("the answer never stopped changing".into());
+        }
+        _ => unreachable!(),
+    }
+    Ok(())
+}
+
+// ---- Playwright MCP ----
+
+struct Pw<'a> {
+    p: &'a peers::Running,
+    /// The last output that held a snapshot of the page: where refs are looked up first.
+    seen: String,
+    meter: Meter,
+}
+
+impl Pw<'_> {
+    async fn call(&mut self, tool: &str, args: Value) -> Result<String, String> {
+        let result = self.p.mcp.call(tool, args.clone()).await;
+        let said = text(&result);
+        self.meter.calls += 1;
+        self.meter.chars += said.len();
+        trace("Playwright", tool, &args, &said);
+        if result.is_error == Some(true) {
+            return Err(format!("{tool} {args}: {said}"));
+        }
+        // Refs are looked up in this answer's snapshot; one without a snapshot inline (an
+        // action's, which Playwright MCP writes to a file) leaves none that is sure to hold.
+        self.seen = if said.contains("[ref=") { said.clone() } else { String::new() };
+        Ok(said)
+    }
+
+    /// The ref of the first element of `role` (any, when empty) whose name, or text when it
+    /// has none, contains `name`, in the last snapshot seen, else in a new `browser_snapshot`.
+    async fn find(&mut self, role: &str, name: &str) -> Result<String, String> {
+        let look = |s: &str| {
+            s.lines()
+                .map(|l| l.trim().trim_start_matches("- ").trim_start_matches('\''))
+                .filter(|l| names(l, role, name))
+                .find_map(ref_of)
+        };
+        if let Some(r) = look(&self.seen) {
+            return Ok(r);
+        }
+        // A fresh snapshot; once more a moment later if it is not there yet (a menu still
+        // opening has no ref), as a model would look again.
+        let mut snapshot = self.call("browser_snapshot", json!({})).await?;
+        if let Some(r) = look(&snapshot) {
+            return Ok(r);
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        snapshot = self.call("browser_snapshot", json!({})).await?;
+        look(&snapshot).ok_or(format!("no {role} {name:?} in the snapshot:\n{snapshot}"))
+    }
+
+    /// The ref of the element that holds the one [`Pw::find`] finds (the line above it with
+    /// less indentation), in the last snapshot.
+    async fn parent(&mut self, role: &str, name: &str) -> Result<String, String> {
+        let child = self.find(role, name).await?;
+        let lines: Vec<&str> = self.seen.lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| l.contains(&format!("[ref={child}]")))
+            .ok_or("the found element is not in the last snapshot")?;
+        let indent = |l: &str| l.len() - l.trim_start().len();
+        lines[..at]
+            .iter()
+            .rev()
+            .find(|l| indent(l) < indent(lines[at]))
+            .and_then(|l| ref_of(l))
+            .ok_or(format!("nothing holds {role} {name:?}"))
+    }
+
+    async fn click(&mut self, role: &str, name: &str) -> Result<String, String> {
+        let r = self.find(role, name).await?;
+        self.call("browser_click", json!({ "element": name, "target": r })).await
+    }
+}
+
+/// Evaluate `expr` in Playwright's page (not counted: the judge, not the task).
+async fn pw_eval(p: &peers::Running, expr: &str) -> Result<Value, String> {
+    let said = p.evaluate(&format!("() => JSON.stringify(({expr}) ?? null)")).await?;
+    let at = said.find("### Result").ok_or(format!("no result in {said}"))? + 10;
+    let body = said[at..].split("\n###").next().unwrap_or_default().trim();
+    let inner: String = serde_json::from_str(body).map_err(|e| format!("{e}: {body}"))?;
+    serde_json::from_str(&inner).map_err(|e| format!("{e}: {inner}"))
+}
+
+async fn playwright_run(p: &peers::Running, pages: &Fixtures, app: &App, url: &str) -> Outcome {
+    let mut pw = Pw { p, seen: String::new(), meter: Meter::default() };
+    let setup = async {
+        p.open(url).await?;
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while pw_eval(p, app.ready).await != Ok(json!(true)) {
+            if Instant::now() > deadline {
+                return Err(format!("{} never rendered", app.page));
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Ok(())
+    };
+    if let Err(e) = setup.await {
+        return Outcome { result: Err(e), meter: pw.meter, ms: 0 };
+    }
+    let before = pages.chats().len();
+    let t = Instant::now();
+    let mut result = playwright_task(&mut pw, app).await;
+    let ms = t.elapsed().as_millis();
+    if result.is_ok() {
+        result = match app.truth {
+            Some((expr, want)) => match pw_eval(p, expr).await {
+                Ok(got) if got == want() => Ok(()),
+                Ok(got) => Err(format!("the app holds {got}, not {}", want())),
+                Err(e) => Err(e),
+            },
+            None => asked_once(pages, before),
+        };
+    }
+    Outcome { result, meter: pw.meter, ms }
+}
+
+async fn playwright_task(pw: &mut Pw<'_>, app: &App) -> Result<(), String> {
+    match app.page {
+        "monaco.html" | "codemirror.html" => {
+            // `browser_type` fills (replacing all the code): a person clicks into the editor,
+            // goes to the end and types. Monaco's text box has no ref (no size): its code has.
+            let (role, name) =
+                if app.page == "monaco.html" { ("code", "") } else { ("textbox", "Code") };
+            let editor = pw.find(role, name).await?;
+            pw.call("browser_click", json!({ "element": name, "target": editor })).await?;
+            pw.call("browser_press_key", json!({ "key": "Control+End" })).await?;
+            let args = json!({ "element": name, "target": editor, "text": LINE, "slowly": true });
+            pw.call("browser_type", args).await?;
+            let code = pw.call("browser_snapshot", json!({})).await?;
+            if !code.contains(LINE) {
+                return Err(format!("browser_snapshot does not show {LINE:?}: {code}"));
+            }
+        }
+        "prosemirror.html" => {
+            // Its editor is a `generic`: the item's paragraph is what has a ref and a name.
+            let editor = pw.find("paragraph", "Bread").await?;
+            pw.call("browser_click", json!({ "element": "Bread", "target": editor })).await?;
+            pw.call("browser_press_key", json!({ "key": "End" })).await?;
+            pw.call("browser_press_key", json!({ "key": "Enter" })).await?;
+            // Typed into the editor (the paragraph's holder), keys one by one: `browser_type`
+            // fills otherwise, replacing the whole document.
+            let editor = pw.parent("paragraph", "Shopping").await?;
+            let args =
+                json!({ "element": "editor", "target": editor, "text": "Eggs", "slowly": true });
+            pw.call("browser_type", args).await?;
+        }
+        "quill.html" => {
+            let editor = pw.find("paragraph", "First line").await?;
+            pw.call("browser_click", json!({ "element": "First line", "target": editor })).await?;
+            pw.call("browser_press_key", json!({ "key": "Home" })).await?;
+            pw.call("browser_press_key", json!({ "key": "Shift+End" })).await?;
+            pw.click("button", "bold").await?;
+        }
+        "aggrid.html" => {
+            let cell = pw.find("gridcell", "33850").await?;
+            let args = json!({ "element": "price", "target": cell, "doubleClick": true });
+            pw.call("browser_click", args).await?;
+            let input = match pw.find("spinbutton", "").await {
+                Ok(r) => r,
+                Err(_) => pw.find("textbox", "").await?,
+            };
+            let args =
+                json!({ "element": "price", "target": input, "text": "35000", "submit": true });
+            pw.call("browser_type", args).await?;
+        }
+        "antd-form.html" => {
+            let name = pw.find("textbox", "Traveller").await?;
+            let args = json!({ "element": "Traveller", "target": name, "text": "Ada" });
+            pw.call("browser_type", args).await?;
+            pw.click("combobox", "Country").await?;
+            pw.click("", "Japan").await?;
+            let date = pw.find("textbox", "Start date").await?;
+            let args =
+                json!({ "element": "date", "target": date, "text": "2026-03-14", "submit": true });
+            pw.call("browser_type", args).await?;
+            let city = pw.find("combobox", "City").await?;
+            pw.call("browser_type", json!({ "element": "City", "target": city, "text": "Osa" }))
+                .await?;
+            pw.click("", "Osaka").await?;
+            pw.click("button", "Save trip").await?;
+        }
+        "vue-shop.html" => {
+            pw.click("link", "Blue mug").await?;
+            let quantity = pw.find("spinbutton", "Quantity").await?;
+            let args = json!({ "element": "Quantity", "target": quantity, "text": "2" });
+            pw.call("browser_type", args).await?;
+            pw.click("button", "Add to cart").await?;
+            pw.click("link", "Cart").await?;
+            pw.click("button", "Check out").await?;
+        }
+        "swagger.html" => {
+            pw.click("button", "GET /pets/{petId}").await?;
+            pw.click("button", "Try it out").await?;
+            let id = pw.find("textbox", "petId").await?;
+            pw.call("browser_type", json!({ "element": "petId", "target": id, "text": "7" }))
+                .await?;
+            pw.click("button", "Execute").await?;
+        }
+        "deepchat.html" => {
+            let input = pw.find("textbox", "").await?;
+            let args =
+                json!({ "element": "message", "target": input, "text": QUESTION, "submit": true });
+            pw.call("browser_type", args).await?;
+            let mut last = String::new();
+            for _ in 0..20 {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                let read = pw.call("browser_snapshot", json!({})).await?;
+                if read == last {
+                    return shows_answer(&read);
+                }
+                last = read;
+            }
+            return Err("the answer never stopped changing".into());
+        }
+        _ => unreachable!(),
+    }
+    Ok(())
+}
