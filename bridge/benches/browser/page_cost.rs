@@ -11,9 +11,14 @@
 //!
 //! "Without the extension" is a browser started the same way with a manifest-only extension
 //! in its place (the launcher always loads one): no worker, no content scripts.
+//!
+//! `TABWIRE_BENCH_BEFORE=DIR` adds a fourth browser (X0) with the extension in DIR (another
+//! version of it, e.g. the last commit's) taking its turns with the others, so a change is
+//! measured against what it replaces in the same run: X − X0 paired like the rest. Several
+//! folders, separated by `:`, add X0, X1, … (variants compared in one run).
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -21,8 +26,11 @@ use tabwire_launcher::{Browser, LaunchOptions};
 use tabwire_tests::chromium::chromium_binary;
 use tabwire_tests::{Cdp, Chromium, Fixtures, Mcp, bins};
 
-const ROUNDS: usize = 20;
+/// Rounds unless `TABWIRE_BENCH_ROUNDS` says otherwise.
+const ROUNDS: usize = 30;
 const PAGES: &[&str] = &["plain.html", "app.html", "dom/widgets.html", "apps/react-todos.html"];
+/// Fresh pages whose first and second read_page are timed.
+const FIRST_READS: usize = 10;
 /// Loads per site for the worker's listener counts.
 const LISTENER_LOADS: usize = 20;
 
@@ -126,7 +134,7 @@ fn cpu_by_pid(pgid: u32, host: Option<i32>) -> HashMap<i32, (usize, u64)> {
 }
 
 /// A browser started like the others, with a manifest-only extension instead of tabwire's.
-fn bare(extension: &std::path::Path) -> Browser {
+fn bare(extension: &Path) -> Browser {
     let opts = LaunchOptions {
         chromium: chromium_binary(),
         extension_dir: extension.to_owned(),
@@ -142,22 +150,43 @@ fn bare(extension: &std::path::Path) -> Browser {
     Browser::spawn(&opts).unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn pct(v: &mut [f64], q: f64) -> f64 {
+fn pct(v: &[f64], q: f64) -> f64 {
+    let mut v = v.to_vec();
     v.sort_by(f64::total_cmp);
     v[((v.len() as f64 - 1.0) * q).round() as usize]
 }
 
+/// A browser with tabwire's extension from `dir` (None: the checkout's) and a `tabwire mcp`
+/// session attached, as a user has it.
+async fn with_extension(dir: Option<&Path>) -> (Chromium, Mcp, Subject) {
+    let mut browser = match dir {
+        Some(dir) => Chromium::start_with_cdp_from(dir),
+        None => Chromium::start_with_cdp(),
+    };
+    let (to, from) = browser.take_cdp_pipe().expect("a CDP pipe");
+    let mcp = Mcp::start(&browser.runtime_dir).await;
+    mcp.ok("list_tabs", json!({})).await;
+    let pid = browser.pid();
+    let host = Some(browser.host_pid());
+    let subject = Subject::new(Cdp::new(to, from), pid, host).await;
+    (browser, mcp, subject)
+}
+
 pub async fn run() {
     println!("\npage cost: the same pages in browsers with and without the extension, in turns");
+    let rounds: usize =
+        std::env::var("TABWIRE_BENCH_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(ROUNDS);
+    // Another version of the extension (e.g. the last commit's: `git archive HEAD extension |
+    // tar -x -C DIR`, then DIR/extension) as a fourth browser, for a before/after in one run.
+    let before: Vec<PathBuf> = std::env::var_os("TABWIRE_BENCH_BEFORE")
+        .map(|v| std::env::split_paths(&v).collect())
+        .unwrap_or_default();
     let allowed = Fixtures::serve();
     let other = Fixtures::serve_on("127.0.0.2");
     let sites = [&allowed, &other];
     const SITE: [&str; 2] = ["allowed 127.0.0.1", "not allowed 127.0.0.2"];
 
-    let mut with = Chromium::start_with_cdp();
-    let (to, from) = with.take_cdp_pipe().expect("a CDP pipe");
-    let mcp = Mcp::start(&with.runtime_dir).await;
-    mcp.ok("list_tabs", json!({})).await;
+    let (_x_browser, x_mcp, x) = with_extension(None).await;
     let empty = tempfile::tempdir().unwrap();
     std::fs::write(
         empty.path().join("manifest.json"),
@@ -166,15 +195,25 @@ pub async fn run() {
     .unwrap();
     let mut a = bare(empty.path());
     let mut b = bare(empty.path());
-    let x = Subject::new(Cdp::new(to, from), with.pid(), Some(with.host_pid())).await;
-    if std::env::var_os("TABWIRE_BENCH_OLD_LISTENERS").is_some() {
-        old_listeners(&x.cdp).await;
-    }
     let (to, from) = a.take_cdp_pipe().unwrap();
     let a_cdp = Subject::new(Cdp::new(to, from), a.pid(), None).await;
     let (to, from) = b.take_cdp_pipe().unwrap();
     let b_cdp = Subject::new(Cdp::new(to, from), b.pid(), None).await;
-    let mut subjects = [x, a_cdp, b_cdp];
+    // [X, A, B] and, with TABWIRE_BENCH_BEFORE, X0, X1, … = the other versions.
+    let mut labels = vec!["X (ext)".to_owned(), "A".into(), "B".into()];
+    let mut roots = vec![(0, bins::repo_root().join("extension"))];
+    let mut subjects = vec![x, a_cdp, b_cdp];
+    let mut others = Vec::new();
+    for (k, dir) in before.iter().enumerate() {
+        let dir = dir.canonicalize().expect("TABWIRE_BENCH_BEFORE: an extension folder");
+        println!("  X{k}: the extension in {} (TABWIRE_BENCH_BEFORE)", dir.display());
+        let (browser, mcp, subject) = with_extension(Some(&dir)).await;
+        others.push((browser, mcp));
+        labels.push(format!("X{k}"));
+        roots.push((subjects.len(), dir));
+        subjects.push(subject);
+    }
+    let n_subjects = subjects.len();
 
     // Warm up: every page once in every browser (caches, compiled code, processes).
     let mut n = 0usize;
@@ -193,120 +232,161 @@ pub async fn run() {
         s.cpu_since();
     }
 
-    // [site] → (dcl diffs X−A, load diffs X−A, dcl diffs B−A, load diffs B−A, dcl of A)
-    let mut diffs: [[Vec<f64>; 5]; 2] = Default::default();
+    // [site][browser] → (DOMContentLoaded, load, CPU of the page renderers in ms) of each
+    // load, in the same order for all.
+    let mut times: [Vec<Vec<(f64, f64, f64)>>; 2] = Default::default();
+    for t in &mut times {
+        *t = vec![Vec::new(); n_subjects];
+    }
     // [site][browser] → CPU ns per kind, summed.
-    let mut cpu = [[[0u64; 5]; 3]; 2];
-    for round in 0..ROUNDS {
+    let mut cpu = [vec![[0u64; 5]; n_subjects], vec![[0u64; 5]; n_subjects]];
+    for round in 0..rounds {
         for page in PAGES {
             for site in 0..2 {
-                let mut got = [(0.0, 0.0); 3];
-                for k in 0..3 {
-                    let i = (round + k) % 3;
+                for k in 0..n_subjects {
+                    let i = (round + k) % n_subjects;
                     let s = &mut subjects[i];
                     s.cpu_since(); // what came before (the others' turns) is not this load's
-                    got[i] = s.load(site, &url(site, page)).await;
+                    let got = s.load(site, &url(site, page)).await;
                     // Let what the load started (listeners, tab events) run before counting.
                     tokio::time::sleep(Duration::from_millis(30)).await;
                     let spent = s.cpu_since();
                     for (c, v) in cpu[site][i].iter_mut().zip(spent) {
                         *c += v;
                     }
+                    times[site][i].push((got.0, got.1, spent[0] as f64 / 1e6));
                 }
-                let d = &mut diffs[site];
-                d[0].push(got[0].0 - got[1].0);
-                d[1].push(got[0].1 - got[1].1);
-                d[2].push(got[2].0 - got[1].0);
-                d[3].push(got[2].1 - got[1].1);
-                d[4].push(got[1].0);
             }
         }
     }
 
-    let loads = (ROUNDS * PAGES.len()) as f64;
+    let loads = (rounds * PAGES.len()) as f64;
     println!(
-        "  {} pages × {ROUNDS} rounds per site, 3 browsers taking turns; paired differences",
+        "  {} pages × {rounds} rounds per site, {n_subjects} browsers taking turns; paired \
+         differences (X: this checkout's extension, A and B: none)",
         PAGES.len()
     );
+    let mut pairs =
+        vec![("extension − none (X−A)".to_owned(), 0, 1), ("A/A: none − none (B−A)".into(), 2, 1)];
+    for k in 0..before.len() {
+        pairs.push((format!("X{k} − none (X{k}−A)"), 3 + k, 1));
+        pairs.push((format!("now − X{k} (X−X{k})"), 0, 3 + k));
+    }
     for site in 0..2 {
-        let d = &mut diffs[site];
-        let base = pct(&mut d[4], 0.5);
-        println!("  {} (DOMContentLoaded p50 without the extension: {base:.2} ms)", SITE[site]);
-        for (label, i) in [("extension − none (X−A)", 0), ("A/A: none − none (B−A)", 2)] {
-            let (dcl50, dcl90) = (pct(&mut d[i], 0.5), pct(&mut d[i], 0.9));
-            let (ld50, ld90) = (pct(&mut d[i + 1], 0.5), pct(&mut d[i + 1], 0.9));
+        let t = &times[site];
+        let base: Vec<f64> = t[1].iter().map(|l| l.0).collect();
+        println!(
+            "  {} (DOMContentLoaded p50 without the extension: {:.2} ms)",
+            SITE[site],
+            pct(&base, 0.5)
+        );
+        for (label, i, j) in &pairs {
+            let diff = |f: fn(&(f64, f64, f64)) -> f64| -> Vec<f64> {
+                t[*i].iter().zip(&t[*j]).map(|(x, y)| f(x) - f(y)).collect()
+            };
+            let (dcl, ld, cpu) = (diff(|l| l.0), diff(|l| l.1), diff(|l| l.2));
             println!(
-                "    {label:<24} DOMContentLoaded p50 {dcl50:>+7.2} ms p90 {dcl90:>+7.2} ms   \
-                 load p50 {ld50:>+7.2} ms p90 {ld90:>+7.2} ms"
+                "    {label:<24} DOMContentLoaded p50 {:>+7.2} ms p90 {:>+7.2} ms   \
+                 load p50 {:>+7.2} ms p90 {:>+7.2} ms   renderer CPU p50 {:>+6.2} ms",
+                pct(&dcl, 0.5),
+                pct(&dcl, 0.9),
+                pct(&ld, 0.5),
+                pct(&ld, 0.9),
+                pct(&cpu, 0.5)
             );
         }
-        println!("    CPU ms per load (mean)    {:>10} {:>10} {:>10}", "X (ext)", "A", "B");
-        for (k, kind) in KINDS.iter().enumerate() {
-            let ms = |i: usize| cpu[site][i][k] as f64 / 1e6 / loads;
-            println!("      {kind:<22} {:>10.3} {:>10.3} {:>10.3}", ms(0), ms(1), ms(2));
+        print!("    CPU ms per load (mean)  ");
+        for label in &labels {
+            print!(" {label:>11}");
         }
-        let total = |i: usize| cpu[site][i].iter().sum::<u64>() as f64 / 1e6 / loads;
-        println!("      {:<22} {:>10.3} {:>10.3} {:>10.3}", "all", total(0), total(1), total(2));
+        println!();
+        for (k, kind) in KINDS.iter().enumerate() {
+            print!("      {kind:<22}");
+            for c in &cpu[site] {
+                print!(" {:>11.3}", c[k] as f64 / 1e6 / loads);
+            }
+            println!();
+        }
+        print!("      {:<22}", "all");
+        for c in &cpu[site] {
+            print!(" {:>11.3}", c.iter().sum::<u64>() as f64 / 1e6 / loads);
+        }
+        println!();
     }
 
     // The worker's listener runs per load, with the debugger's coverage counter on (after the
     // timed rounds, so it does not slow them).
-    let x = &subjects[0];
-    let worker = crate::sites::service_worker(&x.cdp).await;
-    x.cdp.call("Profiler.enable", json!({}), Some(&worker)).await.expect("Profiler.enable");
-    let precise = json!({ "callCount": true, "detailed": false });
-    x.cdp.call("Profiler.startPreciseCoverage", precise, Some(&worker)).await.expect("coverage");
-    let take = async || {
-        x.cdp.call("Profiler.takePreciseCoverage", json!({}), Some(&worker)).await.expect("take")
-    };
-    take().await;
-    for (site, name) in SITE.iter().enumerate() {
-        for i in 0..LISTENER_LOADS {
-            x.load(site, &url(site, PAGES[i % PAGES.len()])).await;
+    for (i, root) in &roots {
+        let (i, x) = (*i, &subjects[*i]);
+        println!("  {}:", labels[i]);
+        let worker = crate::sites::service_worker(&x.cdp).await;
+        x.cdp.call("Profiler.enable", json!({}), Some(&worker)).await.expect("Profiler.enable");
+        let precise = json!({ "callCount": true, "detailed": false });
+        x.cdp
+            .call("Profiler.startPreciseCoverage", precise, Some(&worker))
+            .await
+            .expect("coverage");
+        let take = async || {
+            x.cdp
+                .call("Profiler.takePreciseCoverage", json!({}), Some(&worker))
+                .await
+                .expect("take")
+        };
+        take().await;
+        for (site, name) in SITE.iter().enumerate() {
+            for i in 0..LISTENER_LOADS {
+                x.load(site, &url(site, PAGES[i % PAGES.len()])).await;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let (calls, by) = listener_calls(&take().await, root);
+            let per = |c: u64| c as f64 / LISTENER_LOADS as f64;
+            println!(
+                "    worker on {}: {:.2} listener runs per load ({LISTENER_LOADS} loads){}",
+                name,
+                per(calls),
+                if by.is_empty() { String::new() } else { ":".into() }
+            );
+            for (at, c) in by {
+                println!("        {at:<40} {:.2}", per(c));
+            }
         }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        let (calls, by) = listener_calls(&take().await);
-        let per = |c: u64| c as f64 / LISTENER_LOADS as f64;
-        println!(
-            "  worker on {}: {:.2} listener runs per load ({LISTENER_LOADS} loads){}",
-            name,
-            per(calls),
-            if by.is_empty() { String::new() } else { ":".into() }
-        );
-        for (at, c) in by {
-            println!("      {at:<40} {:.2}", per(c));
-        }
+        let _ = x.cdp.call("Target.detachFromTarget", json!({ "sessionId": worker }), None).await;
     }
-    let _ = x.cdp.call("Target.detachFromTarget", json!({ "sessionId": worker }), None).await;
-    drop(mcp);
-}
 
-/// `TABWIRE_BENCH_OLD_LISTENERS=1`: the worker's listeners as they were before they were
-/// added only while needed (worker/settle.js, worker/handover.js, worker/dom/open-dialogs.js):
-/// always on, woken by every navigation and XHR of every site. Listeners that do nothing stand
-/// in for them (theirs looked a tab up in an empty map).
-async fn old_listeners(cdp: &Cdp) {
-    println!("  (TABWIRE_BENCH_OLD_LISTENERS: the worker hears every navigation, as before)");
-    let worker = crate::sites::service_worker(cdp).await;
-    let script = r#"(() => {
-        const nop = () => {}, xhr = { urls: ['<all_urls>'], types: ['xmlhttprequest'] };
-        globalThis.benchOld = [nop, () => {}, () => {}, () => {}, () => {}, () => {}];
-        const w = chrome.webNavigation, [a, b, c, d, e, f] = globalThis.benchOld;
-        w.onBeforeNavigate.addListener(a); w.onCommitted.addListener(b); w.onCommitted.addListener(c);
-        w.onDOMContentLoaded.addListener(d); w.onErrorOccurred.addListener(e); w.onCompleted.addListener(f);
-        for (const ev of ['onBeforeRequest', 'onCompleted', 'onErrorOccurred'])
-            chrome.webRequest[ev].addListener(() => {}, xhr);
-        return true;
-    })()"#;
-    cdp.eval(&worker, script).await.expect("add the old listeners");
-    let detach = json!({ "sessionId": worker });
-    cdp.call("Target.detachFromTarget", detach, None).await.expect("detach from the worker");
+    // What the assistant sees of a version: its first read of a freshly loaded page (what a
+    // page agent loaded on demand would slow down), and the next one.
+    let mcps: Vec<&Mcp> = std::iter::once(&x_mcp).chain(others.iter().map(|(_, m)| m)).collect();
+    for (mcp, (i, _)) in mcps.into_iter().zip(&roots) {
+        let (mut first, mut next) = (Vec::new(), Vec::new());
+        for _ in 0..FIRST_READS {
+            let page = url(0, "dom/widgets.html");
+            subjects[*i].load(0, &page).await;
+            let tabs = mcp.ok("list_tabs", json!({})).await;
+            let tab = tabs
+                .as_array()
+                .or(tabs["tabs"].as_array())
+                .and_then(|t| t.iter().find(|t| t["url"].as_str() == Some(page.as_str())))
+                .unwrap_or_else(|| panic!("the tab of {page} in {tabs}"))["id"]
+                .clone();
+            for times in [&mut first, &mut next] {
+                let t = std::time::Instant::now();
+                mcp.ok("read_page", json!({ "tab_id": tab })).await;
+                times.push(t.elapsed().as_secs_f64() * 1000.0);
+            }
+        }
+        println!(
+            "  {}: read_page of a fresh page p50 {:.2} ms, the next one {:.2} ms ({FIRST_READS} pages)",
+            labels[*i],
+            pct(&first, 0.5),
+            pct(&next, 0.5)
+        );
+    }
+    drop(x_mcp);
 }
 
 /// How many times the worker ran a function passed to `addListener` (written inline there),
 /// in all and by file:line, from a `Profiler.takePreciseCoverage` answer.
-fn listener_calls(coverage: &Value) -> (u64, BTreeMap<String, u64>) {
-    let root = bins::repo_root().join("extension");
+fn listener_calls(coverage: &Value, root: &Path) -> (u64, BTreeMap<String, u64>) {
     let mut sources: HashMap<String, Option<(Vec<u16>, String)>> = HashMap::new();
     let (mut all, mut by) = (0, BTreeMap::new());
     for script in coverage["result"].as_array().into_iter().flatten() {
@@ -329,8 +409,8 @@ fn listener_calls(coverage: &Value) -> (u64, BTreeMap<String, u64>) {
             if count == 0 || start > utf16.len() {
                 continue;
             }
-            let before = String::from_utf16_lossy(&utf16[start.saturating_sub(40)..start]);
-            if !before.trim_end().ends_with("addListener(") {
+            let before = String::from_utf16_lossy(&utf16[start.saturating_sub(60)..start]);
+            if !passed_to_add_listener(&before) {
                 continue;
             }
             let line = String::from_utf16_lossy(&utf16[..start]).lines().count();
@@ -339,4 +419,22 @@ fn listener_calls(coverage: &Value) -> (u64, BTreeMap<String, u64>) {
         }
     }
     (all, by)
+}
+
+/// Whether the source just before a function is `addListener(`, or `addListener((name = `
+/// (a listener kept to be removed later).
+fn passed_to_add_listener(before: &str) -> bool {
+    let b = before.trim_end();
+    let b = match b.strip_suffix('=') {
+        Some(assigned) => {
+            let name = assigned.trim_end();
+            let name = name.trim_end_matches(|c: char| c.is_alphanumeric() || "_$.".contains(c));
+            match name.strip_suffix('(') {
+                Some(b) => b,
+                None => return false,
+            }
+        }
+        None => b,
+    };
+    b.ends_with("addListener(")
 }

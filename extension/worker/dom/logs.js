@@ -9,10 +9,10 @@
 // they let go.
 
 import { fail } from '../../lib/errors.js';
-import { originOf, withoutFragment } from '../../lib/sites.js';
+import { matchPattern, originOf, withoutFragment } from '../../lib/sites.js';
 import { askTab } from '../router.js';
-import { allows } from '../sites.js';
-import { tabId } from '../tabs.js';
+import { allows, currentSites, onSitesChanged, sitesReady } from '../sites.js';
+import { onTabStatus, tabId } from '../tabs.js';
 import { topDocument } from './target.js';
 
 const MAX_REQUESTS = 500; // kept per tab
@@ -69,9 +69,21 @@ function newest(list, limit, name) {
 
 // ---------------------------------------------------------------------------------------------
 // Requests, from webRequest
+//
+// Listeners for every URL would wake this worker for every request of every page the user
+// opens, on any site. Instead one listener hears only a document of an allowed site starting
+// to load (a main_frame or sub_frame request to an allowed site's match pattern: `door`); from
+// then on that tab alone is heard (listeners filtered to its tab id), until its top frame goes
+// to a site that is not allowed (then a moment more, for the old document's last requests) or
+// it closes. So a tab on a site not allowed wakes nothing, and a request of an allowed page to
+// any origin is still seen (a URL filter alone could not: it sees the request's URL, not who
+// made it).
 
 const requests = new Map(); // tab id → { kept: [entry], dropped }
 const open = new Map(); // request id → entry, until it completes or fails
+const heard = new Map(); // tab id → { request, completed, failed, leaving }: its listeners
+const LEAVE_MS = 3000; // a tab that went to a site not allowed is heard this much longer
+const door = {}; // the listeners of documents of allowed sites: request, completed, failed
 
 // Only requests made by (or loading) a document of an allowed site are kept.
 function originOfRequest(d) {
@@ -79,32 +91,110 @@ function originOfRequest(d) {
   return d.initiator && d.initiator !== 'null' ? d.initiator : null;
 }
 
+function record(d) {
+  const origin = originOfRequest(d);
+  if (!allows(origin)) return;
+  let log = requests.get(d.tabId);
+  if (!log) requests.set(d.tabId, (log = { kept: [], dropped: 0 }));
+  const url = withoutFragment(d.url);
+  const entry = { id: d.requestId, origin, method: d.method, url: url.length > MAX_URL ? `${url.slice(0, MAX_URL)}…` : url, type: d.type, status: null, ms: null, error: null, time: Math.round(d.timeStamp), started: d.timeStamp };
+  log.kept.push(entry);
+  open.set(d.requestId, entry);
+  if (log.kept.length > MAX_REQUESTS) {
+    open.delete(log.kept.shift().id);
+    log.dropped++;
+  }
+}
+
+function finish(d, fields) {
+  const entry = open.get(d.requestId);
+  if (!entry) return;
+  open.delete(d.requestId);
+  Object.assign(entry, fields, { ms: Math.round(d.timeStamp - entry.started) });
+}
+
+// Hear every request of tab `id` (again, if it was about to stop).
+function hear(id) {
+  const had = heard.get(id);
+  if (had) {
+    clearTimeout(had.leaving);
+    had.leaving = null;
+    return;
+  }
+  const h = { leaving: null };
+  const filter = { urls: ['<all_urls>'], tabId: id };
+  chrome.webRequest.onBeforeRequest.addListener((h.request = (d) => {
+    // The tab's top frame goes to another site: heard while it is an allowed one. (A page
+    // prerendered in the tab is not shown yet: it changes nothing.)
+    if (d.type === 'main_frame' && d.documentLifecycle !== 'prerender') allows(originOf(d.url)) ? hear(id) : leave(id);
+    record(d);
+  }), filter);
+  chrome.webRequest.onCompleted.addListener((h.completed = (d) => finish(d, { status: d.statusCode })), filter);
+  chrome.webRequest.onErrorOccurred.addListener((h.failed = (d) => finish(d, { error: d.error })), filter);
+  heard.set(id, h);
+}
+
+function leave(id) {
+  const h = heard.get(id);
+  if (h && !h.leaving) h.leaving = setTimeout(() => unhear(id), LEAVE_MS);
+}
+
+function unhear(id) {
+  const h = heard.get(id);
+  if (!h) return;
+  clearTimeout(h.leaving);
+  chrome.webRequest.onBeforeRequest.removeListener(h.request);
+  chrome.webRequest.onCompleted.removeListener(h.completed);
+  chrome.webRequest.onErrorOccurred.removeListener(h.failed);
+  heard.delete(id);
+}
+
+// The door for the allowed sites as they are now, and the tabs that show one now (at the
+// worker's start, and for a site just allowed).
+async function openDoor() {
+  await sitesReady;
+  const patterns = [...new Set(currentSites().map(matchPattern))];
+  if (door.request) {
+    chrome.webRequest.onBeforeRequest.removeListener(door.request);
+    chrome.webRequest.onCompleted.removeListener(door.completed);
+    chrome.webRequest.onErrorOccurred.removeListener(door.failed);
+  }
+  const urls = patterns.filter(acceptedPattern);
+  if (urls.length === 0) return;
+  const documents = { urls, types: ['main_frame', 'sub_frame'] };
+  chrome.webRequest.onBeforeRequest.addListener((door.request = (d) => {
+    if (d.tabId < 0 || heard.has(d.tabId) || !allows(originOf(d.url))) return;
+    hear(d.tabId);
+    record(d); // the tab's own listeners hear from its next request on
+  }), documents);
+  // A document's response can be in before the tab's own listeners are (a local server).
+  chrome.webRequest.onCompleted.addListener((door.completed = (d) => finish(d, { status: d.statusCode })), documents);
+  chrome.webRequest.onErrorOccurred.addListener((door.failed = (d) => finish(d, { error: d.error })), documents);
+  const tabs = await chrome.tabs.query({ url: urls }).catch(() => []);
+  for (const tab of tabs) if (allows(originOf(tab.url))) hear(tab.id);
+}
+
+// Whether webRequest takes `pattern` (Chrome refuses some the site grammar allows, and one
+// refused pattern would cost the others).
+function acceptedPattern(pattern) {
+  const probe = () => {};
+  try {
+    chrome.webRequest.onBeforeRequest.addListener(probe, { urls: [pattern], types: ['main_frame'] });
+    chrome.webRequest.onBeforeRequest.removeListener(probe);
+    return true;
+  } catch (e) {
+    console.error(`tabwire: Chrome refuses the match pattern ${pattern} (${e.message}); tabwire's network log does not hear it`);
+    return false;
+  }
+}
+
 export function watchNetwork() {
-  const filter = { urls: ['<all_urls>'] };
-  chrome.webRequest.onBeforeRequest.addListener((d) => {
-    if (d.tabId < 0) return;
-    const origin = originOfRequest(d);
-    if (!allows(origin)) return;
-    let log = requests.get(d.tabId);
-    if (!log) requests.set(d.tabId, (log = { kept: [], dropped: 0 }));
-    const url = withoutFragment(d.url);
-    const entry = { id: d.requestId, origin, method: d.method, url: url.length > MAX_URL ? `${url.slice(0, MAX_URL)}…` : url, type: d.type, status: null, ms: null, error: null, time: Math.round(d.timeStamp), started: d.timeStamp };
-    log.kept.push(entry);
-    open.set(d.requestId, entry);
-    if (log.kept.length > MAX_REQUESTS) {
-      open.delete(log.kept.shift().id);
-      log.dropped++;
-    }
-  }, filter);
-  const finish = (d, fields) => {
-    const entry = open.get(d.requestId);
-    if (!entry) return;
-    open.delete(d.requestId);
-    Object.assign(entry, fields, { ms: Math.round(d.timeStamp - entry.started) });
-  };
-  chrome.webRequest.onCompleted.addListener((d) => finish(d, { status: d.statusCode }), filter);
-  chrome.webRequest.onErrorOccurred.addListener((d) => finish(d, { error: d.error }), filter);
+  openDoor();
+  onSitesChanged(openDoor);
+  // A page the tab goes back to from the back/forward cache is shown without a request.
+  onTabStatus((id, tab) => allows(originOf(tab.url)) && hear(id));
   chrome.tabs.onRemoved.addListener((id) => {
+    unhear(id);
     for (const e of requests.get(id)?.kept ?? []) open.delete(e.id);
     requests.delete(id);
   });
