@@ -2,7 +2,8 @@
 # Installs what tabwire's demo and tests need on a fresh Debian machine, and nothing else:
 # Debian's Chromium, curl and jq (apt-get; scripts/wait-for-state.sh uses the last two), faketime
 # (libfaketime: bridge/tests/abuse_operations.rs sets the bridge's wall clock with it), pdftotext
-# (poppler-utils: bridge/tests/webdev_network.rs reads a printed PDF with it) and a Rust toolchain
+# (poppler-utils: bridge/tests/webdev_network.rs reads a printed PDF with it), Xvfb (xvfb: a display
+# for the headed Chromium of bridge/benches/browser/sessions.rs) and a Rust toolchain
 # (rustup) when they are missing.
 set -euo pipefail
 
@@ -24,6 +25,12 @@ if ! command -v faketime >/dev/null 2>&1; then
   echo "setup: installing faketime (apt-get)…" >&2
   need_root apt-get update -qq
   need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime >/dev/null
+fi
+
+if ! command -v Xvfb >/dev/null 2>&1; then
+  echo "setup: installing xvfb (apt-get)…" >&2
+  need_root apt-get update -qq
+  need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq xvfb >/dev/null
 fi
 
 if ! command -v pdftotext >/dev/null 2>&1; then

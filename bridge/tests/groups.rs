@@ -254,3 +254,135 @@ async fn p50(mcp: &Mcp, echo: &Value) -> Duration {
     took.sort();
     took[took.len() / 2]
 }
+
+/// The tabs whose commands `list_commands` shows this session.
+async fn command_tabs(mcp: &Mcp) -> Vec<Value> {
+    let listed = mcp.ok("list_commands", json!({})).await;
+    listed["pages"].as_array().unwrap().iter().map(|p| p["tab_id"].clone()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_lists_the_commands_of_its_own_tabs_and_the_users_not_of_anothers() {
+    let browser = Chromium::start();
+    let pages = Fixtures::serve();
+    let alpha = Mcp::start_with(&browser.runtime_dir, &[("TABWIRE_SESSION_ID", "alpha")]).await;
+    let beta = Mcp::start_with(&browser.runtime_dir, &[("TABWIRE_SESSION_ID", "beta")]).await;
+    let b1 = open(&beta, pages.url("colour.html")).await;
+
+    // Alpha opens a page that declares commands (tests/fixtures/colour.html).
+    let a1 = open(&alpha, pages.url("colour.html")).await;
+    alpha.ok("get_state", json!({ "tab_id": a1 })).await;
+    assert!(command_tabs(&alpha).await.contains(&a1), "alpha lists its own page's commands");
+    let theirs = command_tabs(&beta).await;
+    assert!(!theirs.contains(&a1) && theirs.contains(&b1), "beta lists {theirs:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lead_gives_a_tab_to_its_worker() {
+    let mut browser = Chromium::start_with_cdp();
+    let (to_browser, from_browser) = browser.take_cdp_pipe().expect("started with a CDP pipe");
+    let cdp = Cdp::new(to_browser, from_browser);
+    let pages = Fixtures::serve();
+    // A worker template that only waits: the worker's own tabwire is started below, as the
+    // assistant a real template runs would start it (the lead's id, the worker's id).
+    let dir = tabwire_tests::bins::scratch_dir("give");
+    std::fs::create_dir_all(dir.join("config")).unwrap();
+    std::fs::write(dir.join("config/workers.json"), r#"{"wait": ["sleep", "{prompt}"]}"#).unwrap();
+    let (config, state) = (dir.join("config"), dir.join("state"));
+    let env = [
+        ("TABWIRE_SESSION_ID", "lead"),
+        ("TABWIRE_CONFIG_DIR", config.to_str().unwrap()),
+        ("TABWIRE_STATE_DIR", state.to_str().unwrap()),
+    ];
+    let lead = Mcp::start_with(&browser.runtime_dir, &env).await;
+    let worker = cdp.target_id("service_worker", "/worker/background.js").await.unwrap();
+    let worker = cdp.attach(&worker).await.unwrap();
+    let t1 = open(&lead, pages.url("plain.html")).await;
+    let t2 = open(&lead, pages.url("dom/form.html")).await;
+    let leads = group_of(&cdp, &worker, &t2).await;
+    let spawned = lead
+        .ok("spawn_worker", json!({ "name": "scout", "prompt": "60", "command": "wait" }))
+        .await;
+    let id = spawned["worker_id"].as_str().unwrap().to_owned();
+    let before = focus(&cdp, &worker).await;
+
+    // Given before the worker made a call of its own: the tab moves into a group titled with the
+    // worker's name at once, without taking the focus, and the lead no longer acts in it.
+    let given = lead.ok("give_tab", json!({ "tab_id": t1, "worker_id": id })).await;
+    assert_eq!((&given["tab_id"], &given["group"]), (&t1, &json!("scout")), "{given}");
+    let scouts = group_of(&cdp, &worker, &t1).await;
+    assert_eq!(scouts["title"], "scout", "{scouts}");
+    assert_ne!(scouts["id"], leads["id"]);
+    assert_eq!(focus(&cdp, &worker).await, before, "after give_tab");
+    let err = lead.err("read_page", json!({ "tab_id": t1 })).await;
+    assert!(err.starts_with("tab_owned_by_other_session:") && err.contains("\"scout\""), "{err}");
+
+    // The worker's tabwire takes the group as its own: it acts in the tab, lists it as its own,
+    // and the tabs it opens join the same group.
+    let scout = Mcp::start_with(
+        &browser.runtime_dir,
+        &[("TABWIRE_SESSION_ID", "lead"), ("TABWIRE_WORKER_ID", id.as_str())],
+    )
+    .await;
+    scout.read_page(json!({ "tab_id": t1 })).await;
+    let listed = scout.ok("list_tabs", json!({})).await;
+    let mine = listed["tabs"].as_array().unwrap().iter().find(|t| t["id"] == t1).unwrap();
+    assert_eq!((&mine["shared"], &mine["group"]), (&json!(true), &json!("scout")), "{mine}");
+    assert!(!ids(&listed).contains(&t2), "the lead's other tab stays the lead's: {listed}");
+    let w1 = open(&scout, pages.url("plain.html")).await;
+    assert_eq!(group_of(&cdp, &worker, &w1).await["id"], scouts["id"]);
+
+    // Once the worker is known, a tab given joins its group all the same.
+    lead.ok("give_tab", json!({ "tab_id": t2, "worker_id": id })).await;
+    assert_eq!(group_of(&cdp, &worker, &t2).await["id"], scouts["id"]);
+    scout.read_page(json!({ "tab_id": t2 })).await;
+
+    // What the lead may not give: a tab that is not its own, to a worker that is not its own.
+    let err = lead.err("give_tab", json!({ "tab_id": w1, "worker_id": id })).await;
+    assert!(err.starts_with("tab_owned_by_other_session:"), "{err}");
+    let mine = open(&lead, pages.url("plain.html")).await;
+    let err = lead.err("give_tab", json!({ "tab_id": mine, "worker_id": "nobody-12345678" })).await;
+    assert!(err.starts_with("bad_request:") && err.contains(&id), "names the running ones: {err}");
+    assert_eq!(group_of(&cdp, &worker, &mine).await["title"], "lead", "nothing moved");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_user_chooses_in_the_popup_that_an_ended_sessions_tabs_close() {
+    let mut browser = Chromium::start_with_cdp();
+    let (to_browser, from_browser) = browser.take_cdp_pipe().expect("started with a CDP pipe");
+    let cdp = Cdp::new(to_browser, from_browser);
+    let pages = Fixtures::serve();
+    let worker = cdp.target_id("service_worker", "/worker/background.js").await.unwrap();
+    let worker = cdp.attach(&worker).await.unwrap();
+
+    // The popup offers the choice, "keep" first; the user picks "close its tabs".
+    let url = format!("chrome-extension://{EXTENSION_ID}/ui/popup.html");
+    let popup = cdp.open(&url).await.unwrap_or_else(|e| panic!("open the popup: {e}"));
+    // Once the popup's script ran (it fills in the extension's id).
+    let ran = "document.querySelector('#extension_id')?.textContent.length > 1";
+    cdp.wait_for(&popup, ran, WITHIN).await.expect("the popup's script runs");
+    let shown = "document.querySelector('#when-ended')?.value === 'keep' && \
+        [...document.querySelectorAll('#when-ended option')].map((o) => o.textContent).join(' | ')";
+    let offered = cdp.wait_for(&popup, shown, WITHIN).await.expect("the popup offers the choice");
+    assert_eq!(offered, "keep its tabs, collapsed | close its tabs");
+    let pick = "const s = document.querySelector('#when-ended'); s.focus(); s.value = 'close'; \
+        s.dispatchEvent(new Event('change', { bubbles: true })); true";
+    cdp.eval(&popup, pick).await.unwrap();
+    let saved = "chrome.storage.local.get('when_ended').then((g) => g.when_ended === 'close')";
+    cdp.wait_for(&worker, saved, WITHIN).await.expect("the choice is kept");
+
+    let gamma = Mcp::start_with(&browser.runtime_dir, &[("TABWIRE_SESSION_ID", "gamma")]).await;
+    let delta = Mcp::start_with(&browser.runtime_dir, &[("TABWIRE_SESSION_ID", "delta")]).await;
+    let g1 = open(&gamma, pages.url("plain.html")).await;
+    let g2 = open(&gamma, pages.url("dom/form.html")).await;
+    let d1 = open(&delta, pages.url("plain.html")).await;
+
+    // Gamma ends: its tabs close; delta's stay, and so does every other tab.
+    gamma.client.cancel().await.unwrap();
+    let gone = format!(
+        "chrome.tabs.query({{}}).then((ts) => !ts.some((t) => [{g1}, {g2}].includes(t.id)))"
+    );
+    cdp.wait_for(&worker, &gone, WITHIN).await.expect("gamma's tabs closed");
+    assert_eq!(group_of(&cdp, &worker, &d1).await["title"], "delta");
+    delta.read_page(json!({ "tab_id": d1 })).await;
+}

@@ -145,7 +145,7 @@
     },
 
     // Start watching, act, return at once; `settle` below waits for the page to be quiet.
-    act({ action, base, ...args }) {
+    async act({ action, base, ...args }) {
       ns.startRefsAt(base);
       const before = lines();
       const w = startWatch();
@@ -175,7 +175,11 @@
             break;
           case 'press':
             if (args.ref || args.selector) got(args).focus();
-            ns.press(args.keys);
+            {
+              const before = ns.caret();
+              await ns.press(args.keys);
+              if (!ns.sameCaret(before, ns.caret())) result.selection_moved = true;
+            }
             break;
           case 'hover': {
             const el = got(args);
@@ -297,9 +301,11 @@
       };
       if (holds()) return { met: true };
       return new Promise((resolve, reject) => {
-        let scheduled = false;
+        // Timers of clock.js: they keep time in a background tab too.
+        let scheduled = null;
+        let poll = null;
         const check = () => {
-          scheduled = false;
+          scheduled = null;
           try {
             if (holds()) done(resolve, { met: true });
           } catch (e) {
@@ -307,15 +313,20 @@
           }
         };
         const observer = new MutationObserver(() => {
-          if (!scheduled) (scheduled = true), setTimeout(check, 16);
+          scheduled ??= globalThis.tabwireLater(check, 16);
         });
         // innerText also changes with style alone (display), which no mutation reports.
-        const poll = setInterval(check, 250);
-        const timer = setTimeout(() => done(resolve, { met: false }), timeout);
+        const polling = () => {
+          poll = globalThis.tabwireLater(polling, 250);
+          check();
+        };
+        poll = globalThis.tabwireLater(polling, 250);
+        const timer = globalThis.tabwireLater(() => done(resolve, { met: false }), timeout);
         const done = (fn, v) => {
           observer.disconnect();
-          clearInterval(poll);
-          clearTimeout(timer);
+          scheduled?.();
+          poll();
+          timer();
           fn(v);
         };
         observer.observe(document, { subtree: true, childList: true, characterData: true, attributes: true });

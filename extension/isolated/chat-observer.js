@@ -15,6 +15,10 @@
   const KEEP_FINISHED = 20; // finished operations kept for chat.status
   const STOP_WAIT_MS = 1500; // after pressing the app's stop control, how long it may take to go
   const { readText } = globalThis.tabwireChatText;
+  // isolated/clock.js (injected before this file): timers that keep time in a background tab,
+  // where the page's own would hold the quiet time and progress back by up to a second.
+  // `later(fn, ms)` → a function that cancels it.
+  const later = globalThis.tabwireLater;
   const ops = new Map(); // operation id → op (below)
   let port = null;
 
@@ -153,10 +157,10 @@
         const got = find();
         if (got) done(got);
       });
-      const timer = setTimeout(() => done(null), ms);
+      const timer = later(() => done(null), ms);
       const done = (value) => {
         mo.disconnect();
-        clearTimeout(timer);
+        timer();
         resolve(value);
       };
       mo.observe(document, { childList: true, subtree: true, attributes: true });
@@ -240,8 +244,8 @@
     op.seen = raw;
     op.seenIn = answer;
     op.wasGenerating = generating;
-    clearTimeout(op.stableTimer);
-    op.stableTimer = generating ? null : setTimeout(() => complete(op), a.stable_ms);
+    op.stableTimer?.();
+    op.stableTimer = generating ? null : later(() => complete(op), a.stable_ms);
   }
 
   // The answer to this operation: the newest assistant bubble, if one appeared since the send.
@@ -253,7 +257,7 @@
   function progress(op) {
     const wait = op.lastProgress + PROGRESS_MS - performance.now();
     if (wait <= 0) return reportProgress(op);
-    op.progressTimer ??= setTimeout(() => {
+    op.progressTimer ??= later(() => {
       op.progressTimer = null;
       reportProgress(op);
     }, wait);
@@ -308,8 +312,8 @@
     op.finished = true;
     op.observer?.disconnect();
     if (op.onClick) document.removeEventListener('click', op.onClick, true);
-    clearTimeout(op.progressTimer);
-    clearTimeout(op.stableTimer);
+    op.progressTimer?.();
+    op.stableTimer?.();
     const done = [...ops.values()].filter((o) => o.finished);
     for (const old of done.slice(0, Math.max(0, done.length - KEEP_FINISHED))) ops.delete(old.id);
   }

@@ -6,7 +6,7 @@
 // follows storage (registration, `sites` event, ending calls).
 
 import { originOf } from '../lib/sites.js';
-import { giveTab, takers } from '../worker/groups.js';
+import { WHEN_ENDED, giveTab, takers } from '../worker/groups.js';
 import { isPaused, onPauseChanged, sessionsPaused, setPaused, setSessionPaused } from '../worker/pause.js';
 import { allowSite, allowedBy, currentOptions, currentSites, onSitesChanged, revokeSite, setSwitch, sitesReady } from '../worker/sites.js';
 
@@ -288,3 +288,8 @@ chrome.storage.session.onChanged.addListener((changes) => {
   if (changes.activity) actions = Array.isArray(changes.activity.newValue) ? changes.activity.newValue : [];
   if (changes.groups || changes.activity) showSessions();
 });
+
+// What becomes of a session's tab group when it ends (worker/groups.js reads it then): kept for
+// the user, collapsed and titled "… (done)", or its tabs closed.
+chrome.storage.local.get(WHEN_ENDED).then((got) => (el('when-ended').value = got[WHEN_ENDED] === 'close' ? 'close' : 'keep'));
+el('when-ended').addEventListener('change', () => attempt(() => chrome.storage.local.set({ [WHEN_ENDED]: el('when-ended').value })));

@@ -31,19 +31,23 @@
 // | handover.js  | the tabs handed over to the user        | forgotten: the ask_user call fails   |
 // | pause.js     | whether the user pressed Stop           | chrome.storage.session               |
 // | groups.js    | each session's tab groups, name, colour | chrome.storage.session               |
-// | dom/logs.js  | each tab's last 500 requests            | start empty                          |
+// | dom/logs.js  | each tab's last 500 requests, the tabs  | start empty; the tabs that show an   |
+// |              | whose requests it hears                 | allowed site are heard again         |
 // | network.js   | each session's network rules, its holds | Chrome's session rules are removed   |
 // |              |                                         | at start (their holds went)          |
 // | webdev-page  | each window's size before a resize      | forgotten                            |
 // | workflow.js  | the live workflows, the ports that      | the bridges send them again to the   |
 // |              | follow them                             | new host; followers reconnect        |
+// | clock.js     | background tabs' timers                 | gone with their ports: those tabs'   |
+// |              |                                         | own (throttled) timers fire instead  |
 
 import { withActivity } from './activity.js';
 import { chatMethods, listenForChats } from './chat.js';
+import { keepTime } from './clock.js';
 import { syncContentScripts } from './content-scripts.js';
 import { domMethods, refRect } from './dom.js';
 import { downloadMethods, watchDownloads } from './downloads.js';
-import { sessionsAttached, watchGroups, withGroups } from './groups.js';
+import { groupMethods, sessionsAttached, trackTabGroups, watchGroups, withGroups } from './groups.js';
 import { handoverMethods, watchHandovers, withHandover } from './handover.js';
 import { evaluateMethods } from './dom/evaluate.js';
 import { logMethods, watchNetwork } from './dom/logs.js';
@@ -83,6 +87,7 @@ const methods = {
   ...networkMethods,
   ...downloadMethods,
   ...handoverMethods,
+  ...groupMethods,
 };
 
 // Bridges hear the list once after each hello and after every change, wherever it was made
@@ -96,6 +101,7 @@ globalThis.tabwireChecks = { allowedBy, checkSite };
 globalThis.tabwireMethods = methods;
 
 listen(); // the one onMessage and onConnect listener; the modules below register with it
+trackTabGroups(); // before watchTabs: each tab event names its owner
 watchTabs();
 watchSettling();
 watchDownloads();
@@ -108,6 +114,7 @@ watchNetworkRules();
 listenForPages();
 listenForChats();
 listenForWorkflows();
+keepTime();
 onSitesChanged(() => {
   syncContentScripts();
   if (!isConnected()) return; // the next connect sends the list after hello

@@ -13,7 +13,7 @@ const SCRIPTS = [
   { id: 'tabwire-relay', js: [ROUTER, 'isolated/relay.js', 'isolated/badge.js'], world: 'ISOLATED' },
   { id: 'tabwire-sdk', js: ['page-world/page-sdk.js'], world: 'MAIN' },
   // Any page (dom.js): the agent in every frame, and the dialogs that must not freeze it.
-  { id: 'tabwire-dom', js: [ROUTER, 'isolated/refs.js', 'lib/name-text.js', 'isolated/snapshot.js', 'isolated/act.js', 'isolated/pointer.js', 'isolated/agent.js'], world: 'ISOLATED', allFrames: true },
+  { id: 'tabwire-dom', js: [ROUTER, 'isolated/refs.js', 'lib/name-text.js', 'isolated/snapshot.js', 'isolated/act.js', 'isolated/pointer.js', 'isolated/clock.js', 'isolated/agent.js'], world: 'ISOLATED', allFrames: true },
   { id: 'tabwire-dom-dialogs', js: ['page-world/dialogs.js'], world: 'MAIN', allFrames: true },
   // The console capture (dom/logs.js): the buffer first, so it hears the hook's first message.
   { id: 'tabwire-console-buffer', js: [ROUTER, 'isolated/console-buffer.js'], world: 'ISOLATED' },
@@ -21,7 +21,7 @@ const SCRIPTS = [
 ];
 // Injected by chat.js into the top frame of a chat's tab, into the ISOLATED world (the
 // observer reads answers with lib/chat-text.js).
-export const CHAT_OBSERVER = [ROUTER, 'lib/chat-text.js', 'isolated/chat-observer.js'];
+export const CHAT_OBSERVER = [ROUTER, 'lib/chat-text.js', 'isolated/clock.js', 'isolated/chat-observer.js'];
 const IDS = SCRIPTS.map((s) => s.id);
 
 let syncing = Promise.resolve();

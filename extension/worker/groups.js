@@ -9,10 +9,15 @@
 //
 // Kept in chrome.storage.session, so a worker restart keeps who owns which group.
 
-import { TabwireError } from '../lib/errors.js';
+import { TabwireError, fail } from '../lib/errors.js';
 import { access, colorFor, doneTitle, ended, othersLive, ownedMessage, ownerOf, shown } from '../lib/groups.js';
+import { ownersBy } from './native.js';
+import { getTab, tabId } from './tabs.js';
 
 const KEY = 'groups';
+// What becomes of an ended session's groups, as the user chose in the popup (storage.local):
+// "keep" (default: collapsed, titled "… (done)") or "close" (its tabs are closed).
+export const WHEN_ENDED = 'when_ended';
 // Bookkeeping the bridges do on their own, and methods that act on no one tab of a session.
 const UNCHECKED = new Set(['page.drained', 'chat.status', 'chat.cancel', 'tabs.list']);
 // Methods that answer a tab (tabs.js's `describe`): told whose it is.
@@ -27,6 +32,12 @@ const save = () => chrome.storage.session.set({ [KEY]: state }).catch((e) => con
 let queue = Promise.resolve(); // group changes one at a time: two opens make one group
 const serial = (fn) => (queue = queue.then(fn, fn));
 let attached = { host: null, sessions: [] }; // the sessions the host said are attached
+// Which group each tab is in, kept from Chrome's tab events, so that the owner of each event
+// about a tab is known at once (native.js asks as it sends); and the owner of a tab that is not
+// in its group yet: one a session's tabs.open is opening, one a page opened from a session's tab.
+const groupOf = new Map(); // tab id → group id
+const joining = new Map(); // tab id → session id, until the tab is in a group
+const opening = []; // { id: session id, url } of each tabs.open under way
 
 // `table` with every call checked against the tab's owner, tabs.list filtered, and the tabs
 // tabs.open makes put in the caller's group.
@@ -39,10 +50,23 @@ export function withGroups(table) {
       const tabs = await fn(params, ctx);
       return tabs.map((t) => shown(state, t, caller?.id ?? null)).filter(Boolean);
     }
+    // Every page's declared commands: not those of another live session's tabs.
+    if (method === 'page.commands' && params?.tab_id == null) {
+      const listed = await fn(params, ctx);
+      const groups = await Promise.all(listed.pages.map((p) => chrome.tabs.get(p.tab_id).then((t) => t.groupId, () => -1)));
+      return { ...listed, pages: listed.pages.filter((_, i) => access(state, groups[i], caller?.id ?? null).kind !== 'refused') };
+    }
     const look = othersLive(state, caller?.id ?? null) || Object.values(state.sessions).some((s) => s.done && s.groups.length > 0);
     if (!UNCHECKED.has(method) && Number.isInteger(params?.tab_id) && look) await check(params.tab_id, caller);
     const opened = caller && method === 'tabs.open' ? (tab) => adopt(tab, caller) : undefined;
-    const result = await fn(params, opened ? { ...ctx, opened } : ctx);
+    const open = opened ? { id: caller.id, url: normalized(params?.url) } : null;
+    if (open) opening.push(open);
+    let result;
+    try {
+      result = await fn(params, opened ? { ...ctx, opened } : ctx);
+    } finally {
+      if (open) opening.splice(opening.indexOf(open), 1);
+    }
     if (!ANSWER_A_TAB.has(method) || !result || typeof result !== 'object') return result;
     // The answer was made before the tab joined the group: ask Chrome where it is now.
     const now = await chrome.tabs.get(result.id).catch(() => null);
@@ -70,7 +94,14 @@ function live(caller) {
   const known = state.sessions[caller.id];
   if (known && !known.done && known.name === caller.name) return;
   return serial(async () => {
-    const s = (state.sessions[caller.id] ??= { id: caller.id, name: caller.name, color: colorFor(caller.id), done: false, groups: [] });
+    // A worker whose lead gave it tabs before it made a call: it takes that group as its own.
+    const promised = caller.parent ? state.sessions[promiseKey(caller.parent, caller.name)] : null;
+    const s = (state.sessions[caller.id] ??= { id: caller.id, name: caller.name, color: promised?.color ?? colorFor(caller.id), done: false, groups: [] });
+    if (promised) {
+      s.groups.push(...promised.groups.filter((g) => !s.groups.includes(g)));
+      delete state.sessions[promised.id];
+    }
+    s.parent = caller.parent ?? null;
     const retitle = s.done || s.name !== caller.name;
     Object.assign(s, { name: caller.name, done: false });
     if (retitle) for (const g of s.groups) await chrome.tabGroups.update(g, { title: s.name, collapsed: false }).catch(() => {});
@@ -84,31 +115,81 @@ function adopt(tab, caller) {
     const s = state.sessions[caller.id];
     if (!s) return;
     try {
-      let group = null;
-      for (const g of s.groups) {
-        const info = await chrome.tabGroups.get(g).catch(() => null);
-        if (info?.windowId === tab.windowId) group = g;
-      }
-      if (group !== null) return void (await chrome.tabs.group({ tabIds: [tab.id], groupId: group }));
-      group = await chrome.tabs.group({ tabIds: [tab.id], createProperties: { windowId: tab.windowId } });
-      s.groups.push(group);
-      await chrome.tabGroups.update(group, { title: s.name, color: s.color });
-      await save();
+      await join(tab, s);
     } catch (e) {
       console.warn(`tabwire: tab ${tab.id} could not join the group of ${s.name}:`, e.message);
     }
   });
 }
 
+// Move `tab` into session `s`'s group of its window, made if need be; the group.
+async function join(tab, s) {
+  for (const g of s.groups) {
+    const info = await chrome.tabGroups.get(g).catch(() => null);
+    if (info?.windowId !== tab.windowId) continue;
+    await chrome.tabs.group({ tabIds: [tab.id], groupId: g });
+    groupOf.set(tab.id, g); // at once, whenever Chrome's onUpdated comes
+    return g;
+  }
+  const group = await chrome.tabs.group({ tabIds: [tab.id], createProperties: { windowId: tab.windowId } });
+  groupOf.set(tab.id, group);
+  s.groups.push(group);
+  await chrome.tabGroups.update(group, { title: s.name, color: s.color });
+  await save();
+  return group;
+}
+
+// The entry of a worker its lead gave tabs to before the worker made a call of its own (so
+// before its session id is known): keyed by lead and name, taken over by the worker's first call.
+const promiseKey = (lead, name) => `${lead}/worker/${name}`;
+
+// `tabs.give {tab_id, to}`: the caller gives a tab it may use (its own or the user's: withGroups
+// checked it) to its running worker named `to`. The tab moves into the worker's group.
+export const groupMethods = {
+  'tabs.give': async (params, ctx = {}) => {
+    const caller = ctx.session ?? null;
+    const id = tabId(params);
+    const to = params?.to;
+    if (typeof to !== 'string' || to.trim() === '') fail('bad_request', '`to` must be the name of one of your running workers');
+    if (!caller) fail('bad_request', 'a tab is given by a session to one of its workers, and this call was made for no session');
+    const tab = await getTab(id);
+    return serial(async () => {
+      let worker = Object.values(state.sessions).find((s) => !s.done && s.parent === caller.id && s.name === to);
+      if (!worker) {
+        const key = promiseKey(caller.id, to);
+        worker = state.sessions[key] ??= { id: key, name: to, color: colorFor(key), done: false, groups: [], parent: caller.id };
+      }
+      await join(tab, worker);
+      await save();
+      return { tab_id: id, group: worker.name };
+    });
+  },
+};
+
 // A session ended: its groups stay for the user, collapsed and titled "… (done)".
+// Or, as the user chose in the popup (`WHEN_ENDED` "close"), its tabs are closed — but for a
+// window that holds nothing else, which would close with them: those stay, as with "keep".
 function finish(id) {
   return serial(async () => {
-    const s = state.sessions[id];
-    if (!s || s.done) return;
-    s.done = true;
-    for (const g of s.groups) await chrome.tabGroups.update(g, { title: doneTitle(s.name), collapsed: true }).catch(() => {});
+    const close = (await chrome.storage.local.get(WHEN_ENDED).catch(() => ({})))[WHEN_ENDED] === 'close';
+    // With it, the workers it gave tabs to that never came.
+    const promised = Object.values(state.sessions).filter((s) => s.id.startsWith(promiseKey(id, '')));
+    for (const s of [state.sessions[id], ...promised]) {
+      if (!s || s.done) continue;
+      s.done = true;
+      if (close) await closeTabs(s.groups);
+      for (const g of s.groups) await chrome.tabGroups.update(g, { title: doneTitle(s.name), collapsed: true }).catch(() => {});
+    }
     await save();
   });
+}
+
+async function closeTabs(groups) {
+  const tabs = await chrome.tabs.query({});
+  const doomed = tabs.filter((t) => groups.includes(t.groupId));
+  const spared = new Set(doomed.filter((t) => tabs.every((o) => o.windowId !== t.windowId || groups.includes(o.groupId))).map((t) => t.id));
+  const ids = doomed.map((t) => t.id).filter((t) => !spared.has(t));
+  if (ids.length > 0) await chrome.tabs.remove(ids).catch((e) => console.warn('tabwire: the tabs of an ended session were not closed:', e.message));
 }
 
 // The host lists the sessions of its attached bridges; those it listed before and lists no
@@ -118,6 +199,49 @@ export function sessionsAttached({ host_pid: host, sessions } = {}) {
   const before = attached.host === host ? attached.sessions : [];
   attached = { host, sessions };
   loaded.then(() => ended(before, sessions).forEach(finish));
+}
+
+const normalized = (url) => {
+  try {
+    return new URL(url).href;
+  } catch {
+    return null;
+  }
+};
+
+// The live session a tab is that session's own to hear of: the one whose group it is in, or
+// that it is joining. Null for the user's tabs, which every session hears of.
+export function eventOwner(tabId) {
+  const s = ownerOf(state, groupOf.get(tabId)) ?? state.sessions[joining.get(tabId)];
+  return s && !s.done ? s.id : null;
+}
+
+// Who a new tab will belong to before it is in a group: its opener's live session, or the
+// session whose tabs.open asked for its URL.
+function newOwner(tab) {
+  const opener = Number.isInteger(tab.openerTabId) ? ownerOf(state, groupOf.get(tab.openerTabId)) : null;
+  if (opener && !opener.done) return opener.id;
+  const url = tab.pendingUrl || tab.url;
+  return opening.find((o) => o.url === url)?.id ?? null;
+}
+
+// Keep `groupOf` and `joining`. Registered before tabs.js's listeners (background.js), so a
+// tab's `created` event already names its owner.
+export function trackTabGroups() {
+  ownersBy(eventOwner);
+  chrome.tabs.query({}).then((tabs) => tabs.forEach((t) => groupOf.has(t.id) || groupOf.set(t.id, t.groupId)), () => {});
+  chrome.tabs.onCreated.addListener((tab) => {
+    groupOf.set(tab.id, tab.groupId);
+    const owner = newOwner(tab);
+    if (owner) joining.set(tab.id, owner);
+  });
+  chrome.tabs.onUpdated.addListener((id, change) => {
+    if (!('groupId' in change)) return;
+    groupOf.set(id, change.groupId);
+    joining.delete(id);
+  });
+  // After the other listeners: the tab's `removed` event still names its owner.
+  chrome.tabs.onRemoved.addListener((id) => setTimeout(() => (groupOf.delete(id), joining.delete(id)), 0));
 }
 
 // Tabs a page opens from a session's tab join its group; a group the user removed is forgotten.

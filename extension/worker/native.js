@@ -59,6 +59,12 @@ export function onHostStatus(fn) {
   hostStatusListeners.add(fn);
 }
 
+// Whose tab an event is about: the id of the live session whose group holds it, or null.
+let ownerOfTab = () => null;
+export function ownersBy(fn) {
+  ownerOfTab = fn;
+}
+
 export function isConnected() {
   return link.state === 'open';
 }
@@ -67,10 +73,15 @@ export function isConnected() {
 // sender of the port the event came on — never from what the page says: `{origin, url}` (url
 // without its fragment), set as top-level `origin` and `url` beside `tab_id`.
 // Throws a TabwireError when there is no host or Chrome refuses it.
+// An event about a tab in a live session's tab group names that session (`owner`, from
+// groups.js): the other sessions' bridges drop it, so a session hears only its own tabs and the
+// user's.
 export function sendEvent(event, tab_id, data, from = null) {
   const msg = { type: 'event', event, tab_id };
   if (from?.origin) msg.origin = from.origin;
   if (from?.url) msg.url = from.url;
+  const owner = Number.isInteger(tab_id) ? ownerOfTab(tab_id) : null;
+  if (owner) msg.owner = owner;
   msg.data = data;
   post(msg);
 }
@@ -233,7 +244,10 @@ async function handle({ id, method, params = null, timeout_ms, session }) {
   );
   try {
     // The bridge session the call is for (`request.session`), null for none.
-    const caller = typeof session?.id === 'string' && typeof session?.name === 'string' ? { id: session.id, name: session.name } : null;
+    // `parent`: the session that spawned it (a worker's lead), which may give it tabs.
+    const caller = typeof session?.id === 'string' && typeof session?.name === 'string'
+      ? { id: session.id, name: session.name, parent: typeof session.parent === 'string' ? session.parent : null }
+      : null;
     reply = { type: 'response', id, result: (await methods[method](params, { signal: ctl.signal, timeoutMs, session: caller })) ?? null };
   } catch (err) {
     reply = { type: 'response', id, error: toWire(err, method) };

@@ -190,10 +190,18 @@ export async function showsErrorPage(tab) {
 const known = new Map();
 const sent = new Map(); // tab id → { allowed, status }
 
+// fn(id, tab) after each change of a tab's status, from the one listener here (a second
+// listener would wake the worker again for every load of every tab).
+const statusHooks = new Set();
+export function onTabStatus(fn) {
+  statusHooks.add(fn);
+}
+
 export function watchTabs() {
   chrome.tabs.onCreated.addListener((tab) => emit(tab.id, 'created', tab));
   chrome.tabs.onUpdated.addListener((id, change, tab) => {
     if ('url' in change || 'title' in change || 'status' in change) emit(id, 'updated', tab);
+    if ('status' in change) for (const fn of statusHooks) fn(id, tab);
   });
   chrome.tabs.onActivated.addListener(({ tabId: id }) => emit(id, 'activated', null));
   chrome.tabs.onRemoved.addListener((id) => {

@@ -123,7 +123,11 @@ impl Core {
 
     /// Become session `record`, whose tab group in the browsers is titled `name`.
     pub fn set_session(&self, record: SessionRecord, name: String) {
-        let tag = tabwire_proto::wire::SessionTag { id: record.session_id.clone(), name };
+        let tag = tabwire_proto::wire::SessionTag {
+            id: record.session_id.clone(),
+            name,
+            parent: record.parent.clone(),
+        };
         let _ = self.inner.inbox.caller.set(tag);
         let _ = self.inner.session.set(record);
     }

@@ -98,9 +98,20 @@ impl Inbox {
     /// One event from the browser `from`; `arrival` numbers it among every frame this inbox's
     /// connections have read. Returns why the browser went away, when the event says it did.
     pub fn event(&self, from: &BrowserInfo, arrival: u64, event: Event) -> Option<String> {
-        let Event { event: name, tab_id, origin, url, data, seq } = event;
+        let Event { event: name, tab_id, origin, url, data, seq, owner } = event;
         let mut data: Arc<RawValue> = Arc::from(data);
         let key = from.key();
+        // A tab in another live session's group: this session neither hears of it nor keeps
+        // what it knew of the page there (its state, its commands), as if the tab were gone
+        // (specs/tools.md, "Sessions and their tab groups"). A bridge of no session (the CLI)
+        // hears every tab.
+        if let (Some(owner), Some(me), Some(tab)) = (&owner, self.caller.get(), tab_id)
+            && *owner != me.id
+        {
+            self.commands.tab_removed(&key, tab);
+            self.cache.tab_removed(&key, tab, arrival);
+            return None;
+        }
         if wire::nesting_depth(data.get()) > wire::MAX_DEPTH {
             // The extension refuses these; one that slips through must not poison a wait
             // (a value too deep to parse would fail the whole reply).

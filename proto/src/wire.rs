@@ -217,6 +217,10 @@ pub struct Request {
 pub struct SessionTag {
     pub id: String,
     pub name: String,
+    /// The session that spawned this one (a worker's lead), which may give it tabs
+    /// (`tabs.give`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
 }
 
 /// The answer to one request: exactly one of `result` and `error`.
@@ -251,6 +255,11 @@ pub struct Event {
     pub data: Box<RawValue>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seq: Option<u64>,
+    /// The session whose tab group the tab is in, set by the extension's service worker while
+    /// that session is live: the bridges of other sessions drop the event (specs/tools.md,
+    /// "Sessions and their tab groups"). None for the user's tabs, which every session hears of.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
 }
 
 /// Stop working on request `id`; no response is expected.
@@ -272,7 +281,7 @@ pub struct Chunk {
 impl Event {
     /// An event with no provenance (made by the host or a bridge, not by a page).
     pub fn new(event: impl Into<String>, tab_id: Option<i64>, data: Box<RawValue>) -> Self {
-        Self { event: event.into(), tab_id, origin: None, url: None, data, seq: None }
+        Self { event: event.into(), tab_id, origin: None, url: None, data, seq: None, owner: None }
     }
 }
 
@@ -377,6 +386,7 @@ struct Envelope {
     url: Option<String>,
     data: Option<Box<RawValue>>,
     seq: Option<u64>,
+    owner: Option<String>,
     index: Option<u32>,
     count: Option<u32>,
     protocol: Option<u32>,
@@ -435,6 +445,7 @@ impl Envelope {
                 url: self.url,
                 data: self.data.unwrap_or_else(null),
                 seq: self.seq,
+                owner: self.owner,
             }),
             "cancel" => Message::Cancel(Cancel { id: need(self.id, "cancel", "id")? }),
             "chunk" => {

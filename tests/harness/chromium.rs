@@ -67,6 +67,23 @@ impl Chromium {
         Self::launch(&[], true)
     }
 
+    /// Start a headed browser (a window, as a user has it) on the X display `display` (from
+    /// [`crate::xvfb::Xvfb`]), with a CDP pipe as [`Chromium::start_with_cdp`]. Its tabs other
+    /// than each window's active one are hidden, and Chrome throttles them.
+    pub fn start_headed_with_cdp(display: &str) -> Chromium {
+        let mut opts = Self::options(bins::bin("tabwire-host"), &[("DISPLAY", display)], true);
+        opts.headless = false;
+        Chromium(Browser::launch(&opts).unwrap_or_else(|e| panic!("{e}")))
+    }
+
+    /// [`Chromium::start_with_cdp`] with the extension in `extension_dir` instead of the
+    /// checkout's: another version of it (the page-cost bench compares two in one run).
+    pub fn start_with_cdp_from(extension_dir: &Path) -> Chromium {
+        let mut opts = Self::options(bins::bin("tabwire-host"), &[], true);
+        opts.extension_dir = extension_dir.to_owned();
+        Chromium(Browser::launch(&opts).unwrap_or_else(|e| panic!("{e}")))
+    }
+
     /// Start a browser the way an installed tabwire runs: the extension from `extension_dir`
     /// (not the checkout's) and the host `host`, in the profile at `Browser::profile_dir(root)`
     /// whose native-host manifest the caller's `tabwire install --user-data-dir` wrote.
@@ -105,9 +122,12 @@ impl Chromium {
         env.push(("TABWIRE_LOG".into(), "debug".into()));
         let root = bins::scratch_dir("chr").into_path(); // the launcher removes it
         install_manifest(&root, &host);
+        // `TABWIRE_TEST_EXTENSION=DIR`: another version of the extension (to see a test fail
+        // without a change, e.g. the last commit's from `git archive HEAD extension`).
+        let extension = std::env::var_os("TABWIRE_TEST_EXTENSION").map(PathBuf::from);
         LaunchOptions {
             chromium: chromium_binary(),
-            extension_dir: bins::repo_root().join("extension"),
+            extension_dir: extension.unwrap_or_else(|| bins::repo_root().join("extension")),
             host_binary: host,
             headless: true,
             root,

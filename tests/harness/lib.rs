@@ -21,6 +21,7 @@
 //!   what Claude Code hands it.
 //! - [`peers`]: other browser MCP servers from npm (Playwright MCP, chrome-devtools-mcp), for
 //!   the side-by-side benchmark.
+//! - [`xvfb`]: a virtual X display, for a headed Chromium ([`Chromium::start_headed_with_cdp`]).
 //! - [`git`]: throwaway git repositories.
 //! - [`js`]: the official MCP TypeScript SDK client and Ajv from npm, for schema checks.
 
@@ -42,6 +43,7 @@ pub mod page_tools;
 pub mod peers;
 pub mod progress;
 pub mod serve;
+pub mod xvfb;
 
 pub use cdp::Cdp;
 pub use chromium::Chromium;

@@ -11,6 +11,8 @@ mod floors;
 mod http;
 mod operations;
 mod page_cost;
+mod real_apps;
+mod sessions;
 mod sites;
 mod state;
 mod stats;
@@ -58,6 +60,12 @@ async fn main() {
     }
     if wanted("page_cost") {
         page_cost::run().await;
+    }
+    if wanted("real_apps") {
+        real_apps::run().await;
+    }
+    if wanted("sessions") {
+        sessions::run().await;
     }
     // Needs root and tracefs, so only when asked for by name.
     if only.as_deref() == Some("tail") {

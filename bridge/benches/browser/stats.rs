@@ -30,6 +30,14 @@ impl Sample {
         sample
     }
 
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn durations(&self) -> impl Iterator<Item = Duration> + '_ {
+        self.0.iter().copied()
+    }
+
     pub fn percentile(&mut self, q: f64) -> Duration {
         self.0.sort_unstable();
         self.0[((self.0.len() as f64 - 1.0) * q).round() as usize]

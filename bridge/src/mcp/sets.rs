@@ -65,7 +65,7 @@ pub const FAMILIES: [Family; 8] = [
     },
     Family {
         name: "workers",
-        tools: &["spawn_worker", "list_workers", "stop_worker", "wait_for_event"],
+        tools: &["spawn_worker", "list_workers", "stop_worker", "give_tab", "wait_for_event"],
     },
     Family {
         name: "chat",

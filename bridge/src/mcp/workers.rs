@@ -12,6 +12,10 @@ use serde::{Deserialize, Serialize};
 
 use super::reply::{Reply, ToolError};
 use super::server::TabwireServer;
+use super::tabs::Target;
+use tabwire_link::error::CallError;
+use tabwire_link::methods::{GiveTab, Given, TabsGive};
+use tabwire_proto::wire::code;
 use tabwire_workers::{Spawn, WorkerInfo, WorkerStatus};
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -44,6 +48,16 @@ pub struct ListWorkersParams {}
 pub struct StopWorkerParams {
     /// The worker to stop, as spawn_worker or list_workers gave it.
     pub worker_id: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct GiveTabParams {
+    /// A tab of yours (in your group) or of the user's.
+    pub tab_id: i64,
+    /// The running worker that gets it, as spawn_worker or list_workers gave it.
+    pub worker_id: String,
+    #[serde(flatten)]
+    pub target: Target,
 }
 
 /// This session's workers.
@@ -133,6 +147,57 @@ impl TabwireServer {
         let info = self.workers.stop(&p.worker_id).await?;
         Ok(Reply::new(describe(&info), info))
     }
+
+    /// Give one of your tabs to a running worker: it moves into the worker's tab group (made now
+    /// if the worker has none yet) and is the worker's from then on; you no longer act in it.
+    #[tool(
+        output_schema = schema_for_output::<Given>(),
+        annotations(
+            title = "Give a tab to a worker",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn give_tab(
+        &self,
+        Parameters(p): Parameters<GiveTabParams>,
+    ) -> Result<Reply<Given>, ToolError> {
+        let workers = self.workers.list();
+        let running = || {
+            let names: Vec<&str> =
+                workers.iter().filter(|w| !ended(w)).map(|w| w.worker_id.as_str()).collect();
+            if names.is_empty() { "none".to_owned() } else { names.join(", ") }
+        };
+        let Some(worker) = workers.iter().find(|w| w.worker_id == p.worker_id) else {
+            let why = format!(
+                "{:?} is not a worker of this session (running: {}); spawn_worker starts one",
+                p.worker_id,
+                running()
+            );
+            return Err(CallError::new(code::BAD_REQUEST, why).into());
+        };
+        if ended(worker) {
+            let why = format!(
+                "worker {} has ended, so it cannot take a tab (running: {})",
+                p.worker_id,
+                running()
+            );
+            return Err(CallError::new(code::BAD_REQUEST, why).into());
+        }
+        let params = GiveTab { tab_id: p.tab_id, to: worker.name.clone() };
+        let given = self.core.invoke::<TabsGive>(p.target.browser.as_deref(), &params).await?;
+        let text = format!(
+            "tab {} is in the tab group \"{}\" of worker {} now; it is the worker's to use",
+            given.tab_id, given.group, worker.worker_id
+        );
+        Ok(Reply::new(text, given))
+    }
+}
+
+fn ended(info: &WorkerInfo) -> bool {
+    matches!(info.state, WorkerStatus::Success | WorkerStatus::Error)
 }
 
 /// `build-1a2b3c4d (pid 4242): running in /src/app`

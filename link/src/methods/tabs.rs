@@ -80,6 +80,22 @@ pub struct OpenTab {
     pub wait: Wait,
 }
 
+/// `tabs.give`'s params: the tab, and the worker (its name or session id) that gets it.
+#[derive(Debug, Clone, Serialize)]
+pub struct GiveTab {
+    pub tab_id: i64,
+    pub to: String,
+}
+
+/// What `tabs.give` did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Given {
+    /// The tab given.
+    pub tab_id: i64,
+    /// The name of the worker's tab group it is in now.
+    pub group: String,
+}
+
 /// `tabs.navigate`'s params.
 #[derive(Debug, Clone, Serialize)]
 pub struct NavigateTab {
@@ -98,6 +114,8 @@ methods! {
     TabsClose = "tabs.close": TabRef => IgnoredAny, QUICK_CALL;
     /// Select a tab and focus its window.
     TabsActivate = "tabs.activate": TabRef => Tab, QUICK_CALL;
+    /// Move a tab of this session's into the tab group of one of its running workers.
+    TabsGive = "tabs.give": GiveTab => Given, QUICK_CALL;
     /// Load another URL in a tab; like [`TabsOpen`], waits by `wait`.
     TabsNavigate = "tabs.navigate": NavigateTab => Tab, PAGE_CALL;
 }
