@@ -148,8 +148,9 @@ impl TabwireServer {
         Ok(Reply::new(describe(&info), info))
     }
 
-    /// Give one of your tabs to a running worker: it moves into the worker's tab group (made now
-    /// if the worker has none yet) and is the worker's from then on; you no longer act in it.
+    /// Give one of your tabs to a running worker (spawn_worker, list_workers): it moves into the
+    /// worker's tab group (made now if the worker has none yet) and is the worker's from then on;
+    /// you no longer act in it.
     #[tool(
         output_schema = schema_for_output::<Given>(),
         annotations(
