@@ -76,6 +76,7 @@ pub const ALL: &[&str] = &[
     TabsClose::NAME,
     TabsActivate::NAME,
     TabsNavigate::NAME,
+    TabsGive::NAME,
     PageGetState::NAME,
     PageCommand::NAME,
     PageDrained::NAME,
