@@ -6,25 +6,11 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tabwire_tests::mcp::text;
-use tabwire_tests::{Cdp, Chromium, Fixtures, Mcp, bins, npm};
+use tabwire_tests::{Cdp, Chromium, Fixtures, Mcp, npm};
 
-/// `tests/fixtures/apps/node_modules`, installed from the committed lock file when a package
-/// of `package.json` is missing.
+/// The apps' packages, or a panic saying why they could not be installed.
 fn install_apps() {
-    let dir = bins::repo_root().join("tests/fixtures/apps");
-    // The lock file lives in the target dir, out of the repository.
-    let _lock = npm::lock(&bins::bin("tabwire").parent().unwrap().join("real-apps"));
-    let manifest: Value =
-        serde_json::from_slice(&std::fs::read(dir.join("package.json")).unwrap()).unwrap();
-    let missing = manifest["dependencies"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .any(|name| !dir.join("node_modules").join(name).join("package.json").exists());
-    if missing {
-        npm::install(&dir, &[], &[])
-            .unwrap_or_else(|e| panic!("{e}\nso no real app can be tested"));
-    }
+    npm::install_apps().unwrap_or_else(|e| panic!("{e}\nso no real app can be tested"));
 }
 
 /// A browser with a CDP pipe (the ground truth), and `tabwire mcp` on it; the app's page open

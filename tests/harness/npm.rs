@@ -43,3 +43,19 @@ pub fn install(dir: &Path, packages: &[&str], env: &[(&str, &str)]) -> Result<()
     }
     Ok(())
 }
+
+/// The real apps' packages (`tests/fixtures/apps/package.json`), installed from the committed
+/// lock file when one of them is missing; under a lock in the target dir, so that tests and
+/// benches running at once install them once.
+pub fn install_apps() -> Result<(), String> {
+    let dir = crate::bins::repo_root().join("tests/fixtures/apps");
+    let _lock = lock(&crate::bins::bin("tabwire").parent().unwrap().join("real-apps"));
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("package.json")).unwrap()).unwrap();
+    let missing = manifest["dependencies"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .any(|name| !dir.join("node_modules").join(name).join("package.json").exists());
+    if missing { install(&dir, &[], &[]) } else { Ok(()) }
+}

@@ -128,7 +128,7 @@ pub async fn run() {
     let cdp = Cdp::new(to_browser, from_browser);
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
-    if let Err(why) = install() {
+    if let Err(why) = tabwire_tests::npm::install_apps() {
         println!("  the apps could not be installed, so nothing ran: {why}");
         return;
     }
@@ -191,19 +191,6 @@ pub async fn run() {
     if let Ok(p) = peer {
         p.stop().await;
     }
-}
-
-/// The apps' packages, from the committed lock file, when one is missing.
-fn install() -> Result<(), String> {
-    let dir = tabwire_tests::bins::repo_root().join("tests/fixtures/apps");
-    let manifest: Value =
-        serde_json::from_slice(&std::fs::read(dir.join("package.json")).unwrap()).unwrap();
-    let missing = manifest["dependencies"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .any(|name| !dir.join("node_modules").join(name).join("package.json").exists());
-    if missing { tabwire_tests::npm::install(&dir, &[], &[]) } else { Ok(()) }
 }
 
 /// With `REAL_APPS_TRACE=1`, every call and what it answered (to see why a task failed).
