@@ -221,40 +221,6 @@ async fn each_session_works_in_its_own_tab_group_and_not_in_anothers() {
     assert_eq!(given["shared"], true, "{given}");
 }
 
-/// What the ownership check costs a call: `bench_echo` through the tab's content script
-/// (`page.echo`, the cheapest call that names a tab), with no other session and then with
-/// another live session's group in the browser (each call then asks Chrome for the tab's group).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_ownership_check_costs_a_call_little() {
-    let browser = Chromium::start();
-    let pages = Fixtures::serve();
-    let mcp = Mcp::start_with(&browser.runtime_dir, &[("TABWIRE_BENCH", "1")]).await;
-    let tab = open(&mcp, pages.url("app.html")).await;
-    mcp.ok("get_state", json!({ "tab_id": tab, "force_refresh": true })).await;
-    let echo = json!({ "floor": "content", "tab_id": tab });
-    p50(&mcp, &echo).await; // warm up
-    let alone = p50(&mcp, &echo).await;
-    let other = Mcp::start(&browser.runtime_dir).await;
-    open(&other, pages.url("plain.html")).await;
-    let beside = p50(&mcp, &echo).await;
-    println!(
-        "bench_echo (content) p50: {alone:?} alone, {beside:?} beside another session's group"
-    );
-    assert!(beside < alone + Duration::from_millis(5), "{alone:?} → {beside:?}");
-}
-
-/// The median time of 60 `bench_echo` calls.
-async fn p50(mcp: &Mcp, echo: &Value) -> Duration {
-    let mut took = Vec::new();
-    for _ in 0..60 {
-        let t = std::time::Instant::now();
-        mcp.ok("bench_echo", echo.clone()).await;
-        took.push(t.elapsed());
-    }
-    took.sort();
-    took[took.len() / 2]
-}
-
 /// The tabs whose commands `list_commands` shows this session.
 async fn command_tabs(mcp: &Mcp) -> Vec<Value> {
     let listed = mcp.ok("list_commands", json!({})).await;

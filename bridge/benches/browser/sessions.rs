@@ -1,4 +1,5 @@
-//! Many sessions, one browser: 8 `tabwire mcp` sessions, each with its own tab group and 2 tabs
+//! What the ownership check costs one call, alone and beside another session's group. Then many
+//! sessions, one browser: 8 `tabwire mcp` sessions, each with its own tab group and 2 tabs
 //! of `tests/fixtures/sessions.html`, acting at once (read_page, click, fill, get_state) for a
 //! fixed time, against one session alone in the same browser, first in a headless Chromium and
 //! then in the background tabs of a headed one (under Xvfb). Then, in the headed browser, each
@@ -34,6 +35,7 @@ pub async fn run() {
     let secs = std::env::var("TABWIRE_BENCH_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(60);
     let secs = Duration::from_secs(secs);
     let pages = Fixtures::serve();
+    ownership(&pages).await;
 
     println!(
         "\nmany sessions, one browser: {SESSIONS} sessions × {TABS} tabs acting at once for \
@@ -61,6 +63,29 @@ pub async fn run() {
     crowd(&browser, &cdp, &pages, secs, "hd").await;
     println!("\nactive tab against a background tab (headed, one session, sequential calls)");
     front_and_back(&browser, &cdp, &pages).await;
+}
+
+/// What the ownership check costs a call: `bench_echo` through the tab's content script
+/// (`page.echo`, the cheapest call that names a tab) with no other session in the browser, then
+/// beside another live session's group (each call then asks Chrome for the tab's group).
+async fn ownership(pages: &Fixtures) {
+    const CALLS: usize = 200;
+    println!("\nthe ownership check: bench_echo (content), {CALLS} calls (headless Chromium)");
+    let browser = Chromium::start();
+    let mcp = Mcp::start_with(&browser.runtime_dir, &[("TABWIRE_BENCH", "1")]).await;
+    let tab =
+        mcp.ok("open_tab", json!({ "url": pages.url("app.html") })).await["tab"]["id"].clone();
+    mcp.ok("get_state", json!({ "tab_id": tab, "force_refresh": true })).await;
+    let echo = json!({ "floor": "content", "tab_id": tab });
+    Sample::time(CALLS, async || drop(mcp.ok("bench_echo", echo.clone()).await)).await;
+    let mut alone =
+        Sample::time(CALLS, async || drop(mcp.ok("bench_echo", echo.clone()).await)).await;
+    alone.print("alone in the browser");
+    let other = Mcp::start(&browser.runtime_dir).await;
+    other.ok("open_tab", json!({ "url": pages.url("plain.html") })).await;
+    let mut beside =
+        Sample::time(CALLS, async || drop(mcp.ok("bench_echo", echo.clone()).await)).await;
+    beside.print("beside another session's group");
 }
 
 /// One session's part: its MCP client, its name, its tabs and what it did in each.
