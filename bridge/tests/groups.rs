@@ -352,3 +352,29 @@ async fn the_user_chooses_in_the_popup_that_an_ended_sessions_tabs_close() {
     assert_eq!(group_of(&cdp, &worker, &d1).await["title"], "delta");
     delta.read_page(json!({ "tab_id": d1 })).await;
 }
+
+/// A session does not hear of another live session's tabs: no `tab`, `page_event` or
+/// `state_update` event about them reaches it, while those about its own tabs do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_hears_of_its_own_tabs_not_of_anothers() {
+    let browser = Chromium::start();
+    let pages = Fixtures::serve();
+    let alpha = Mcp::start_with(&browser.runtime_dir, &[("TABWIRE_SESSION_ID", "alpha")]).await;
+    let beta = Mcp::start_with(&browser.runtime_dir, &[("TABWIRE_SESSION_ID", "beta")]).await;
+    let b1 = open(&beta, pages.url("plain.html")).await;
+    let a1 = open(&alpha, pages.url("app.html")).await;
+    alpha.ok("navigate", json!({ "tab_id": a1, "url": pages.url("plain.html") })).await;
+    beta.ok("navigate", json!({ "tab_id": b1, "url": pages.url("app.html") })).await;
+    let mut heard = Vec::new();
+    loop {
+        let types = json!(["tab", "page_event", "state_update"]);
+        let e = beta.ok("wait_for_event", json!({ "types": types, "timeout_secs": 2 })).await;
+        if e["type"] == "timeout" || heard.len() > 200 {
+            break;
+        }
+        heard.push(e);
+    }
+    let about = |tab: &Value| heard.iter().filter(|e| e["tab_id"] == *tab).count();
+    assert!(about(&b1) > 0, "beta heard nothing of its own tab {b1}: {heard:?}");
+    assert_eq!(about(&a1), 0, "beta heard of alpha's tab {a1}: {heard:?}");
+}

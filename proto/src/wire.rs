@@ -498,7 +498,7 @@ impl Serialize for Message {
                 st.end()
             }
             Message::Event(m) => {
-                let mut st = s.serialize_struct("event", 7)?;
+                let mut st = s.serialize_struct("event", 8)?;
                 st.serialize_field("type", "event")?;
                 st.serialize_field("event", &m.event)?;
                 if let Some(tab) = m.tab_id {
@@ -513,6 +513,9 @@ impl Serialize for Message {
                 st.serialize_field("data", &m.data)?;
                 if let Some(seq) = m.seq {
                     st.serialize_field("seq", &seq)?;
+                }
+                if let Some(owner) = &m.owner {
+                    st.serialize_field("owner", owner)?;
                 }
                 st.end()
             }
@@ -551,6 +554,7 @@ mod tests {
             r#"{"type":"response","id":"7","error":{"code":"no_such_tab","message":"no tab 9"}}"#,
             r#"{"type":"event","event":"state_update","tab_id":3,"data":{"n":1},"seq":42}"#,
             r#"{"type":"event","event":"dropped","data":{"count":5}}"#,
+            r#"{"type":"event","event":"tab","tab_id":3,"data":{"kind":"created"},"seq":1,"owner":"s1"}"#,
             r#"{"type":"cancel","id":"7"}"#,
             r#"{"type":"chunk","id":"c1","index":0,"count":2,"data":"{\"ty"}"#,
         ] {
