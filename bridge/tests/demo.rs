@@ -41,11 +41,22 @@ fn the_demo_runs_every_step_against_a_real_browser() {
         "response_completed",
         "answer: You asked: “What is tabwire?”",
         "status success, changes: notes.txt (+1 -0)",
+        "the lead's workers: demo success, north success, south success",
         "workflow collab: collab-start → gather-session-goals → collab-clear (clear context) → brainstorm-exploring (item 1)",
         "done: browser stopped, its profile removed.",
     ] {
         assert!(text.contains(seen), "the demo did not show {seen:?}:\n{text}");
     }
+    // Two workers, each a tabwire session of its own in the demo's browser: each tab is in a
+    // group of its own, named after its worker, as the worker's tabwire answered.
+    let opened: Vec<(&str, &str)> = text
+        .lines()
+        .filter_map(|line| line.split("its own session: opened tab ").nth(1))
+        .filter_map(|rest| rest.split_once(" in tab group "))
+        .collect();
+    assert_eq!(opened.len(), 2, "two workers opened a tab each:\n{text}");
+    assert_ne!(opened[0].0, opened[1].0, "two tabs: {opened:?}");
+    assert_eq!((opened[0].1, opened[1].1), ("\"north\"", "\"south\""), "{opened:?}");
     let read = text.split("read_page: ").nth(1).expect("the demo reads the page");
     let lines: u32 = read.split(' ').next().unwrap().parse().unwrap();
     assert!(lines >= 1, "read_page read the page's controls: {read}");

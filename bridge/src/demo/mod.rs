@@ -241,7 +241,9 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     let waited = json!({ "operation_id": started["operation_id"] });
     let done = session.call("wait_for_operation", waited).await?;
     println!("      answer: {}", done["response_text"].as_str().unwrap_or("(none)"));
-    workers::show(&exe).await?; // a lead spawns a worker; wait_for_event returns its report
+    // A lead spawns workers; wait_for_event returns their reports. Two are tabwire sessions
+    // in this browser, each with its tab in a group named after it.
+    workers::show(&exe, &browser.runtime_dir, &url).await?;
     workflows::show(&session).await?; // complete_skill walks the collab graph; where it stands
 
     session.client.cancel().await.ok();
