@@ -708,3 +708,53 @@ fn received_already(mcp: &mut ProgressMcp, token: &ProgressToken) -> Vec<Receive
     }
     got
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_detected_adapter_is_shown_then_used_on_the_fixture_chat() {
+    let world = World::new("op-detect");
+    let mcp = world.mcp().await;
+    // The app's Stop button shows while it answers: the detector finds it (hidden now) by name.
+    let tab = world.open_chat(&mcp, "words=20&word_ms=30&start_ms=100&stop=1&done=0").await;
+    let listed = mcp.ok("list_adapters", json!({ "tab_id": tab })).await;
+    let found = &listed["tab"]["detected"];
+    assert_eq!(found["clear"], true, "{listed}");
+    let proposed = &found["adapter"];
+    assert_eq!(
+        (&proposed["input"], &proposed["submit"], &proposed["stop"]),
+        (&json!("#prompt"), &json!("#send"), &json!("#stop")),
+        "{listed}"
+    );
+    assert!(text(&mcp.call("list_adapters", json!({ "tab_id": tab })).await).contains(
+        "no adapter fits; send_message_async with this tab_id uses the one the chat detector proposes"
+    ));
+
+    let asked = "What time is it?";
+    let started = mcp.ok("send_message_async", json!({ "tab_id": tab, "text": asked })).await;
+    assert_eq!(started["adapter"], "detected");
+    let done = wait(&mcp, started["operation_id"].as_str().unwrap()).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["response_text"], answer(1, asked, 20), "{done}");
+    let names = names(&done);
+    assert_eq!(names.first().map(String::as_str), Some("message_sent"), "{names:?}");
+    assert_eq!(done["milestones"][0]["data"]["excerpt"], asked);
+
+    // A second message: its answer, not the first one's.
+    let again = "And the date?";
+    let started = mcp.ok("send_message_async", json!({ "tab_id": tab, "text": again })).await;
+    let done = wait(&mcp, started["operation_id"].as_str().unwrap()).await;
+    assert_eq!(done["response_text"], answer(2, again, 20), "{done}");
+
+    // A contenteditable box (the page's textarea hidden): found and typed into as well.
+    let ce = world.open_chat(&mcp, "editor=ce&words=3&word_ms=10&start_ms=10").await;
+    let started =
+        mcp.ok("send_message_async", json!({ "tab_id": ce, "text": "In an editor" })).await;
+    let done = wait(&mcp, started["operation_id"].as_str().unwrap()).await;
+    assert_eq!(done["response_text"], answer(1, "In an editor", 3), "{done}");
+
+    // A page with no text box: nothing is proposed, and the error says so.
+    let plain = mcp.ok("open_tab", json!({ "url": world.pages.url("plain.html") })).await;
+    let err =
+        mcp.err("send_message_async", json!({ "tab_id": plain["tab"]["id"], "text": "x" })).await;
+    assert!(err.contains("no adapter fits tab"), "{err}");
+    assert!(err.contains("it proposes nothing"), "{err}");
+}

@@ -278,3 +278,83 @@ async fn keys_that_only_move_the_selection_are_an_effect() {
     let done = mcp.ok("press_key", json!({ "tab_id": tab, "keys": "Home" })).await;
     assert_eq!(done["effect"], "none", "{done}");
 }
+
+/// A hand-written adapter for Deep Chat, whose box, buttons and bubbles all live in the
+/// `<deep-chat>` element's open shadow root.
+fn deep_chat_adapter() -> Value {
+    json!({
+        "name": "deep-chat",
+        "matches": ["http://127.0.0.1:*/*deepchat.html*"],
+        "input": "#text-input",
+        "submit": ".input-button.submit-button",
+        "user_message": ".message-bubble.user-message-text",
+        "assistant_message": ".message-bubble.ai-message-text",
+        "generating": "#stop-icon",
+        "stop": ".input-button:has(#stop-icon)",
+        "stable_ms": 300
+    })
+}
+
+const DEEP_CHAT_READY: &str =
+    "!!document.querySelector('deep-chat')?.shadowRoot?.querySelector('#text-input')";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chat_in_a_web_components_shadow_root_answers_through_its_adapter() {
+    let (_browser, cdp, mcp, tab, session, pages) =
+        open_app("deepchat.html", DEEP_CHAT_READY).await;
+    let asked = "When are you open on Saturdays?";
+    let started = mcp
+        .ok(
+            "send_message_async",
+            json!({ "tab_id": tab, "text": asked, "adapter": deep_chat_adapter() }),
+        )
+        .await;
+    let id = started["operation_id"].as_str().expect("operation_id").to_owned();
+    let done = mcp.call("wait_for_operation", json!({ "operation_id": id })).await;
+    assert_ne!(done.is_error, Some(true), "{}", text(&done));
+    let op = done.structured_content.clone().unwrap();
+    assert_eq!(op["status"], "completed", "{op}");
+    // The fake model was asked exactly this; its markdown answer, as Deep Chat shows it (the
+    // list's dashes and the code span's backticks rendered away).
+    let chats = pages.chats();
+    assert_eq!(chats.len(), 1, "{chats:?}");
+    assert_eq!(chats[0].0, asked);
+    let shown = chats[0].1.replace("\n- ", "\n").replace('`', "");
+    assert_eq!(op["response_text"], shown, "{op}");
+    let bubble = "document.querySelector('deep-chat').shadowRoot.querySelector('.ai-message-text').innerText.trim()";
+    assert_eq!(op["response_text"], cdp.eval(&session, bubble).await.unwrap(), "{op}");
+    let milestones: Vec<&str> =
+        op["milestones"].as_array().unwrap().iter().filter_map(|m| m["name"].as_str()).collect();
+    assert_eq!(milestones.first(), Some(&"message_sent"), "{op}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deep_chat_answers_through_the_adapter_the_detector_proposes() {
+    let (_browser, _cdp, mcp, tab, _session, pages) =
+        open_app("deepchat.html", DEEP_CHAT_READY).await;
+    // No adapter fits the page: list_adapters shows what the detector proposes, before use.
+    let listed = mcp.ok("list_adapters", json!({ "tab_id": tab })).await;
+    let found = &listed["tab"]["detected"];
+    assert_eq!(found["clear"], true, "{listed}");
+    let adapter = &found["adapter"];
+    assert_eq!(adapter["name"], "detected", "{listed}");
+    assert_eq!(adapter["input"], "#text-input", "{listed}");
+    assert!(adapter["submit"].as_str().unwrap().contains(".input-button"), "{listed}");
+    assert_eq!(adapter["detected"], true, "{listed}");
+
+    let asked = "Do you open on Sundays?";
+    let started = mcp.ok("send_message_async", json!({ "tab_id": tab, "text": asked })).await;
+    assert_eq!(started["adapter"], "detected", "{started}");
+    let id = started["operation_id"].as_str().expect("operation_id").to_owned();
+    let done = mcp.call("wait_for_operation", json!({ "operation_id": id })).await;
+    assert_ne!(done.is_error, Some(true), "{}", text(&done));
+    let op = done.structured_content.clone().unwrap();
+    assert_eq!(op["status"], "completed", "{op}");
+    let chats = pages.chats();
+    assert_eq!(chats.len(), 1, "{chats:?}");
+    assert_eq!(chats[0].0, asked);
+    let shown = chats[0].1.replace("\n- ", "\n").replace('`', "");
+    assert_eq!(op["response_text"], shown, "{op}");
+    let sent = &op["milestones"][0];
+    assert_eq!((&sent["name"], &sent["data"]["excerpt"]), (&json!("message_sent"), &json!(asked)));
+}

@@ -4,7 +4,9 @@
 // MutationObserver, never by a fixed delay (specs/operations.md). What the page shows is data:
 // it is read and passed on, never acted upon. The site adapter (CSS selectors) comes with each
 // send. Text is read by lib/chat-text.js (injected before this file), for progress and the
-// final answer alike.
+// final answer alike. Selectors are matched, and changes observed, in the document and in its
+// open shadow roots alike (lib/deep-dom.js, injected before this file): a chat that is a web
+// component keeps its box and bubbles in one.
 (() => {
   if (globalThis.tabwireChatObserver) return; // injected again into the same document
   globalThis.tabwireChatObserver = true;
@@ -19,6 +21,9 @@
   // where the page's own would hold the quiet time and progress back by up to a second.
   // `later(fn, ms)` → a function that cancels it.
   const later = globalThis.tabwireLater;
+  const { Scope, matchInPath } = globalThis.tabwireDeepDom;
+  const scope = new Scope(document); // the document and the open shadow roots met in it
+  const WATCH = { childList: true, subtree: true, characterData: true, attributes: true };
   const ops = new Map(); // operation id → op (below)
   let port = null;
 
@@ -35,6 +40,8 @@
     switch (msg.type) {
       case 'chat.send':
         return send(msg);
+      case 'chat.detect':
+        return globalThis.tabwireDetectChat(); // isolated/chat-detect.js: reads, changes nothing
       case 'chat.status': {
         const op = ops.get(msg.operation_id);
         return { found: !!op, finished: op?.finished ?? false, milestones: op?.milestones ?? [] };
@@ -79,6 +86,7 @@
     if (ops.has(id)) fail('bad_request', `operation ${id} was already sent in this page`);
     checkAdapter(a);
     connect();
+    scope.rescan(); // a shadow root attached since the last look made no mutation to see
     const input = await waitFor(() => first(a.input), waitMs);
     if (!input) mismatch(a, 'input', waitMs);
     const op = {
@@ -87,7 +95,15 @@
       n: 0,
       phase: 'pending',
       milestones: [],
-      base: { users: count(a.user_message), assistants: count(a.assistant_message), dones: a.done ? count(a.done) : 0 },
+      base: a.detected
+        ? { users: 0, assistants: 0, dones: 0 }
+        : { users: count(a.user_message), assistants: count(a.assistant_message), dones: a.done ? count(a.done) : 0 },
+      // A detected adapter (no bubble selectors): the elements added since the send, where the
+      // user's bubble is looked for, and that bubble once found.
+      sent: loose(text) || squash(text),
+      added: [],
+      userBubble: null,
+      input,
       chars: 0,
       seen: null, // the answer's raw text at the last check: a change restarts the quiet time
       seenIn: null, // the element it was read from
@@ -103,13 +119,19 @@
     };
     typeInto(input, text, a);
     ops.set(id, op);
-    op.observer = new MutationObserver(() => check(op)); // before submitting: nothing is missed
-    op.observer.observe(document, { childList: true, subtree: true, characterData: true, attributes: true });
+    // Before submitting, so nothing is missed; on the document and every open shadow root, and
+    // on those that come with added nodes.
+    op.observer = new MutationObserver((records) => {
+      scope.noticeAdded(records);
+      if (a.detected && !op.userBubble) noteAdded(op, records);
+      check(op);
+    });
+    scope.observe(op.observer, WATCH);
     if (a.stop) {
       // The user pressing the app's stop control: the answer that ends then was stopped, not
       // completed. Only which control was pressed is looked at, never anything the page says.
       op.onClick = (e) => {
-        if (!op.stopping && op.phase === 'streaming' && e.target instanceof Element && e.target.closest(a.stop)) op.userStopped = true;
+        if (!op.stopping && op.phase === 'streaming' && matchInPath(e, a.stop)) op.userStopped = true;
       };
       document.addEventListener('click', op.onClick, true);
     }
@@ -127,9 +149,11 @@
   function checkAdapter(a) {
     if (a === null || typeof a !== 'object') fail('bad_request', 'the adapter must be an object');
     const name = a.name;
+    // A detected adapter finds the bubbles by their place; it may know no generating sign.
+    const mayLack = a.detected === true ? ['done', 'stop', 'user_message', 'assistant_message', 'generating'] : ['done', 'stop'];
     for (const field of ['input', 'submit', 'user_message', 'assistant_message', 'generating', 'done', 'stop']) {
       const sel = a[field];
-      if (((field === 'done' || field === 'stop') && sel == null) || (field === 'submit' && sel === 'enter')) continue;
+      if ((mayLack.includes(field) && (sel == null || sel === '')) || (field === 'submit' && sel === 'enter')) continue;
       if (typeof sel !== 'string' || sel.trim() === '') fail('bad_request', `adapter "${name}": \`${field}\` must be a CSS selector`);
       try {
         document.querySelector(sel);
@@ -147,23 +171,25 @@
       'pass a corrected adapter (list_adapters shows this one) or put one in the adapters config directory');
   }
 
-  // Resolve with find()'s first truthy answer, checked now and after each change to the page;
-  // null after `ms` milliseconds.
+  // Resolve with find()'s first truthy answer, checked now and after each change to the page
+  // (its shadow roots included); null after `ms` milliseconds. While nothing is found, each
+  // change also looks for shadow roots attached meanwhile (a web component that upgraded).
   function waitFor(find, ms) {
-    const now = find();
+    const now = find() || (scope.rescan() && find());
     if (now) return Promise.resolve(now);
     return new Promise((resolve) => {
-      const mo = new MutationObserver(() => {
-        const got = find();
+      const mo = new MutationObserver((records) => {
+        scope.noticeAdded(records);
+        const got = find() || (scope.rescan() && find());
         if (got) done(got);
       });
       const timer = later(() => done(null), ms);
       const done = (value) => {
-        mo.disconnect();
+        scope.unobserve(mo);
         timer();
         resolve(value);
       };
-      mo.observe(document, { childList: true, subtree: true, attributes: true });
+      scope.observe(mo, { childList: true, subtree: true, attributes: true });
     });
   }
 
@@ -220,10 +246,10 @@
   function check(op) {
     if (op.finished || op.stopping) return;
     const a = op.a;
-    const generating = first(a.generating) !== null;
+    const generating = isGenerating(op);
     const answer = newest(op);
     if (op.phase === 'pending') {
-      const users = document.querySelectorAll(a.user_message);
+      const users = a.detected ? (findUserBubble(op) ? [op.userBubble] : []) : scope.all(a.user_message);
       if (users.length > op.base.users) reach(op, 'message_sent', { excerpt: head(readText(users[users.length - 1])) });
       else if (answer || generating) reach(op, 'message_sent', { excerpt: null }); // the site shows no bubble for it
       else return;
@@ -250,8 +276,78 @@
 
   // The answer to this operation: the newest assistant bubble, if one appeared since the send.
   function newest(op) {
-    const all = document.querySelectorAll(op.a.assistant_message);
+    if (op.a.detected) return detectedAnswer(op);
+    const all = scope.all(op.a.assistant_message);
     return all.length > op.base.assistants ? all[all.length - 1] : null;
+  }
+
+  // Whether the answer is being written: the adapter's `generating` is there — for a detected
+  // adapter (whose `generating` is the app's stop control, often kept in the page hidden while
+  // idle), there and shown.
+  function isGenerating(op) {
+    const sel = op.a.generating;
+    if (!sel) return false;
+    if (!op.a.detected) return first(sel) !== null;
+    return scope.all(sel).some((el) => el.checkVisibility({ visibilityProperty: true }));
+  }
+
+  // A detected adapter's bubbles, by their place (specs/operations.md, "A detected adapter"):
+  // the user's bubble is the outermost element added since the send whose text is the text sent
+  // (not the box it was typed in; compared without white space and markdown's marks, which an
+  // app may render); the answer is the newest element after it in the
+  // same list that is like it — the same tag, a class in common (or neither has one).
+  const ADDED_MAX = 2000;
+  function noteAdded(op, records) {
+    for (const rec of records)
+      for (const node of rec.addedNodes)
+        if (node.nodeType === 1 && op.added.length < ADDED_MAX && !op.input.contains(node)) op.added.push(node);
+  }
+
+  function findUserBubble(op) {
+    if (op.userBubble) return op.userBubble;
+    const within = (el) => {
+      if (el === op.input) return null; // the box may still hold the text typed
+      const t = loose(readText(el));
+      if (t === op.sent && !el.contains(op.input)) return el;
+      if (!t.includes(op.sent)) return null;
+      for (const child of el.children) {
+        const got = within(child);
+        if (got) return got;
+      }
+      return null;
+    };
+    for (const root of op.added) {
+      if (!root.isConnected) continue;
+      const got = within(root);
+      if (got) {
+        op.userBubble = got;
+        op.added = [];
+        return got;
+      }
+    }
+    return null;
+  }
+
+  function alike(el, user) {
+    if (el === user || el.nodeType !== 1 || el.localName !== user.localName) return false;
+    if (user.classList.length === 0) return el.classList.length === 0;
+    return [...user.classList].some((c) => el.classList.contains(c));
+  }
+
+  function detectedAnswer(op) {
+    const user = op.userBubble;
+    if (!user?.isConnected) return null;
+    let answer = null;
+    for (let el = user.nextElementSibling; el; el = el.nextElementSibling) if (alike(el, user)) answer = el;
+    return answer;
+  }
+
+  // Bubbles in the conversation: the adapter's, or those of the detected bubble's list.
+  function messages(op) {
+    if (!op.a.detected) return count(op.a.user_message) + count(op.a.assistant_message);
+    const user = op.userBubble;
+    const list = user?.parentNode;
+    return list ? [...list.children].filter((el) => el === user || alike(el, user)).length : 0;
   }
 
   function progress(op) {
@@ -278,7 +374,7 @@
     let full = readText(newest(op));
     const truncated = full.length > MAX_TEXT;
     if (truncated) full = full.slice(0, MAX_TEXT);
-    const data = { text: full, total_messages: count(op.a.user_message) + count(op.a.assistant_message) };
+    const data = { text: full, total_messages: messages(op) };
     if (truncated) data.truncated = true;
     if (by) data.by = by;
     const m = reach(op, by ? 'response_stopped' : 'response_completed', data);
@@ -291,11 +387,13 @@
   // as stopped with what it says then. Null when there is nothing to press.
   async function pressStop(op) {
     if (op.finished || op.phase !== 'streaming' || !op.a.stop) return null;
-    const control = first(op.a.stop);
+    // A detected adapter's stop control may stay in the page, hidden, once the app stopped.
+    const shownStop = () => (op.a.detected ? scope.all(op.a.stop).find((el) => el.checkVisibility({ visibilityProperty: true })) : first(op.a.stop)) ?? null;
+    const control = shownStop();
     if (!control) return null;
     op.stopping = true;
     control.click();
-    await waitFor(() => (first(op.a.stop) ? null : true), STOP_WAIT_MS);
+    await waitFor(() => (shownStop() ? null : true), STOP_WAIT_MS);
     return complete(op, 'cancel_operation');
   }
 
@@ -310,7 +408,7 @@
   // Stop observing; keep the milestones a while for chat.status.
   function finish(op) {
     op.finished = true;
-    op.observer?.disconnect();
+    if (op.observer) scope.unobserve(op.observer);
     if (op.onClick) document.removeEventListener('click', op.onClick, true);
     op.progressTimer?.();
     op.stableTimer?.();
@@ -318,9 +416,10 @@
     for (const old of done.slice(0, Math.max(0, done.length - KEEP_FINISHED))) ops.delete(old.id);
   }
 
-  const first = (sel) => document.querySelector(sel);
-  const count = (sel) => document.querySelectorAll(sel).length;
+  const first = (sel) => scope.first(sel);
+  const count = (sel) => scope.count(sel);
   const squash = (s) => (s ?? '').replace(/\s+/g, ' ').trim();
+  const loose = (s) => (s ?? '').replace(/[\s*_`#>~]+/g, '');
   const head = (s) => (s.length > EXCERPT ? `${squash(s.slice(0, EXCERPT))}…` : squash(s));
   const tail = (s) => (s.length > EXCERPT ? `…${squash(s.slice(-EXCERPT))}` : squash(s));
 })();

@@ -55,6 +55,9 @@
       const verbatim = typeof part !== 'string';
       const s = verbatim ? part.pre : part;
       if (s === '') continue;
+      // White space between blocks (a markdown renderer's newline between </p> and <p>) is no
+      // text: it neither ends a run of breaks nor starts a line.
+      if (!verbatim && s.trim() === '' && (pending || out === '' || out.endsWith('\n'))) continue;
       if (pending && out !== '') out = out.replace(/ +$/, '') + '\n'.repeat(pending);
       pending = 0;
       out += !verbatim && (out === '' || out.endsWith('\n')) ? s.replace(/^ +/, '') : s;

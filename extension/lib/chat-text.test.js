@@ -45,6 +45,15 @@ test('paragraphs, list items, line breaks and cells kept apart; buttons and hidd
   assert.equal(readText(bubble), 'Answer one\n\na\nb\nx = 1\n\nlast\nline\n\nk\tv');
 });
 
+test('white space between blocks (a markdown renderer\'s newlines) adds no blank lines', () => {
+  const bubble = h('div', null,
+    h('p', null, 'You asked: x'), '\n',
+    h('p', null, 'Hours:'), '\n',
+    h('ul', null, '\n', h('li', null, 'Mon'), '\n', h('li', null, 'Sat'), '\n'), '\n',
+    h('p', null, 'Call ', h('code', null, '555'), ' now.'), '\n');
+  assert.equal(readText(bubble), 'You asked: x\n\nHours:\n\nMon\nSat\n\nCall 555 now.');
+});
+
 test('nothing to read reads as empty', () => {
   assert.equal(readText(null), '');
   assert.equal(readText(h('div', null, h('span', { 'aria-hidden': 'true' }, 'smart_toy'))), '');

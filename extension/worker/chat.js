@@ -52,6 +52,22 @@ export const chatMethods = {
     }
   },
 
+  // The generic chat detector's proposal for the page in the tab (specs/operations.md, "A
+  // detected adapter"): selectors for its text box, send and stop controls, and whether the
+  // choice is clear. Reads the page, types nothing; only in an allowed site's page.
+  'chat.detect': async (params, { signal }) => {
+    const id = tabId(params);
+    const expected = expectedOrigin(params);
+    await sitesReady;
+    const tab = await getTab(id);
+    const url = withoutFragment(tab.url ?? '');
+    const origin = originOf(url);
+    checkSite(id, origin, expected, url);
+    await inject(id, tab);
+    const got = await ask(id, { type: 'chat.detect' }, signal);
+    return { ...got, url, origin: origin ?? '' };
+  },
+
   // Where an operation is, as the page saw it: `{found, milestones}`. Used by a bridge that
   // started while the operation ran, to apply what it missed.
   'chat.status': async (params, { signal }) => {

@@ -21,7 +21,10 @@ const SCRIPTS = [
 ];
 // Injected by chat.js into the top frame of a chat's tab, into the ISOLATED world (the
 // observer reads answers with lib/chat-text.js).
-export const CHAT_OBSERVER = [ROUTER, 'lib/chat-text.js', 'isolated/clock.js', 'isolated/chat-observer.js'];
+// The chat observer, after lib/deep-dom.js (selectors through open shadow roots) and the chat
+// detector (lib/chat-detect.js judges, isolated/chat-detect.js walks the page).
+export const CHAT_OBSERVER = [ROUTER, 'lib/chat-text.js', 'isolated/clock.js', 'lib/deep-dom.js', 'lib/chat-detect.js',
+  'isolated/chat-detect.js', 'isolated/chat-observer.js'];
 const IDS = SCRIPTS.map((s) => s.id);
 
 let syncing = Promise.resolve();

@@ -35,10 +35,14 @@ use tabwire_link::core::Core;
 use tabwire_link::error::CallError;
 use tabwire_link::events::{SessionEvent, kind};
 use tabwire_link::inbox::OperationSink;
+use tabwire_link::methods::adapter::{ChatDetect, DetectChat, Detection};
 use tabwire_link::methods::{
     CancelChat, ChatCancel, ChatSend, ChatStatus, INPUT_WAIT, OperationRef, SendChat, Tab,
     TabsList, WireMilestone,
 };
+
+/// The name of the adapter the chat detector proposes, and of the choice that asks for it.
+pub const DETECTED: &str = "detected";
 
 /// Milestones kept for a waiter that falls behind (far more than an answer produces).
 const LIVE_BACKLOG: usize = 256;
@@ -70,6 +74,30 @@ impl Entry {
     fn new(op: Operation) -> Entry {
         Entry { op, live: broadcast::channel(LIVE_BACKLOG).0, catching_up: false }
     }
+}
+
+/// What list_adapters says of one tab (specs/operations.md, "A detected adapter").
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct ForTab {
+    pub tab_id: i64,
+    pub url: String,
+    /// The loaded adapter send_message_async uses in this tab, by name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fits: Option<String>,
+    /// When no loaded adapter fits: the chat detector's proposal.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detected: Option<Proposal>,
+}
+
+/// The adapter the chat detector proposes for a page.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct Proposal {
+    /// Null when it found no text box to type into.
+    pub adapter: Option<Adapter>,
+    /// Every choice stood alone: send_message_async with this tab_id and no adapter uses it.
+    pub clear: bool,
+    /// Why it is not clear.
+    pub notes: Vec<String>,
 }
 
 /// Which adapter `send` uses: one by name, or one given whole.
@@ -175,7 +203,27 @@ impl Operations {
         let browser = host_pid.to_string();
         let tabs = core.invoke::<TabsList>(Some(&browser), &()).await?;
         let catalog = self.catalog();
-        let (tab, adapter) = choose(&catalog, &tabs, req.tab_id, req.adapter)?;
+        let (tab, adapter) = match detecting(&catalog, &tabs, req.tab_id, &req.adapter) {
+            Some(tab) => match self.detect_in(&browser, tab.id).await {
+                Ok(found) => {
+                    let adapter = usable(&tab, &found)?;
+                    (tab, adapter)
+                }
+                Err(e) => {
+                    return Err(CallError::new(
+                        e.code(),
+                        format!(
+                            "no adapter fits tab {} ({}), and the chat detector could not look at \
+                             its page: {}",
+                            tab.id,
+                            tab.url,
+                            e.message()
+                        ),
+                    ));
+                }
+            },
+            None => choose(&catalog, &tabs, req.tab_id, req.adapter)?,
+        };
         let now = now_ms();
         let deadline = now + req.timeout.as_millis() as u64;
         let id = format!("op_{}", &uuid::Uuid::new_v4().simple().to_string()[..16]);
@@ -212,6 +260,42 @@ impl Operations {
         // rarely waits): a bridge that crashes right after loses no operation it told of.
         self.inner.writer.flush().await;
         self.get(&id)
+    }
+
+    /// The chat detector's proposal for the page in tab `tab_id` (specs/operations.md, "A
+    /// detected adapter").
+    pub async fn detect(&self, browser: Option<&str>, tab_id: i64) -> Result<Detection, CallError> {
+        let conn = self.inner.core.pick(browser).await?;
+        self.detect_in(&conn.info().host_pid.to_string(), tab_id).await
+    }
+
+    async fn detect_in(&self, browser: &str, tab_id: i64) -> Result<Detection, CallError> {
+        self.inner.core.invoke::<ChatDetect>(Some(browser), &DetectChat { tab_id }).await
+    }
+
+    /// Which adapter send_message_async would use in tab `tab_id`: the loaded one that fits
+    /// it, else what the chat detector proposes for its page.
+    pub async fn for_tab(&self, browser: Option<&str>, tab_id: i64) -> Result<ForTab, CallError> {
+        let conn = self.inner.core.pick(browser).await?;
+        let browser = conn.info().host_pid.to_string();
+        let tabs = self.inner.core.invoke::<TabsList>(Some(&browser), &()).await?;
+        let tab = tabs.iter().find(|t| t.id == tab_id).ok_or_else(|| {
+            CallError::new(
+                code::NO_SUCH_TAB,
+                format!("no tab has id {tab_id}: it was closed or never existed; list_tabs shows the open ones"),
+            )
+        })?;
+        let mut out = ForTab { tab_id, url: tab.url.clone(), fits: None, detected: None };
+        match self.catalog().for_url(&tab.url) {
+            Some(adapter) => out.fits = Some(adapter.name.clone()),
+            None => {
+                let found = self.detect_in(&browser, tab_id).await?;
+                let adapter = found.adapter(DETECTED);
+                let clear = found.clear && adapter.is_some();
+                out.detected = Some(Proposal { adapter, clear, notes: found.notes });
+            }
+        }
+        Ok(out)
     }
 
     pub fn get(&self, id: &str) -> Result<Operation, CallError> {
@@ -642,6 +726,46 @@ fn choose(
         })?,
     };
     Ok((tab, adapter))
+}
+
+/// The tab to detect a chat in, when the detector chooses the adapter: a tab given by id with
+/// `adapter: "detected"` (unless an adapter of that name is loaded), or with no adapter when
+/// none loaded fits its address.
+fn detecting(
+    catalog: &Catalog,
+    tabs: &[Tab],
+    tab_id: Option<i64>,
+    choice: &Option<AdapterChoice>,
+) -> Option<Tab> {
+    let tab = tabs.iter().find(|t| Some(t.id) == tab_id)?;
+    let wanted = match choice {
+        None => catalog.for_url(&tab.url).is_none(),
+        Some(AdapterChoice::Name(name)) => name == DETECTED && catalog.named(name).is_none(),
+        Some(AdapterChoice::Whole(_)) => false,
+    };
+    wanted.then(|| tab.clone())
+}
+
+/// The detected adapter, when the detector's choice is clear; else an error showing what it
+/// proposed, so the user can check it and pass it whole.
+fn usable(tab: &Tab, found: &Detection) -> Result<Adapter, CallError> {
+    match found.adapter(DETECTED) {
+        Some(adapter) if found.clear => Ok(adapter),
+        proposed => {
+            let what = match proposed {
+                Some(a) => serde_json::to_string(&a).unwrap_or_default(),
+                None => "nothing".to_owned(),
+            };
+            Err(bad(format!(
+                "no adapter fits tab {} ({}), and the chat detector's proposal is not clear \
+                 enough to use ({}): it proposes {what}. Check it (list_adapters with this tab_id \
+                 shows it), then pass it, corrected, as `adapter`",
+                tab.id,
+                tab.url,
+                found.notes.join("; ")
+            )))
+        }
+    }
 }
 
 /// `scheme://host[:port]` of an http(s) URL.

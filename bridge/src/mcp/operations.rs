@@ -23,7 +23,7 @@ use tabwire_link::error::CallError;
 use tabwire_operations::adapters::Catalog;
 use tabwire_operations::machine::{MilestoneKind, OperationStatus};
 use tabwire_operations::record::{Failure, Milestone, Operation};
-use tabwire_operations::{AdapterChoice, SendRequest};
+use tabwire_operations::{AdapterChoice, ForTab, SendRequest};
 
 const DEFAULT_OPERATION_SECS: u64 = 600;
 const MAX_OPERATION_SECS: u64 = 24 * 3600;
@@ -40,7 +40,8 @@ pub struct SendMessageParams {
     #[serde(default)]
     pub tab_id: Option<i64>,
     /// A name from list_adapters, or a whole adapter. Default: the first whose `matches` fit the
-    /// tab.
+    /// tab; with `tab_id` and none fitting, the chat detector's adapter when its choice is clear
+    /// (`"detected"` asks for it).
     #[serde(default)]
     pub adapter: Option<AdapterChoice>,
     /// Seconds before it is given up as timed_out.
@@ -61,6 +62,25 @@ pub struct WaitForOperationParams {
     /// Return after this many seconds even if it goes on.
     #[serde(default = "default_wait_secs")]
     pub timeout_secs: u64,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ListAdaptersParams {
+    /// Also say which adapter send_message_async would use in this tab: the loaded one that
+    /// fits it, else the chat detector's proposal for its page.
+    #[serde(default)]
+    pub tab_id: Option<i64>,
+    #[serde(flatten)]
+    pub target: Target,
+}
+
+/// The adapters loaded, and (with `tab_id`) the one for that tab.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct AdapterList {
+    #[serde(flatten)]
+    pub catalog: Catalog,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tab: Option<ForTab>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -341,9 +361,10 @@ impl TabwireServer {
     }
 
     /// The chat site adapters loaded (the user's, then the built-in ones) and adapter files that
-    /// could not be used: see whether one fits a site before send_message_async.
+    /// could not be used: see whether one fits a site before send_message_async. With a tab_id:
+    /// the one that fits that tab, else the adapter the chat detector proposes for its page.
     #[tool(
-        output_schema = schema_for_output::<Catalog>(),
+        output_schema = schema_for_output::<AdapterList>(),
         annotations(
             title = "List site adapters",
             read_only_hint = true,
@@ -351,7 +372,10 @@ impl TabwireServer {
             open_world_hint = false
         )
     )]
-    async fn list_adapters(&self) -> Reply<Catalog> {
+    async fn list_adapters(
+        &self,
+        Parameters(p): Parameters<ListAdaptersParams>,
+    ) -> Result<Reply<AdapterList>, ToolError> {
         let catalog = self.operations.catalog();
         let mut lines: Vec<String> = catalog
             .adapters
@@ -364,7 +388,14 @@ impl TabwireServer {
             lines.push(format!("skipped {}: {}", problem.path, problem.error));
         }
         lines.push(format!("user adapters are read from {}", catalog.directory));
-        Reply::new(lines.join("\n"), catalog)
+        let tab = match p.tab_id {
+            Some(id) => Some(self.operations.for_tab(p.target.browser.as_deref(), id).await?),
+            None => None,
+        };
+        if let Some(t) = &tab {
+            lines.push(for_tab_line(t));
+        }
+        Ok(Reply::new(lines.join("\n"), AdapterList { catalog, tab }))
     }
 }
 
@@ -378,6 +409,38 @@ impl TabwireServer {
 }
 
 /// The text, and the store's problem on a line of its own.
+/// What list_adapters says of a tab, on one line of its text.
+fn for_tab_line(t: &ForTab) -> String {
+    let Some(found) = &t.detected else {
+        let name = t.fits.as_deref().unwrap_or("none");
+        return format!("tab {} ({}): adapter {name}", t.tab_id, t.url);
+    };
+    let Some(adapter) = &found.adapter else {
+        return format!(
+            "tab {} ({}): no adapter fits, and the chat detector found no chat: {}",
+            t.tab_id,
+            t.url,
+            found.notes.join("; ")
+        );
+    };
+    let json = serde_json::to_string(adapter).unwrap_or_default();
+    if found.clear {
+        format!(
+            "tab {} ({}): no adapter fits; send_message_async with this tab_id uses the one the \
+             chat detector proposes: {json}",
+            t.tab_id, t.url
+        )
+    } else {
+        format!(
+            "tab {} ({}): no adapter fits; the chat detector proposes {json}, not clear enough to \
+             use unasked ({}): check it and pass it as `adapter`",
+            t.tab_id,
+            t.url,
+            found.notes.join("; ")
+        )
+    }
+}
+
 fn noted(text: String, store_problem: &Option<String>) -> String {
     match store_problem {
         Some(problem) => format!("{text}\n{problem}"),

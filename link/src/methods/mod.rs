@@ -85,6 +85,7 @@ pub const ALL: &[&str] = &[
     ChatSend::NAME,
     ChatStatus::NAME,
     ChatCancel::NAME,
+    adapter::ChatDetect::NAME,
     SitesList::NAME,
     SitesAllow::NAME,
     SitesRevoke::NAME,

@@ -1,0 +1,64 @@
+// The chat detector's judgement (node --test extension/lib/*.test.js), on descriptions shaped
+// as isolated/chat-detect.js makes them from a page.
+
+import assert from 'node:assert/strict';
+import test from 'node:test';
+
+import './chat-detect.js';
+
+const { propose } = globalThis.tabwireChatDetect;
+
+const viewport = { w: 1280, h: 720 };
+const box = (id, kind, label, y = 600) => ({ id, kind, label, rect: { x: 100, y, w: 600, h: 40 }, viewport });
+const control = (id, name, hint = '', more = {}) => ({ id, name, hint, kind: 'button', visible: true, rect: { x: 710, y: 600, w: 40, h: 40 }, ...more });
+
+test('a labelled box, a named send button and a hidden stop button: clear', () => {
+  const got = propose({
+    boxes: [box('b1', 'textarea', 'Message the assistant'), box('b2', 'input', 'Search chats', 20)],
+    controls: [control('c1', 'Send'), control('c2', 'Stop generating', '', { visible: false }), control('c3', 'New chat', '', { rect: { x: 0, y: 0, w: 80, h: 30 } })],
+  });
+  assert.deepEqual(got, { input: 'b1', submit: 'c1', stop: 'c2', clear: true, notes: [] });
+});
+
+test('an unlabelled textarea is the composer when a send button stands beside it (the fixture chat)', () => {
+  const got = propose({
+    boxes: [box('b1', 'textarea', '', 30)],
+    controls: [control('c1', 'Send', '', { rect: { x: 300, y: 30, w: 50, h: 20 } }), control('c2', 'Stop', '', { visible: false, rect: { x: 360, y: 30, w: 50, h: 20 } })],
+  });
+  assert.deepEqual(got, { input: 'b1', submit: 'c1', stop: 'c2', clear: true, notes: [] });
+});
+
+test('an icon-only send control is known by its icon (Deep Chat: no name, a submit-icon)', () => {
+  const got = propose({
+    boxes: [box('b1', 'editable', 'Ask a question')],
+    controls: [control('c1', '', 'input-button inside-end input-button-svg submit-icon')],
+  });
+  assert.deepEqual(got, { input: 'b1', submit: 'c1', stop: null, clear: true, notes: [] });
+});
+
+test('two boxes alike: proposed, not clear', () => {
+  const got = propose({ boxes: [box('b1', 'textarea', 'Message'), box('b2', 'textarea', 'Message')], controls: [] });
+  assert.equal(got.clear, false);
+  assert.equal(got.input, 'b1');
+  assert.equal(got.submit, 'enter');
+  assert.match(got.notes.join('; '), /two text boxes look equally like the chat's \(b1, b2\)/);
+  assert.match(got.notes.join('; '), /Enter would be pressed/);
+});
+
+test('a search box is not a chat; a page with no box proposes nothing', () => {
+  const search = propose({ boxes: [box('b1', 'input', 'Search', 20)], controls: [control('c1', 'Search', '', { rect: { x: 710, y: 20, w: 40, h: 40 } })] });
+  assert.equal(search.clear, false);
+  assert.match(search.notes.join('; '), /does not look like a chat's/);
+  assert.deepEqual(propose({ boxes: [], controls: [control('c1', 'Send')] }), {
+    input: null, submit: null, stop: null, clear: false, notes: ['no visible text box that takes text'],
+  });
+});
+
+test('a send control far from the box, or two alike, is not clear', () => {
+  const far = propose({ boxes: [box('b1', 'textarea', 'Message')], controls: [control('c1', '', 'send-icon', { rect: { x: 0, y: 0, w: 20, h: 20 } })] });
+  assert.equal(far.submit, 'enter', 'a send icon across the page is not this box\'s');
+  assert.equal(far.clear, false);
+  const two = propose({ boxes: [box('b1', 'textarea', 'Message')], controls: [control('c1', 'Send'), control('c2', 'Send')] });
+  assert.equal(two.clear, false);
+  assert.match(two.notes.join('; '), /two controls look equally like the send button/);
+});
