@@ -1,5 +1,8 @@
 // The service worker's entry: wires the modules. Every listener is registered here, in the
-// first turn of the worker (MV3 delivers events only to listeners registered synchronously).
+// first turn of the worker (MV3 delivers events only to listeners registered synchronously) —
+// but for those filtered by the allowed sites or by a tab (tabs.js, dom/logs.js), added once the
+// list is read: what they hear matters only while the host is connected, whose open port keeps
+// the worker running.
 // Where things run (folders of extension/): worker/ is this service worker; isolated/ the
 // content scripts of the isolated world; page-world/ what runs in the page's own world; ui/ the
 // extension's pages; lib/ pure logic they share. content-scripts.js says which file goes where.
@@ -21,7 +24,8 @@
 // | chat.js      | running operations, observer ports      | bridges catch up with chat.status;   |
 // |              |                                         | observers reconnect on their next    |
 // |              |                                         | milestone                            |
-// | tabs.js      | each tab's last url/title/status        | chrome.tabs.query at start           |
+// | tabs.js      | each tab's last url/title/status, the   | chrome.tabs.query at start (and at   |
+// |              | tabs that show an allowed site          | each change of the allowed sites)    |
 // | status.js    | the connection status for the popup     | chrome.storage.session               |
 // | dom.js       | per tab: ref numbering, last 4          | refs stay in the pages               |
 // | settle.js    | snapshots; requests of running actions  | (isolated/refs.js); `since` needs a  |

@@ -32,9 +32,14 @@ const save = () => chrome.storage.session.set({ [KEY]: state }).catch((e) => con
 let queue = Promise.resolve(); // group changes one at a time: two opens make one group
 const serial = (fn) => (queue = queue.then(fn, fn));
 let attached = { host: null, sessions: [] }; // the sessions the host said are attached
-// Which group each tab is in, kept from Chrome's tab events, so that the owner of each event
-// about a tab is known at once (native.js asks as it sends); and the owner of a tab that is not
-// in its group yet: one a session's tabs.open is opening, one a page opened from a session's tab.
+// Which group each tab is in, so that the owner of each event about a tab is known at once
+// (native.js asks as it sends); and the owner of a tab that is not in its group yet: one a
+// session's tabs.open is opening, one a page opened from a session's tab. Not from
+// tabs.onUpdated, which would wake this worker for every load of every tab (tabs.js says why):
+// from what Chrome says of a tab whenever tabwire reads it anyway (its creation, tabwire putting
+// it in a group, each call's check, tabs.list), and read again after each event about a tab
+// while a live session has a group (so a tab the user dragged into or out of a group is told
+// right from its next event on).
 const groupOf = new Map(); // tab id → group id
 const joining = new Map(); // tab id → session id, until the tab is in a group
 const opening = []; // { id: session id, url } of each tabs.open under way
@@ -48,6 +53,7 @@ export function withGroups(table) {
     if (caller) await live(caller);
     if (method === 'tabs.list') {
       const tabs = await fn(params, ctx);
+      for (const t of tabs) seen({ id: t.id, groupId: t.group_id });
       return tabs.map((t) => shown(state, t, caller?.id ?? null)).filter(Boolean);
     }
     // Every page's declared commands: not those of another live session's tabs.
@@ -70,6 +76,7 @@ export function withGroups(table) {
     if (!ANSWER_A_TAB.has(method) || !result || typeof result !== 'object') return result;
     // The answer was made before the tab joined the group: ask Chrome where it is now.
     const now = await chrome.tabs.get(result.id).catch(() => null);
+    seen(now);
     return shown(state, { ...result, group_id: now?.groupId ?? result.group_id }, caller?.id ?? null) ?? result;
   }]));
 }
@@ -77,6 +84,7 @@ export function withGroups(table) {
 async function check(tabId, caller) {
   const tab = await chrome.tabs.get(tabId).catch(() => null);
   if (!tab) return; // the method itself says no_such_tab
+  seen(tab);
   const { kind, owner } = access(state, tab.groupId, caller?.id ?? null);
   if (kind === 'refused') throw new TabwireError('tab_owned_by_other_session', ownedMessage(tabId, owner, caller?.name));
   // A tab of an ended session's collapsed group that a call works in is shown again: the user
@@ -128,11 +136,11 @@ async function join(tab, s) {
     const info = await chrome.tabGroups.get(g).catch(() => null);
     if (info?.windowId !== tab.windowId) continue;
     await chrome.tabs.group({ tabIds: [tab.id], groupId: g });
-    groupOf.set(tab.id, g); // at once, whenever Chrome's onUpdated comes
+    seen({ id: tab.id, groupId: g });
     return g;
   }
   const group = await chrome.tabs.group({ tabIds: [tab.id], createProperties: { windowId: tab.windowId } });
-  groupOf.set(tab.id, group);
+  seen({ id: tab.id, groupId: group });
   s.groups.push(group);
   await chrome.tabGroups.update(group, { title: s.name, color: s.color });
   await save();
@@ -213,8 +221,20 @@ const normalized = (url) => {
 // that it is joining. Null for the user's tabs, which every session hears of.
 export function eventOwner(tabId) {
   const s = ownerOf(state, groupOf.get(tabId)) ?? state.sessions[joining.get(tabId)];
+  if (!reading.has(tabId) && Object.values(state.sessions).some((o) => !o.done && o.groups.length > 0)) {
+    reading.add(tabId);
+    chrome.tabs.get(tabId).then(seen, () => {}).finally(() => reading.delete(tabId));
+  }
   return s && !s.done ? s.id : null;
 }
+
+// Chrome's word on the group of `tab` ({id, groupId}), read for something else.
+function seen(tab) {
+  if (!Number.isInteger(tab?.id) || !Number.isInteger(tab.groupId)) return;
+  groupOf.set(tab.id, tab.groupId);
+  if (tab.groupId >= 0) joining.delete(tab.id);
+}
+const reading = new Set(); // tabs whose group eventOwner reads again now
 
 // Who a new tab will belong to before it is in a group: its opener's live session, or the
 // session whose tabs.open asked for its URL.
@@ -225,8 +245,9 @@ function newOwner(tab) {
   return opening.find((o) => o.url === url)?.id ?? null;
 }
 
-// Keep `groupOf` and `joining`. Registered before tabs.js's listeners (background.js), so a
-// tab's `created` event already names its owner.
+// Keep `groupOf` and `joining`, from tabs created (not page loads: no listener here hears a
+// load). Registered before tabs.js's listeners (background.js), so a tab's `created` event
+// already names its owner.
 export function trackTabGroups() {
   ownersBy(eventOwner);
   chrome.tabs.query({}).then((tabs) => tabs.forEach((t) => groupOf.has(t.id) || groupOf.set(t.id, t.groupId)), () => {});
@@ -234,11 +255,6 @@ export function trackTabGroups() {
     groupOf.set(tab.id, tab.groupId);
     const owner = newOwner(tab);
     if (owner) joining.set(tab.id, owner);
-  });
-  chrome.tabs.onUpdated.addListener((id, change) => {
-    if (!('groupId' in change)) return;
-    groupOf.set(id, change.groupId);
-    joining.delete(id);
   });
   // After the other listeners: the tab's `removed` event still names its owner.
   chrome.tabs.onRemoved.addListener((id) => setTimeout(() => (groupOf.delete(id), joining.delete(id)), 0));
@@ -253,6 +269,7 @@ export function watchGroups() {
     const owner = opener && ownerOf(state, opener.groupId);
     if (!owner || owner.done || tab.groupId === opener.groupId) return;
     await chrome.tabs.group({ tabIds: [tab.id], groupId: opener.groupId })
+      .then(() => seen({ id: tab.id, groupId: opener.groupId }))
       .catch((e) => console.warn(`tabwire: tab ${tab.id} could not join its opener's group:`, e.message));
   });
   chrome.tabGroups.onRemoved.addListener(async (group) => {

@@ -4,9 +4,9 @@
 // path of its URL, never its query, fragment or title: such a page is not read at all.
 
 import { TabwireError, fail } from '../lib/errors.js';
-import { bareUrl, originOf, withoutFragment } from '../lib/sites.js';
+import { bareUrl, originOf, parse, withoutFragment } from '../lib/sites.js';
 import { isConnected, sendEvent } from './native.js';
-import { allows, sitesReady } from './sites.js';
+import { allows, currentSites, onSitesChanged, sitesReady } from './sites.js';
 
 export const tabMethods = {
   'tabs.list': async () => {
@@ -184,32 +184,143 @@ export async function showsErrorPage(tab) {
   }
 }
 
-// Tab events. `known` remembers url/title/status so "removed" can still say what closed;
-// `sent` what the last event of a tab on a site that is not allowed said, so that its title
-// and query changes (which are not reported) do not show as a stream of empty "updated"s.
+// Tab events. Chrome's tabs.onUpdated takes no filter: a listener there would wake this worker
+// for every load of every tab, on any site. So what a tab loads is heard only where tabwire may
+// look: webNavigation listeners filtered to the allowed sites' URLs (Chrome matches the filter
+// in the browser process and wakes no one for other URLs) tell a tab's top frame committing,
+// loading and changing its URL there; and while a tab shows an allowed site, a webRequest
+// listener filtered to its tab id and to top-frame documents tells it going to a site that is
+// not allowed (one status-only `updated`, so that the bridges forget the page), then stops. A
+// load on a site not allowed, in a tab that did not show an allowed site, runs none of this
+// worker's code: such a tab is told of only when it is created, activated or removed
+// (specs/protocol.md, `tab`). Known gaps, each mended by the tab's next request or activation:
+// a page restored from the back/forward cache, or one of another scheme (about:, data:,
+// chrome:), is shown without a request, so a tab leaving an allowed site that way is not told.
+//
+// `known` remembers each tab's url/title/status so "removed" can still say what closed; `sent`
+// what its last event said, so that an unchanged tab sends no second `updated`.
 const known = new Map();
-const sent = new Map(); // tab id → { allowed, status }
+const sent = new Map(); // tab id → JSON of the last event's data, without its kind
+const shown = new Map(); // tab id → { request, check }: the tabs that show an allowed site
+const heard = {}; // webNavigation event name → its filtered listener
+const CHECK_MS = 500; // after a tab left an allowed site: whether it did (not a download)
 
-// fn(id, tab) after each change of a tab's status, from the one listener here (a second
-// listener would wake the worker again for every load of every tab).
+// fn(id, {id, url}) after each change of the status of a tab that shows an allowed site
+// (dom/logs.js: a page back from the back/forward cache made no request to hear it by).
 const statusHooks = new Set();
 export function onTabStatus(fn) {
   statusHooks.add(fn);
 }
 
+// Tab creation, activation and closing are not page loads: heard for every tab.
 export function watchTabs() {
-  chrome.tabs.onCreated.addListener((tab) => emit(tab.id, 'created', tab));
-  chrome.tabs.onUpdated.addListener((id, change, tab) => {
-    if ('url' in change || 'title' in change || 'status' in change) emit(id, 'updated', tab);
-    if ('status' in change) for (const fn of statusHooks) fn(id, tab);
+  chrome.tabs.onCreated.addListener((tab) => {
+    emit(tab.id, 'created', remember(tab));
+    if (showsAllowed(tab)) watch(tab.id);
   });
-  chrome.tabs.onActivated.addListener(({ tabId: id }) => emit(id, 'activated', null));
+  chrome.tabs.onActivated.addListener(({ tabId: id }) => {
+    chrome.tabs.get(id).then((tab) => (emit(id, 'activated', remember(tab)), follow(tab)), () => emit(id, 'activated'));
+  });
   chrome.tabs.onRemoved.addListener((id) => {
-    emit(id, 'removed', null);
+    emit(id, 'removed');
     known.delete(id);
     sent.delete(id);
+    unwatch(id);
   });
   chrome.tabs.query({}).then((tabs) => tabs.forEach((tab) => known.has(tab.id) || remember(tab)));
+  sitesReady.then(hearSites);
+  onSitesChanged(hearSites);
+}
+
+// The listeners for the allowed sites as they are now, and the tabs that show one now.
+async function hearSites() {
+  for (const [name, fn] of Object.entries(heard)) chrome.webNavigation[name].removeListener(fn);
+  const url = currentSites().flatMap(urlFilters);
+  if (url.length > 0) {
+    const filter = { url };
+    try {
+      chrome.webNavigation.onCommitted.addListener((heard.onCommitted = (d) => d.frameId === 0 && committed(d)), filter);
+      chrome.webNavigation.onCompleted.addListener((heard.onCompleted = (d) => d.frameId === 0 && changed(d.tabId, 'complete')), filter);
+      // Same-document URL changes (pushState, #hash), and loads that failed.
+      chrome.webNavigation.onHistoryStateUpdated.addListener((heard.onHistoryStateUpdated = (d) => d.frameId === 0 && changed(d.tabId)), filter);
+      chrome.webNavigation.onReferenceFragmentUpdated.addListener((heard.onReferenceFragmentUpdated = (d) => d.frameId === 0 && changed(d.tabId)), filter);
+      chrome.webNavigation.onErrorOccurred.addListener((heard.onErrorOccurred = (d) => d.frameId === 0 && changed(d.tabId)), filter);
+    } catch (e) {
+      console.error('tabwire: Chrome refuses the URL filters of the allowed sites; tab events are not sent for them:', e.message);
+    }
+  }
+  const tabs = await chrome.tabs.query({}).catch(() => []);
+  for (const tab of tabs) showsAllowed(tab) ? watch(tab.id) : unwatch(tab.id);
+}
+
+// Chrome's URL filters (webNavigation) for a site pattern: exactly its scheme, host and port.
+function urlFilters(pattern) {
+  let p;
+  try {
+    p = parse(pattern);
+  } catch {
+    return [];
+  }
+  const port = p.port === '*' ? {} : { ports: [p.port ?? (p.scheme === 'https' ? 443 : 80)] };
+  const base = { schemes: [p.scheme], ...port };
+  if (!p.wildcard) return [{ ...base, hostEquals: p.host }];
+  return [{ ...base, hostEquals: p.host }, { ...base, hostSuffix: `.${p.host}` }];
+}
+
+const showsAllowed = (tab) => allows(originOf(tab.pendingUrl || tab.url));
+
+// A tab's top frame committed a document of an allowed site. Sent at once, from what the event
+// says (the tab's title is still the last page's: none yet), so that it reaches the bridges
+// before anything the new page sends.
+function committed(d) {
+  if (!allows(originOf(d.url))) return;
+  const info = { url: d.url, title: '', status: 'loading' };
+  known.set(d.tabId, info);
+  watch(d.tabId);
+  emit(d.tabId, 'updated', info);
+  for (const fn of statusHooks) fn(d.tabId, { id: d.tabId, url: d.url });
+}
+
+// A tab on an allowed site loaded, changed its URL or failed to load: as Chrome has it now —
+// but for the status of a load that ended, which Chrome changes only a moment later.
+async function changed(id, status = null) {
+  const tab = await chrome.tabs.get(id).catch(() => null);
+  if (!tab || !showsAllowed(tab)) return;
+  emit(id, 'updated', remember(status ? { ...tab, status } : tab));
+  for (const fn of statusHooks) fn(id, tab);
+}
+
+// Hear tab `id` go to a site that is not allowed.
+function watch(id) {
+  if (shown.has(id)) return;
+  const w = { check: null };
+  const filter = { urls: ['<all_urls>'], types: ['main_frame'], tabId: id };
+  chrome.webRequest.onBeforeRequest.addListener((w.request = (d) => {
+    // A page prerendered in the tab is not shown yet; one of an allowed site is heard above.
+    if (d.documentLifecycle === 'prerender' || allows(originOf(d.url))) return;
+    const info = { url: d.url, title: '', status: 'loading' };
+    known.set(id, info);
+    emit(id, 'updated', info);
+    clearTimeout(w.check);
+    w.check = setTimeout(() => chrome.tabs.get(id).then(follow, () => unwatch(id)), CHECK_MS);
+  }), filter);
+  shown.set(id, w);
+}
+
+function unwatch(id) {
+  const w = shown.get(id);
+  if (!w) return;
+  clearTimeout(w.check);
+  chrome.webRequest.onBeforeRequest.removeListener(w.request);
+  shown.delete(id);
+}
+
+// Watch `tab` while it shows (or is going to) an allowed site; one that stayed there (the
+// request was a download, or was stopped) is told as it is.
+function follow(tab) {
+  if (!showsAllowed(tab)) return unwatch(tab.id);
+  emit(tab.id, 'updated', remember(tab));
+  watch(tab.id);
 }
 
 function remember(tab) {
@@ -220,17 +331,17 @@ function remember(tab) {
 
 // On an allowed site: origin (on the envelope), url as origin + path, title. Elsewhere: only
 // kind and status.
-function emit(id, kind, tab) {
-  const info = tab ? remember(tab) : known.get(id) ?? { url: '', title: '', status: null };
+function emit(id, kind, info = known.get(id) ?? { url: '', title: '', status: null }) {
   if (!isConnected()) return;
   const origin = originOf(info.url);
   const allowed = allows(origin);
-  const last = sent.get(id);
-  if (kind === 'updated' && !allowed && last && !last.allowed && last.status === info.status) return;
-  sent.set(id, { allowed, status: info.status });
+  const data = allowed ? { status: info.status, url: bareUrl(info.url), title: titleOf(info.title, info.url) } : { status: info.status };
+  const said = JSON.stringify(data);
+  if (kind === 'updated' && sent.get(id) === said) return;
+  sent.set(id, said);
   try {
-    if (allowed) sendEvent('tab', id, { kind, status: info.status, url: bareUrl(info.url), title: titleOf(info.title, info.url) }, { origin });
-    else sendEvent('tab', id, { kind, status: info.status });
+    if (allowed) sendEvent('tab', id, { kind, ...data }, { origin });
+    else sendEvent('tab', id, { kind, ...data });
   } catch (e) {
     console.warn('tabwire: tab event not sent:', e.message);
   }
