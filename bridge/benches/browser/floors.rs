@@ -43,7 +43,9 @@ pub async fn run() {
     // With a CDP pipe: to set up the worker's bare echo (then detached), and at the end to time
     // the page hops inside the worker.
     let mut browser = Chromium::start_with_cdp();
-    let mcp = Mcp::start_with(&browser.runtime_dir, &[("TABWIRE_BENCH", "1")]).await;
+    // One session (the variant bridge below is the same session, so it may read this tab).
+    let session = ("TABWIRE_SESSION_ID", "floors");
+    let mcp = Mcp::start_with(&browser.runtime_dir, &[("TABWIRE_BENCH", "1"), session]).await;
     let tab = mcp.ok("open_tab", json!({ "url": url })).await["tab"]["id"].clone();
     let first = mcp.ok("get_state", json!({ "tab_id": tab, "force_refresh": true })).await;
     let cold = started.elapsed();
@@ -114,7 +116,7 @@ pub async fn run() {
     // `transport::stdio()` does): what the reactor pipes save.
     let blocking = Mcp::start_with(
         &browser.runtime_dir,
-        &[("TABWIRE_BENCH", "1"), ("TABWIRE_BENCH_STDIO", "blocking")],
+        &[("TABWIRE_BENCH", "1"), ("TABWIRE_BENCH_STDIO", "blocking"), session],
     )
     .await;
     let bridge_lines = [
