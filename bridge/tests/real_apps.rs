@@ -358,3 +358,36 @@ async fn deep_chat_answers_through_the_adapter_the_detector_proposes() {
     let sent = &op["milestones"][0];
     assert_eq!((&sent["name"], &sent["data"]["excerpt"]), (&json!("message_sent"), &json!(asked)));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ant_design_date_picker_offers_its_days_as_refs_to_click() {
+    let (_browser, cdp, mcp, tab, session, _pages) =
+        open_app("antd-form.html", "!!document.querySelector('.ant-picker input')").await;
+    let found =
+        mcp.ok("find", json!({ "tab_id": tab, "role": "textbox", "name": "Start date" })).await;
+    let date = ref_in(found["matches"][0]["line"].as_str().unwrap(), "textbox");
+    mcp.ok("click", json!({ "tab_id": tab, "ref": date })).await;
+    let page = mcp.read_page(json!({ "tab_id": tab, "budget": 20000 })).await;
+    let lines = page.lines.as_str();
+    // The panel is a table of days, each a cell a person clicks, under a header of the month
+    // and year between prev/next controls: each day is a line with a ref of its own, not one
+    // line named by the whole panel's text.
+    let day = lines
+        .lines()
+        .map(str::trim)
+        .find(|l| l.contains(" \"14\" [ref="))
+        .unwrap_or_else(|| panic!("no day 14 with a ref in:\n{lines}"));
+    assert!(!lines.contains("\"Last year Previous month"), "{lines}");
+    assert!(lines.contains("button \"Next month"), "{lines}");
+    // The month and year the panel shows are read as the user sees them.
+    for shown in ["month", "year"] {
+        let js = format!("document.querySelector('.ant-picker-{shown}-btn').innerText");
+        let said = cdp.eval(&session, &js).await.unwrap();
+        assert!(lines.contains(&format!("[text={said}]")), "{said}\n{lines}");
+    }
+    let want = "document.querySelector('.ant-picker-cell-in-view[title$=\"-14\"]').title";
+    let want = cdp.eval(&session, want).await.unwrap();
+    let done = mcp.ok("click", json!({ "tab_id": tab, "ref": ref_in(day, "") })).await;
+    let value = "document.querySelector('.ant-picker input').value";
+    assert_eq!(cdp.eval(&session, value).await.unwrap(), want, "{done}\n{lines}");
+}

@@ -64,10 +64,9 @@
     const el = entry.el.deref();
     if (el?.isConnected) return { el };
     const twins = [];
-    // Clickable elements (no role, a pointer cursor) are named as buttons are (snapshot.js).
-    const nameRole = entry.role === 'clickable' ? 'button' : entry.role;
+    // Named as the snapshot's line names it (a clickable element as a button, snapshot.js).
     for (const c of ns.candidates(entry.role)) {
-      if (ns.nameOf(c, nameRole) === entry.name && ancestry(c) === entry.path) twins.push(c);
+      if (ns.lineName(c, entry.role) === entry.name && ancestry(c) === entry.path) twins.push(c);
       if (twins.length > 1) break;
     }
     if (twins.length !== 1) {

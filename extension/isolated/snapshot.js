@@ -38,6 +38,13 @@
   // Controls that may hold other controls (see `walk`), and what counts as one.
   const HOLDS = new Set(['listbox', 'gridcell', 'treeitem', 'menuitem']);
   const CONTROL = 'input, select, textarea, button, a[href], [contenteditable]:not([contenteditable="false"]), [role], [tabindex]';
+  // What makes an element a container of controls rather than one (see `pointed` in `walk`).
+  const ACTIONABLE = `input:not([type="hidden"]), select, textarea, button, a[href], [contenteditable]:not([contenteditable="false"]), ${
+    [...INTERACTIVE].map((r) => `[role="${r}"]`).join(', ')}`;
+  // Structural roles a page may make clickable with a handler (a date picker's days are cells,
+  // a sortable column's header, a menu's list items): then they are controls, with a ref, in
+  // every mode, as an element with no role and a pointer cursor is.
+  const POINTABLE = new Set(['cell', 'columnheader', 'rowheader', 'listitem', 'row']);
   // Shown in interactive mode too, for context: where the controls are.
   const LANDMARK = new Set(['heading', 'form', 'dialog', 'alertdialog', 'navigation', 'main', 'iframe', 'alert', 'status', 'tablist', 'menu', 'toolbar']);
   // Context lines that are read, never acted on or used as a `root`: in interactive mode they
@@ -148,6 +155,16 @@
     return clip(squash(el.getAttribute('title') || el.getAttribute('placeholder') || ''));
   };
 
+  // The name a snapshot line shows for `el` (refs.js re-binds a ref by it). `pointed`: made a
+  // control by a handler alone (see `walk`) — named as a button would be, unless it holds
+  // controls: then it is a container made focusable or clickable as a whole (a date picker's
+  // panel of day buttons, a custom select's box around its field), whose content is those
+  // controls, each a line of its own, not one name of all their text.
+  ns.lineName = (el, role, pointed = role === 'clickable' || (POINTABLE.has(role) && clickable(el))) => {
+    if (!pointed) return ns.nameOf(el, role);
+    return ns.nameOf(el, el.querySelector(ACTIONABLE) ? 'group' : 'button');
+  };
+
   // An element's labels. `el.labels` searches the whole document on every call, which made
   // reading a page of 1,000 inputs quadratic; during a snapshot they come from one pass.
   let labelIndex = null; // control → [label], for the document (not shadow roots)
@@ -216,6 +233,16 @@
     return out;
   }
 
+  // The text a person sees on a control named otherwise by `aria-label` (a date picker's
+  // `button "Choose a month"` that shows "Nov"), when the name does not say it: the model
+  // reads what the user sees. Empty for the rest.
+  function shownText(el, role, name) {
+    if (!NAMED_BY_CONTENT.has(role === 'clickable' ? 'button' : role)) return '';
+    if (!el.hasAttribute('aria-label') && !el.hasAttribute('aria-labelledby')) return '';
+    const text = textOf(el);
+    return text && !name.toLowerCase().includes(text.toLowerCase()) ? clip(text) : '';
+  }
+
   function visible(el) {
     if (el.hidden || el.getAttribute('aria-hidden') === 'true') return false;
     return rendered(el);
@@ -260,16 +287,46 @@
       kept = '';
       lines.push(line);
     };
+    // Full mode's text: the words of one block — a chat bubble's sentence around its inline
+    // code, a paragraph's emphasis and links without a role — as one line, as a person reads
+    // them, not a line per text node. `run` gathers them until something that is not inline
+    // (a block, a line break, a line of its own) comes.
+    let run = null; // {d, raw, el}
+    const texts = new Map(); // a text line → its text, for `fold`
+    const flush = () => {
+      if (!run) return;
+      const { d, raw, el } = run;
+      run = null;
+      const text = squash(raw);
+      // The text under a line named by it (`cell "7"`, `clickable "Japan"`, a list item named
+      // by its words) says it again: left out.
+      if (!text || (text === named && lines.length === namedAt + 1)) return;
+      kept = '';
+      emit(d, `text ${quote(clip(text, TEXT_MAX))}`, el);
+      texts.set(lines[lines.length - 1], text);
+    };
+    const inline = (el) => {
+      const d = displayOf(el);
+      return d === 'inline' || d === 'contents' || d === '';
+    };
+    // A line with no name whose whole content is one text line (`paragraph` then `text "…"`)
+    // reads as one line, the text in its name's place: `paragraph "…" [ref=e4]`.
+    const fold = (at, role, d) => {
+      const only = lines[at + 1];
+      if (lines.length !== at + 2 || only.d !== d || !texts.has(only)) return;
+      const line = lines[at];
+      line.t = `${role} ${quote(clip(texts.get(only), TEXT_MAX))}${line.t.slice(role.length)}`;
+      if (only.k) line.k = (line.k ?? '') + only.k;
+      lines.pop();
+    };
     const walk = (node, depth, hidden) => {
       if (lines.length >= limit) return;
       kept = '';
       if (node.nodeType === 3) {
         if (!full || hidden) return;
-        const text = squash(node.data);
-        // The first text under a line named by it (`cell "7"`, `clickable "Japan"`) says it
-        // again: left out.
-        if (text && text === named && lines.length === namedAt + 1) return;
-        if (text) emit(depth, `text ${quote(clip(text, TEXT_MAX))}`, node.parentElement);
+        if (run && run.d !== depth) flush();
+        if (run) run.raw += node.data;
+        else run = { d: depth, raw: node.data, el: node.parentElement };
         return;
       }
       if (node.nodeType !== 1 && node.nodeType !== 11) return;
@@ -278,8 +335,10 @@
         return;
       }
       const el = node;
+      if (el.localName === 'br') flush();
       if (SKIP.has(el.localName)) return;
       if (full && el.getAttribute('aria-hidden') === 'true' && !el.hidden && rendered(el)) {
+        flush();
         // Hidden from screen readers, not from the eye: code editors draw their text in
         // aria-hidden layers and give assistive technology a hidden text field instead. The
         // model reads what the user sees, line by line as laid out, marked as such. An SVG
@@ -298,20 +357,27 @@
       let interactive = INTERACTIVE.has(role);
       // In full mode too (what `find` searches and an action's changes are told from): a
       // custom select's options are often such divs, and one the model finds must be one it
-      // can click.
-      if (!role && clickable(el)) {
-        role = 'clickable';
+      // can click. `pointed`: made a control by the page's handler alone, so what it holds is
+      // still walked (it may hold controls of its own).
+      let pointed = false;
+      if ((!role || POINTABLE.has(role)) && clickable(el)) {
+        role ??= 'clickable';
         interactive = true;
+        pointed = true;
       }
       const show = role && (full ? role !== 'label' || !el.control : interactive || LANDMARK.has(role));
+      if (run && (show || !inline(el))) flush(); // not part of the text before it
+      const at = lines.length; // this element's line, if it is shown
       let d = depth;
       let context = -1; // the index of an interactive-mode context line, dropped if it says nothing
       if (show) {
-        const name = ns.nameOf(el, role === 'clickable' ? 'button' : role); // named as a button would be
+        const name = ns.lineName(el, role, pointed);
         const parts = [role];
         if (name) parts.push(quote(name));
         if (full || !READ_ONLY.has(role)) parts.push(`[ref=\u0001${ns.refFor(el, role, name)}]`);
         parts.push(...states(el, role));
+        const shown = shownText(el, role, name);
+        if (shown) parts.push(`[text=${quote(shown)}]`);
         if (!full && !interactive && !name) context = lines.length;
         if (role === 'iframe') {
           // The worker matches it to its frame by address, else by order (lib/snapshot-text.js,
@@ -327,7 +393,7 @@
         // options, a grid cell's editor or checkbox, a tree item's own items are controls of
         // their own, which a person sees and uses: those are walked into (not the options of
         // a list box drawn at no size, kept for screen readers beside the one on screen).
-        if (interactive && role !== 'clickable' && !el.shadowRoot && el.localName !== 'select' && !(HOLDS.has(role) && el.querySelector(CONTROL) && hasArea(el))) return;
+        if (interactive && !pointed && !el.shadowRoot && el.localName !== 'select' && !(HOLDS.has(role) && el.querySelector(CONTROL) && hasArea(el))) return;
       }
       if (el.localName === 'slot') {
         const assigned = el.assignedNodes({ flatten: true });
@@ -339,6 +405,8 @@
         walk(el.shadowRoot, d, hidden);
       }
       else for (const c of el.childNodes) walk(c, d, hidden);
+      if (run && (show || !inline(el))) flush();
+      if (full && show && lines[at]?.t.startsWith(`${role} [`)) fold(at, role, d);
       // An unnamed landmark with no control inside (an empty status line, a form of text):
       // context for nothing.
       if (context >= 0 && lines.length === context + 1) lines.pop();
@@ -348,6 +416,7 @@
     exact = whole;
     try {
       walk(rootEl, 0, false);
+      flush();
     } finally {
       labelIndex = null;
       displays = null;
