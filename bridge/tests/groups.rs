@@ -178,6 +178,9 @@ async fn each_session_works_in_its_own_tab_group_and_not_in_anothers() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     assert_eq!(group_of(&cdp, &worker, &a1).await["title"], "alpha");
+    // Alpha is attached to the new host (it reconnects on its own; a call makes sure it has,
+    // so that the host names it among its sessions, as it would for a session at work).
+    alpha.ok("list_tabs", json!({})).await;
 
     // Alpha ends: its group stays for the user, collapsed and titled done; its tabs are the
     // user's now, which beta may use when it names them, and beta's group is untouched.

@@ -108,6 +108,7 @@ function live(caller) {
     if (promised) {
       s.groups.push(...promised.groups.filter((g) => !s.groups.includes(g)));
       delete state.sessions[promised.id];
+      ownersChanged(await tabsOf(promised.groups));
     }
     s.parent = caller.parent ?? null;
     const retitle = s.done || s.name !== caller.name;
@@ -169,10 +170,24 @@ export const groupMethods = {
       }
       await join(tab, worker);
       await save();
+      ownersChanged([id]);
       return { tab_id: id, group: worker.name };
     });
   },
 };
+
+// Told the tabs whose owner changed (a session ended, a tab given to a worker, a worker taking
+// the group its lead made for it): the bridges dropped what those pages said while another
+// session owned them, so background.js has page.js say their declared commands again.
+let ownersChanged = () => {};
+export function onOwnersChanged(fn) {
+  ownersChanged = fn;
+}
+async function tabsOf(groups) {
+  if (groups.length === 0) return [];
+  const tabs = await chrome.tabs.query({}).catch(() => []);
+  return tabs.filter((t) => groups.includes(t.groupId)).map((t) => t.id);
+}
 
 // A session ended: its groups stay for the user, collapsed and titled "… (done)".
 // Or, as the user chose in the popup (`WHEN_ENDED` "close"), its tabs are closed — but for a
@@ -187,6 +202,7 @@ function finish(id) {
       s.done = true;
       if (close) await closeTabs(s.groups);
       for (const g of s.groups) await chrome.tabGroups.update(g, { title: doneTitle(s.name), collapsed: true }).catch(() => {});
+      ownersChanged(await tabsOf(s.groups));
     }
     await save();
   });

@@ -219,6 +219,15 @@ function declare(page, json) {
   announce(page, page.declared);
 }
 
+// Say again the declared commands of the pages in `tabIds`, whose owner changed (groups.js): a
+// bridge drops the events of another session's tab, and now that tab may be its to use.
+export function announceAgain(tabIds) {
+  for (const id of tabIds) {
+    const page = pages.get(id);
+    if (page?.declared) announce(page, page.declared);
+  }
+}
+
 // The `commands` event: the page's declared commands, or none when it went away.
 function announce(page, declared) {
   try {
