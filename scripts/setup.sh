@@ -3,8 +3,9 @@
 # Debian's Chromium, curl and jq (apt-get; scripts/wait-for-state.sh uses the last two), faketime
 # (libfaketime: bridge/tests/abuse_operations.rs sets the bridge's wall clock with it), pdftotext
 # (poppler-utils: bridge/tests/webdev_network.rs reads a printed PDF with it), Xvfb (xvfb: a display
-# for the headed Chromium of bridge/benches/browser/sessions.rs) and a Rust toolchain
-# (rustup) when they are missing.
+# for the headed Chromium of bridge/benches/browser/sessions.rs), Python's venv module
+# (python3-venv: tests/harness/pypi.rs makes a venv of Python chat frameworks from PyPI for
+# bridge/tests/chat_frameworks.rs) and a Rust toolchain (rustup) when they are missing.
 set -euo pipefail
 
 need_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -37,6 +38,12 @@ if ! command -v pdftotext >/dev/null 2>&1; then
   echo "setup: installing poppler-utils (apt-get)…" >&2
   need_root apt-get update -qq
   need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq poppler-utils >/dev/null
+fi
+
+if ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
+  echo "setup: installing python3-venv (apt-get)…" >&2
+  need_root apt-get update -qq
+  need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then

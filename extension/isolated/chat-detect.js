@@ -7,12 +7,10 @@
 (() => {
   if (globalThis.tabwireDetectChat) return;
   const { Scope } = globalThis.tabwireDeepDom;
-  const { propose } = globalThis.tabwireChatDetect;
+  const { propose, lastingClass } = globalThis.tabwireChatDetect;
   const BOXES = 'textarea, input, [contenteditable]:not([contenteditable="false"]), [role="textbox"]';
   const CONTROLS = 'button, [role="button"], input[type="submit"], input[type="button"]';
   const TEXT_INPUTS = new Set(['', 'text', 'search']);
-  // Class names that say how an element is now, not what it is; and generated ones.
-  const STATE = /disabled|active|focus|hover|selected|open|hidden|visible|show|enabled|loading|^css-|^sc-|\d{3,}|^_|[^\w-]/i;
 
   globalThis.tabwireDetectChat = () => {
     const scope = new Scope(document);
@@ -93,7 +91,8 @@
   }
 
   // A selector that finds `el` and nothing else in the page (its shadow roots included): its
-  // id, else its tag and lasting classes, else an attribute that names it, else null.
+  // id, else its tag and lasting classes (lib/chat-detect.js `lastingClass`: no state, no
+  // build hash), else an attribute that names it, else null.
   function selectorFor(el, scope) {
     const only = (s) => {
       try {
@@ -103,7 +102,7 @@
       }
     };
     if (el.id && !/\d{3,}/.test(el.id) && only(`#${CSS.escape(el.id)}`)) return `#${CSS.escape(el.id)}`;
-    const classes = [...el.classList].filter((c) => !STATE.test(c)).map((c) => `.${CSS.escape(c)}`);
+    const classes = [...el.classList].filter(lastingClass).map((c) => `.${CSS.escape(c)}`);
     const tagged = el.localName + classes.join('');
     if (classes.length && only(tagged)) return tagged;
     for (const attr of ['aria-label', 'placeholder', 'name', 'data-testid', 'title']) {

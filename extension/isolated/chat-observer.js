@@ -250,8 +250,14 @@
     const answer = newest(op);
     if (op.phase === 'pending') {
       const users = a.detected ? (findUserBubble(op) ? [op.userBubble] : []) : scope.all(a.user_message);
-      if (users.length > op.base.users) reach(op, 'message_sent', { excerpt: head(readText(users[users.length - 1])) });
-      else if (answer || generating) reach(op, 'message_sent', { excerpt: null }); // the site shows no bubble for it
+      const said = users.length > op.base.users ? readText(users[users.length - 1]) : null;
+      // A bubble may come before its text (Gradio renders its markdown after): wait for the
+      // text while no answer shows.
+      if (said === '' && !answer) return;
+      if (said !== null) reach(op, 'message_sent', { excerpt: head(said) });
+      // The site shows no bubble for it. Not on `generating` alone: an app may show its stop
+      // control before the user's bubble (Gradio's ChatInterface), which then has its excerpt.
+      else if (answer) reach(op, 'message_sent', { excerpt: null });
       else return;
       op.phase = 'sent';
     }
@@ -295,7 +301,8 @@
   // the user's bubble is the outermost element added since the send whose text is the text sent
   // (not the box it was typed in; compared without white space and markdown's marks, which an
   // app may render); the answer is the newest element after it in the
-  // same list that is like it — the same tag, a class in common (or neither has one).
+  // same list that is like it — the same tag, half its lasting classes in common (or neither
+  // has a class).
   const ADDED_MAX = 2000;
   function noteAdded(op, records) {
     for (const rec of records)
@@ -330,8 +337,7 @@
 
   function alike(el, user) {
     if (el === user || el.nodeType !== 1 || el.localName !== user.localName) return false;
-    if (user.classList.length === 0) return el.classList.length === 0;
-    return [...user.classList].some((c) => el.classList.contains(c));
+    return globalThis.tabwireChatDetect.likeBubble([...user.classList], [...el.classList]); // lib/chat-detect.js
   }
 
   function detectedAnswer(op) {

@@ -21,6 +21,18 @@
   const SEND_HINT = /send|submit/i;
   const NOT_SEND = /stop|cancel|attach|upload|file|voice|mic|record|emoji|clear|new chat|delete|copy|retry|regenerate|setting|menu|close|log ?in|sign|search|share|like|dislike|edit|more/i;
   const STOP = /\bstop\b|stop[-_ ]?(generat|respon|icon|button|stream)/i;
+  // A stop that is not an answer's: recording sound or video (Gradio's footer has a hidden
+  // "Stop Recording" button of its API recorder).
+  const NOT_STOP = /record|dictat|listen|\bmic|voice|audio|video|camera|webcam/i;
+  // Class names that say how an element is now, not what it is; and generated ones.
+  const STATE = /disabled|active|focus|hover|selected|open|hidden|visible|show|enabled|loading|^css-|^sc-|\d{3,}|^_|[^\w-]/i;
+  // A build's hash, as a whole class or its last part: Svelte's `svelte-1hguek3`, Emotion's
+  // `st-emotion-cache-xb4rrp` and `e1w2rk939` (Streamlit), CSS modules' `_a1b2c`. Letters and
+  // digits mixed, five or more: no word a person names a class with. Such a class changes with
+  // the build, and with the state (Emotion gives an enabled button another one), so a selector
+  // on it stops finding the element.
+  const HASH = /(^|-)(?=[a-z]*\d)(?=\d*[a-z])[a-z\d]{5,}$/i;
+  const GENERATED = /^(svelte|emotion|st-emotion-cache|jsx)-/i;
 
   // How much `b` looks like a chat's text box.
   function scoreBox(b) {
@@ -48,7 +60,10 @@
   }
 
   // Whether `c` is an app's stop-generating control (often present but hidden while idle).
-  const isStop = (c) => STOP.test(c.name ?? '') || STOP.test(c.hint ?? '');
+  const isStop = (c) => (STOP.test(c.name ?? '') || STOP.test(c.hint ?? '')) && !NOT_STOP.test(`${c.name ?? ''} ${c.hint ?? ''}`);
+
+  // Whether the class `c` names what an element is, lastingly: not a state, not generated.
+  const lastingClass = (c) => !STATE.test(c) && !HASH.test(c) && !GENERATED.test(c);
 
   // The gap, in pixels, between two rectangles (0 when they touch or overlap).
   function distance(a, b) {
@@ -93,5 +108,18 @@
     return { input: box.item.id, submit, stop, clear: notes.length === 0, notes };
   }
 
-  globalThis.tabwireChatDetect = { propose, scoreBox, scoreSend, isStop, distance };
+  // Whether an element of classes `other` is a bubble like the user's, of classes `user`, in a
+  // detected chat's list (isolated/chat-observer.js): at least half of the user bubble's
+  // lasting classes in common (Gradio's `message-row bubble user-row` and `message-row bubble
+  // bot-row`; not the row of Copy buttons beside each, `message-buttons-right bubble`), or any
+  // class when it has no lasting one; no class either side when it has none.
+  function likeBubble(user, other) {
+    if (user.length === 0) return other.length === 0;
+    const lasting = user.filter(lastingClass);
+    const mine = lasting.length ? lasting : user;
+    const common = mine.filter((c) => other.includes(c)).length;
+    return common > 0 && common * 2 >= mine.length;
+  }
+
+  globalThis.tabwireChatDetect = { propose, scoreBox, scoreSend, isStop, lastingClass, likeBubble, distance };
 })();

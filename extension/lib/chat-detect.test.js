@@ -62,3 +62,35 @@ test('a send control far from the box, or two alike, is not clear', () => {
   assert.equal(two.clear, false);
   assert.match(two.notes.join('; '), /two controls look equally like the send button/);
 });
+
+test("a recorder's Stop Recording button is no answer's stop (Gradio's footer)", () => {
+  const { isStop } = globalThis.tabwireChatDetect;
+  assert.equal(isStop({ name: 'Stop Recording', hint: 'record svelte-zxu34v hidden' }), false);
+  assert.equal(isStop({ name: 'Stop', hint: 'stop-button' }), true);
+  assert.equal(isStop({ name: '', hint: 'stop-button svelte-1hguek3' }), true);
+  const got = propose({
+    boxes: [box('b1', 'textarea', 'Type a message...')],
+    controls: [control('c1', '', 'submit-button svelte-1hguek3'), control('c2', 'Stop Recording', 'record svelte-zxu34v hidden', { visible: false })],
+  });
+  assert.deepEqual(got, { input: 'b1', submit: 'c1', stop: null, clear: true, notes: [] });
+});
+
+test("a build's hashed class names no element lastingly (Svelte, Emotion as Streamlit has it)", () => {
+  const { lastingClass } = globalThis.tabwireChatDetect;
+  for (const c of ['svelte-1hguek3', 'svelte-zxu34v', 'st-emotion-cache-xb4rrp', 'st-emotion-cache-1j91oz1', 'e1w2rk939', 'e1aouyeq14', 'disabled-button', 'css-1x2y3z'])
+    assert.equal(lastingClass(c), false, c);
+  for (const c of ['submit-button', 'no-label', 'input-button', 'input-button-svg', 'submit-icon', 'ai-message-text', 'col-12', 'h2'])
+    assert.equal(lastingClass(c), true, c);
+});
+
+test("an answer bubble shares half the user bubble's lasting classes; a row of buttons beside it does not (Gradio)", () => {
+  const { likeBubble } = globalThis.tabwireChatDetect;
+  const user = ['message-row', 'bubble', 'user-row', 'svelte-1nr59td'];
+  assert.equal(likeBubble(user, ['message-row', 'bubble', 'bot-row', 'svelte-1nr59td']), true);
+  assert.equal(likeBubble(user, ['message-buttons-right', 'bubble', 'message-buttons', 'false', 'svelte-704d7y']), false);
+  assert.equal(likeBubble(['message-bubble', 'user-message-text'], ['message-bubble', 'ai-message-text']), true);
+  assert.equal(likeBubble(['stChatMessage', 'st-emotion-cache-1fee4w7', 'exttvjz0'], ['stChatMessage', 'st-emotion-cache-1iitq1e', 'exttvjz0']), true);
+  assert.equal(likeBubble([], []), true);
+  assert.equal(likeBubble([], ['typing']), false);
+  assert.equal(likeBubble(['svelte-1abcde2'], ['svelte-1abcde2']), true);
+});

@@ -24,6 +24,8 @@
 //! - [`xvfb`]: a virtual X display, for a headed Chromium ([`Chromium::start_headed_with_cdp`]).
 //! - [`git`]: throwaway git repositories.
 //! - [`js`]: the official MCP TypeScript SDK client and Ajv from npm, for schema checks.
+//! - [`pypi`]: Python chat frameworks (Gradio, Streamlit) from PyPI in a venv, their apps served
+//!   on 127.0.0.1 with a fake model.
 
 pub mod bins;
 pub mod cdp;
@@ -42,6 +44,7 @@ pub mod npm;
 pub mod page_tools;
 pub mod peers;
 pub mod progress;
+pub mod pypi;
 pub mod serve;
 pub mod xvfb;
 

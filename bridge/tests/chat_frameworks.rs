@@ -1,0 +1,215 @@
+//! Chats built with popular Python chat frameworks from PyPI (Gradio's `ChatInterface`,
+//! Streamlit's `st.chat_input`/`st.chat_message`), served on 127.0.0.1 with a fake model that
+//! streams a known answer word by word (tests/harness/pypi.rs, tests/fixtures/apps/). Each
+//! answers through the adapter the detector proposes and through a hand-written one; the
+//! ground truth is what the fake model streamed and the page's last bubble, read through the
+//! debugger protocol, outside tabwire.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tabwire_tests::mcp::text;
+use tabwire_tests::pypi::{ChatApp, Framework};
+use tabwire_tests::{Cdp, Chromium, Mcp};
+
+/// A browser with a CDP pipe (the ground truth), `tabwire mcp` on it, and the app open in a
+/// tab tabwire knows, in front, with the CDP session on that tab; once its box is there.
+async fn open(framework: Framework) -> (Chromium, Cdp, Mcp, Value, String, ChatApp) {
+    let app = ChatApp::start(framework).unwrap_or_else(|e| panic!("{e}\nso it cannot be tested"));
+    let mut browser = Chromium::start_with_cdp();
+    let (to_browser, from_browser) = browser.take_cdp_pipe().unwrap();
+    let cdp = Cdp::new(to_browser, from_browser);
+    let mcp = Mcp::start(&browser.runtime_dir).await;
+    let tab =
+        mcp.ok("open_tab", json!({ "url": app.url, "active": true })).await["tab"]["id"].clone();
+    let target = cdp.target_id("page", &app.url).await.unwrap();
+    let session = cdp.attach(&target).await.unwrap();
+    let ready = format!("!!document.querySelector({:?})", input_of(framework));
+    if let Err(e) = cdp.wait_for(&session, &ready, Duration::from_secs(30)).await {
+        panic!("{framework:?} shows no box: {e}\n{}", app.log());
+    }
+    (browser, cdp, mcp, tab, session, app)
+}
+
+fn input_of(framework: Framework) -> &'static str {
+    match framework {
+        Framework::Gradio => "textarea[data-testid=\"textbox\"]",
+        Framework::Streamlit => "textarea[data-testid=\"stChatInputTextArea\"]",
+    }
+}
+
+/// The text of the page's last answer bubble, as the page shows it.
+fn last_answer(framework: Framework) -> &'static str {
+    match framework {
+        Framework::Gradio => {
+            "[...document.querySelectorAll('[data-testid=\"bot\"]')].at(-1)?.innerText.trim() ?? ''"
+        }
+        Framework::Streamlit => {
+            "[...document.querySelectorAll('[data-testid=\"stChatMessageContent\"]')].at(-1)?.innerText.trim() ?? ''"
+        }
+    }
+}
+
+/// A hand-written adapter for each app, from its markup. The stop controls show only while an
+/// answer streams: Gradio's in place of the send button, Streamlit's in its running-status
+/// widget (it stops the script run, and with it the fake model's stream).
+fn adapter(framework: Framework, url: &str) -> Value {
+    let matches = format!("{url}*");
+    match framework {
+        Framework::Gradio => json!({
+            "name": "gradio-chat",
+            "matches": [matches],
+            "input": input_of(framework),
+            "submit": "button.submit-button",
+            "user_message": "[data-testid=\"user\"]",
+            "assistant_message": "[data-testid=\"bot\"]",
+            "generating": "button.stop-button",
+            "stop": "button.stop-button",
+            "stable_ms": 500
+        }),
+        Framework::Streamlit => json!({
+            "name": "streamlit-chat",
+            "matches": [matches],
+            "input": input_of(framework),
+            "submit": "button[data-testid=\"stChatInputSubmitButton\"]",
+            "user_message": "[data-testid=\"stChatMessageContent\"][aria-label=\"Chat message from user\"]",
+            "assistant_message": "[data-testid=\"stChatMessageContent\"][aria-label=\"Chat message from assistant\"]",
+            "generating": "[data-testid=\"stStatusWidgetRunningIcon\"]",
+            "stop": "[data-testid=\"stStatusWidget\"] button[kind=\"header\"]",
+            "stable_ms": 500
+        }),
+    }
+}
+
+/// Send `asked` (with `adapter`, or the detected one), wait for the end; the operation.
+async fn ask(mcp: &Mcp, tab: &Value, asked: &str, adapter: Option<&Value>) -> Value {
+    let mut args = json!({ "tab_id": tab, "text": asked });
+    if let Some(adapter) = adapter {
+        args["adapter"] = adapter.clone();
+    }
+    let started = mcp.ok("send_message_async", args).await;
+    let id = started["operation_id"].as_str().expect("operation_id").to_owned();
+    let done = mcp.call("wait_for_operation", json!({ "operation_id": id })).await;
+    assert_ne!(done.is_error, Some(true), "{}", text(&done));
+    done.structured_content.clone().unwrap()
+}
+
+/// Two questions, each answered completed with exactly what the fake model streamed and the
+/// page shows; the second counts two exchanges.
+async fn answers_twice(framework: Framework, detected: bool) {
+    let (_browser, cdp, mcp, tab, session, app) = open(framework).await;
+    let hand = adapter(framework, &app.url);
+    let adapter = if detected { None } else { Some(&hand) };
+    for (n, asked) in
+        ["When are you open on Saturdays?", "Do you open on Sundays?"].iter().enumerate()
+    {
+        let op = ask(&mcp, &tab, asked, adapter).await;
+        assert_eq!(op["status"], "completed", "{op}\n{}", app.log());
+        let name = if detected { "detected" } else { hand["name"].as_str().unwrap() };
+        assert_eq!(op["adapter"], name, "{op}");
+        let chats = app.chats();
+        assert_eq!(chats.len(), n + 1, "{chats:?}");
+        assert_eq!(chats[n].0, *asked);
+        assert_eq!(op["response_text"], chats[n].1, "{op}");
+        assert_eq!(op["response_text"], cdp.eval(&session, last_answer(framework)).await.unwrap());
+        let sent = &op["milestones"][0];
+        assert_eq!(
+            (&sent["name"], &sent["data"]["excerpt"]),
+            (&json!("message_sent"), &json!(asked))
+        );
+        let end = op["milestones"].as_array().unwrap().last().unwrap();
+        assert_eq!(end["data"]["total_messages"], json!(2 * (n + 1)), "{op}");
+    }
+}
+
+/// `list_adapters` with the tab shows a clear proposal for the app: selectors that find, in the
+/// page, exactly its box and its send button.
+async fn detects(framework: Framework, submit: &str) {
+    let (_browser, cdp, mcp, tab, session, _app) = open(framework).await;
+    let listed = mcp.ok("list_adapters", json!({ "tab_id": tab })).await;
+    let found = &listed["tab"]["detected"];
+    assert_eq!(found["clear"], true, "{listed}");
+    let adapter = &found["adapter"];
+    assert_eq!(adapter["name"], "detected", "{listed}");
+    assert_eq!(adapter["detected"], true, "{listed}");
+    // No stop control shows while the chat is idle, and none other says stop: Gradio's hidden
+    // "Stop Recording" button (of its API recorder) is no answer's.
+    assert_eq!(adapter["stop"], Value::Null, "{listed}");
+    for (field, known) in [("input", input_of(framework)), ("submit", submit)] {
+        let chosen = adapter[field].as_str().unwrap();
+        let same = format!(
+            "document.querySelectorAll({chosen:?}).length === 1 && \
+             document.querySelector({chosen:?}) === document.querySelector({known:?})"
+        );
+        assert_eq!(cdp.eval(&session, &same).await.unwrap(), true, "{field}: {listed}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gradio_chat_interface_is_detected_clearly() {
+    detects(Framework::Gradio, "button.submit-button").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gradio_chat_interface_answers_through_the_detected_adapter() {
+    answers_twice(Framework::Gradio, true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gradio_chat_interface_answers_through_a_hand_written_adapter() {
+    answers_twice(Framework::Gradio, false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streamlit_chat_is_detected_clearly() {
+    detects(Framework::Streamlit, "button[data-testid=\"stChatInputSubmitButton\"]").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streamlit_chat_answers_through_the_detected_adapter() {
+    answers_twice(Framework::Streamlit, true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streamlit_chat_answers_through_a_hand_written_adapter() {
+    answers_twice(Framework::Streamlit, false).await;
+}
+
+/// `cancel_operation` while the answer streams presses the app's stop control: the operation
+/// ends `stopped` with the part streamed so far, and the page streams no more.
+async fn stops(framework: Framework) {
+    let (_browser, cdp, mcp, tab, session, app) = open(framework).await;
+    let asked = "Tell me a long story";
+    let args = json!({ "tab_id": tab, "text": asked, "adapter": adapter(framework, &app.url) });
+    let started = mcp.ok("send_message_async", args).await;
+    let id = started["operation_id"].as_str().expect("operation_id").to_owned();
+    let streaming = format!("({}).includes('word10')", last_answer(framework));
+    cdp.wait_for(&session, &streaming, Duration::from_secs(30)).await.unwrap();
+    let stopped = mcp.ok("cancel_operation", json!({ "operation_id": id })).await;
+    assert_eq!(stopped["status"], "stopped", "{stopped}\n{}", app.log());
+    let last = stopped["milestones"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["name"], "response_stopped", "{stopped}");
+    assert_eq!(last["data"]["by"], "cancel_operation", "{stopped}");
+    let said = stopped["response_text"].as_str().expect("the text so far").to_owned();
+    let whole = &app.chats()[0].1;
+    assert!(whole.starts_with(&said) && said.len() < whole.len(), "{said:?} of {whole:?}");
+    // The app itself stopped: the page shows what the operation says, and stays so.
+    let shown = cdp.eval(&session, last_answer(framework)).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert_eq!(
+        cdp.eval(&session, last_answer(framework)).await.unwrap(),
+        shown,
+        "it streams no more"
+    );
+    assert_eq!(shown, json!(said));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gradio_chat_interface_stops_at_cancel_operation() {
+    stops(Framework::Gradio).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streamlit_chat_stops_at_cancel_operation() {
+    stops(Framework::Streamlit).await;
+}
