@@ -24,18 +24,11 @@ async fn open(framework: Framework) -> (Chromium, Cdp, Mcp, Value, String, ChatA
         mcp.ok("open_tab", json!({ "url": app.url, "active": true })).await["tab"]["id"].clone();
     let target = cdp.target_id("page", &app.url).await.unwrap();
     let session = cdp.attach(&target).await.unwrap();
-    let ready = format!("!!document.querySelector({:?})", input_of(framework));
+    let ready = format!("!!document.querySelector({:?})", framework.input());
     if let Err(e) = cdp.wait_for(&session, &ready, Duration::from_secs(30)).await {
         panic!("{framework:?} shows no box: {e}\n{}", app.log());
     }
     (browser, cdp, mcp, tab, session, app)
-}
-
-fn input_of(framework: Framework) -> &'static str {
-    match framework {
-        Framework::Gradio => "textarea[data-testid=\"textbox\"]",
-        Framework::Streamlit => "textarea[data-testid=\"stChatInputTextArea\"]",
-    }
 }
 
 /// The text of the page's last answer bubble, as the page shows it.
@@ -47,37 +40,6 @@ fn last_answer(framework: Framework) -> &'static str {
         Framework::Streamlit => {
             "[...document.querySelectorAll('[data-testid=\"stChatMessageContent\"]')].at(-1)?.innerText.trim() ?? ''"
         }
-    }
-}
-
-/// A hand-written adapter for each app, from its markup. The stop controls show only while an
-/// answer streams: Gradio's in place of the send button, Streamlit's in its running-status
-/// widget (it stops the script run, and with it the fake model's stream).
-fn adapter(framework: Framework, url: &str) -> Value {
-    let matches = format!("{url}*");
-    match framework {
-        Framework::Gradio => json!({
-            "name": "gradio-chat",
-            "matches": [matches],
-            "input": input_of(framework),
-            "submit": "button.submit-button",
-            "user_message": "[data-testid=\"user\"]",
-            "assistant_message": "[data-testid=\"bot\"]",
-            "generating": "button.stop-button",
-            "stop": "button.stop-button",
-            "stable_ms": 500
-        }),
-        Framework::Streamlit => json!({
-            "name": "streamlit-chat",
-            "matches": [matches],
-            "input": input_of(framework),
-            "submit": "button[data-testid=\"stChatInputSubmitButton\"]",
-            "user_message": "[data-testid=\"stChatMessageContent\"][aria-label=\"Chat message from user\"]",
-            "assistant_message": "[data-testid=\"stChatMessageContent\"][aria-label=\"Chat message from assistant\"]",
-            "generating": "[data-testid=\"stStatusWidgetRunningIcon\"]",
-            "stop": "[data-testid=\"stStatusWidget\"] button[kind=\"header\"]",
-            "stable_ms": 500
-        }),
     }
 }
 
@@ -98,7 +60,7 @@ async fn ask(mcp: &Mcp, tab: &Value, asked: &str, adapter: Option<&Value>) -> Va
 /// page shows; the second counts two exchanges.
 async fn answers_twice(framework: Framework, detected: bool) {
     let (_browser, cdp, mcp, tab, session, app) = open(framework).await;
-    let hand = adapter(framework, &app.url);
+    let hand = framework.adapter(&app.url);
     let adapter = if detected { None } else { Some(&hand) };
     for (n, asked) in
         ["When are you open on Saturdays?", "Do you open on Sundays?"].iter().enumerate()
@@ -135,7 +97,7 @@ async fn detects(framework: Framework, submit: &str) {
     // No stop control shows while the chat is idle, and none other says stop: Gradio's hidden
     // "Stop Recording" button (of its API recorder) is no answer's.
     assert_eq!(adapter["stop"], Value::Null, "{listed}");
-    for (field, known) in [("input", input_of(framework)), ("submit", submit)] {
+    for (field, known) in [("input", framework.input()), ("submit", submit)] {
         let chosen = adapter[field].as_str().unwrap();
         let same = format!(
             "document.querySelectorAll({chosen:?}).length === 1 && \
@@ -180,7 +142,7 @@ async fn streamlit_chat_answers_through_a_hand_written_adapter() {
 async fn stops(framework: Framework) {
     let (_browser, cdp, mcp, tab, session, app) = open(framework).await;
     let asked = "Tell me a long story";
-    let args = json!({ "tab_id": tab, "text": asked, "adapter": adapter(framework, &app.url) });
+    let args = json!({ "tab_id": tab, "text": asked, "adapter": framework.adapter(&app.url) });
     let started = mcp.ok("send_message_async", args).await;
     let id = started["operation_id"].as_str().expect("operation_id").to_owned();
     let streaming = format!("({}).includes('word10')", last_answer(framework));

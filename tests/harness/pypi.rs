@@ -72,6 +72,47 @@ pub enum Framework {
     Streamlit,
 }
 
+impl Framework {
+    /// The app's text box.
+    pub fn input(self) -> &'static str {
+        match self {
+            Framework::Gradio => "textarea[data-testid=\"textbox\"]",
+            Framework::Streamlit => "textarea[data-testid=\"stChatInputTextArea\"]",
+        }
+    }
+
+    /// A hand-written adapter for the app at `url`, from its markup. The stop controls show
+    /// only while an answer streams: Gradio's in place of the send button, Streamlit's in its
+    /// running-status widget (it stops the script run, and with it the fake model's stream).
+    pub fn adapter(self, url: &str) -> serde_json::Value {
+        let matches = format!("{url}*");
+        match self {
+            Framework::Gradio => serde_json::json!({
+                "name": "gradio-chat",
+                "matches": [matches],
+                "input": self.input(),
+                "submit": "button.submit-button",
+                "user_message": "[data-testid=\"user\"]",
+                "assistant_message": "[data-testid=\"bot\"]",
+                "generating": "button.stop-button",
+                "stop": "button.stop-button",
+                "stable_ms": 500
+            }),
+            Framework::Streamlit => serde_json::json!({
+                "name": "streamlit-chat",
+                "matches": [matches],
+                "input": self.input(),
+                "submit": "button[data-testid=\"stChatInputSubmitButton\"]",
+                "user_message": "[data-testid=\"stChatMessageContent\"][aria-label=\"Chat message from user\"]",
+                "assistant_message": "[data-testid=\"stChatMessageContent\"][aria-label=\"Chat message from assistant\"]",
+                "generating": "[data-testid=\"stStatusWidgetRunningIcon\"]",
+                "stop": "[data-testid=\"stStatusWidget\"] button[kind=\"header\"]",
+                "stable_ms": 500
+            }),
+        }
+    }
+}
+
 /// A chat app running on 127.0.0.1, killed (with its process group) by PID when dropped.
 pub struct ChatApp {
     child: Child,
@@ -148,13 +189,22 @@ impl ChatApp {
 
     /// Each question the fake model was asked, with the whole answer it streamed, in order.
     pub fn chats(&self) -> Vec<(String, String)> {
-        let text = std::fs::read_to_string(self.dir.join("chats.jsonl")).unwrap_or_default();
-        text.lines()
-            .map(|l| {
-                let v: serde_json::Value = serde_json::from_str(l).unwrap();
-                (v["asked"].as_str().unwrap().to_owned(), v["answer"].as_str().unwrap().to_owned())
+        self.records()
+            .filter_map(|v| {
+                Some((v["asked"].as_str()?.to_owned(), v["answer"].as_str()?.to_owned()))
             })
             .collect()
+    }
+
+    /// When the last word of each whole answer went out (ms since the epoch), in order.
+    pub fn last_words(&self) -> Vec<f64> {
+        self.records().filter_map(|v| v["last_word_ms"].as_f64()).collect()
+    }
+
+    fn records(&self) -> impl Iterator<Item = serde_json::Value> {
+        let text = std::fs::read_to_string(self.dir.join("chats.jsonl")).unwrap_or_default();
+        let records: Vec<_> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        records.into_iter()
     }
 }
 

@@ -3,6 +3,7 @@
 //! here passes or fails on time. Each section prints its own baseline measured in the same run.
 
 mod bare;
+mod chat_frameworks;
 mod cpu;
 mod dom;
 mod dom_tasks;
@@ -36,6 +37,9 @@ async fn main() {
     }
     if wanted("operations") {
         operations::run().await;
+    }
+    if wanted("chat_frameworks") {
+        chat_frameworks::run().await;
     }
     if wanted("sites") {
         sites::run().await;

@@ -234,6 +234,17 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     // The progress notifications are printed (by Printer) as they arrive.
     println!();
     let chat = session.call("open_tab", json!({ "url": format!("{url}chat.html") })).await?;
+    // What the chat detector would use on this page, before any adapter is given.
+    let listed = session.call("list_adapters", json!({ "tab_id": chat["tab"]["id"] })).await?;
+    let detected = &listed["tab"]["detected"];
+    let (proposed, clear) = (&detected["adapter"], detected["clear"] == true);
+    println!(
+        "      the chat detector proposes: input {}, send {}, stop {} ({})",
+        proposed["input"],
+        proposed["submit"],
+        proposed["stop"],
+        if clear { "clear: send_message_async would use it" } else { "not clear" }
+    );
     let text = "What is tabwire?";
     let args = json!({ "tab_id": chat["tab"]["id"], "text": text, "adapter": demo_adapter() });
     *session.client.service().since.lock().expect("demo clock") = Instant::now();
