@@ -259,7 +259,7 @@ impl Tw<'_> {
         let result = self.mcp.call(tool, args.clone()).await;
         let said = text(&result);
         self.meter.calls += 1;
-        self.meter.chars += said.len();
+        self.meter.chars += said.chars().count();
         trace("tabwire", tool, &args, &said);
         self.seen = said.clone();
         if result.is_error == Some(true) {
@@ -429,7 +429,7 @@ impl Pw<'_> {
         let result = self.p.mcp.call(tool, args.clone()).await;
         let said = text(&result);
         self.meter.calls += 1;
-        self.meter.chars += said.len();
+        self.meter.chars += said.chars().count();
         trace("Playwright", tool, &args, &said);
         if result.is_error == Some(true) {
             return Err(format!("{tool} {args}: {said}"));
