@@ -406,6 +406,19 @@ async fn a_restarted_bridge_picks_operations_up() {
         &[("TABWIRE_STATE_DIR", other_dir.as_os_str())],
     )
     .await;
+    // The killed session's tabs are the user's once the extension hears that it ended (its
+    // group titled "… (done)"); until then they are refused to another session.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let listed = other.ok("list_tabs", json!({})).await;
+        let tabs = listed["tabs"].as_array().cloned().unwrap_or_default();
+        let mine = tabs.iter().find(|t| t["id"] == closed);
+        if mine.is_some_and(|t| t["group"].as_str().is_some_and(|g| g.ends_with("(done)"))) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "tab {closed} is not the user's: {listed}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     other.ok("close_tab", json!({ "tab_id": closed })).await;
     assert_eq!(other.ok("list_operations", json!({})).await["operations"], json!([]));
 

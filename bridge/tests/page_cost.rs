@@ -247,7 +247,9 @@ async fn browsing_a_site_not_allowed_runs_none_of_the_workers_code_and_allowed_t
     let page = allowed.url("app.html");
     load(&cdp, &tab, &page).await;
     let id = tab_showing(&mcp, &page).await;
-    let told = tab_events(&mcp, id, 5, |d| d["status"] == "complete").await;
+    // Until the load's end (an `activated` event, also `complete`, may come in between).
+    let told =
+        tab_events(&mcp, id, 5, |d| d["kind"] == "updated" && d["status"] == "complete").await;
     let last = told.last().unwrap_or_else(|| panic!("no tab event about tab {id}"));
     assert_eq!(
         (&last["kind"], &last["status"], &last["url"]),
