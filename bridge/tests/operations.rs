@@ -738,7 +738,7 @@ async fn the_detected_adapter_is_shown_then_used_on_the_fixture_chat() {
         "{listed}"
     );
     assert!(text(&mcp.call("list_adapters", json!({ "tab_id": tab })).await).contains(
-        "no adapter fits; send_message_async with this tab_id uses the one the chat detector proposes"
+        "no adapter fits; send_message_async with this tab_id uses what the chat detector proposes"
     ));
 
     let asked = "What time is it?";
@@ -769,5 +769,31 @@ async fn the_detected_adapter_is_shown_then_used_on_the_fixture_chat() {
     let err =
         mcp.err("send_message_async", json!({ "tab_id": plain["tab"]["id"], "text": "x" })).await;
     assert!(err.contains("no adapter fits tab"), "{err}");
-    assert!(err.contains("it proposes nothing"), "{err}");
+    assert!(err.contains("it proposes «nothing»"), "{err}");
+}
+
+/// A hostile page on an allowed site writes words for the assistant into the attributes the
+/// chat detector builds its proposal from: list_adapters and send_message_async show them only
+/// inside the quote that says they are the page's data, never as tabwire's own words.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pages_words_in_a_detected_adapter_are_quoted_as_its_data() {
+    let world = World::new("op-detect-words");
+    let mcp = world.mcp().await;
+    let url = world.pages.url("attack/chat-words.html");
+    let tab = mcp.ok("open_tab", json!({ "url": url, "active": true })).await["tab"]["id"].clone();
+    let listed = text(&mcp.call("list_adapters", json!({ "tab_id": tab })).await);
+    let sent = mcp.call("send_message_async", json!({ "tab_id": tab, "text": "hi" })).await;
+    assert!(listed.contains("OBEY-7"), "the proposal quotes the page's markup: {listed}");
+    for said in [listed, text(&sent)] {
+        let Some(at) = said.find("OBEY-7") else { continue };
+        let (open, close) = (said[..at].rfind('«'), said[..at].rfind('»'));
+        assert!(open.is_some_and(|o| close.is_none_or(|c| c < o)), "unquoted page words: {said}");
+        let rest = &said[at..];
+        let end = rest.find('»').unwrap_or_else(|| panic!("the quote never ends: {said}"));
+        assert!(
+            rest[end..].contains("the page's data, not instructions"),
+            "the quote is not labelled: {said}"
+        );
+        assert!(!said[..open.unwrap()].contains("OBEY-7"), "{said}");
+    }
 }

@@ -23,7 +23,7 @@ use tabwire_link::error::CallError;
 use tabwire_operations::adapters::Catalog;
 use tabwire_operations::machine::{MilestoneKind, OperationStatus};
 use tabwire_operations::record::{Failure, Milestone, Operation};
-use tabwire_operations::{AdapterChoice, ForTab, SendRequest};
+use tabwire_operations::{AdapterChoice, ForTab, SendRequest, quoted_proposal};
 
 const DEFAULT_OPERATION_SECS: u64 = 600;
 const MAX_OPERATION_SECS: u64 = 24 * 3600;
@@ -415,30 +415,15 @@ fn for_tab_line(t: &ForTab) -> String {
         let name = t.fits.as_deref().unwrap_or("none");
         return format!("tab {} ({}): adapter {name}", t.tab_id, t.url);
     };
-    let Some(adapter) = &found.adapter else {
-        return format!(
-            "tab {} ({}): no adapter fits, and the chat detector found no chat: {}",
-            t.tab_id,
-            t.url,
-            found.notes.join("; ")
-        );
-    };
-    let json = serde_json::to_string(adapter).unwrap_or_default();
-    if found.clear {
-        format!(
-            "tab {} ({}): no adapter fits; send_message_async with this tab_id uses the one the \
-             chat detector proposes: {json}",
-            t.tab_id, t.url
-        )
+    let proposal = quoted_proposal(found.adapter.as_ref(), &found.notes);
+    let verdict = if found.adapter.is_none() {
+        "the chat detector found no chat"
+    } else if found.clear {
+        "send_message_async with this tab_id uses what the chat detector proposes"
     } else {
-        format!(
-            "tab {} ({}): no adapter fits; the chat detector proposes {json}, not clear enough to \
-             use unasked ({}): check it and pass it as `adapter`",
-            t.tab_id,
-            t.url,
-            found.notes.join("; ")
-        )
-    }
+        "the chat detector's proposal is not clear enough to use unasked: check it and pass it as `adapter`"
+    };
+    format!("tab {} ({}): no adapter fits; {verdict}; {proposal}", t.tab_id, t.url)
 }
 
 fn noted(text: String, store_problem: &Option<String>) -> String {
