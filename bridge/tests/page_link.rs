@@ -18,7 +18,11 @@ async fn a_page_script_cannot_reach_or_forge_the_link() {
     let tab = open(&mcp, pages.url("forger.html")).await;
 
     let got = mcp.ok("get_state", json!({ "tab_id": tab, "force_refresh": true })).await;
-    assert_eq!(got["state"], json!({ "leaked": false, "linkedMine": false }), "{got}");
+    let held = json!({ "leaked": false, "proof": null, "linkedMine": false, "commandRan": false });
+    assert_eq!(got["state"], held, "{got}");
+    // The page's command still runs for the assistant, through the real link.
+    let ran = mcp.ok("send_command", json!({ "tab_id": tab, "type": "obey" })).await;
+    assert_eq!(ran["result"], "obeyed", "{ran}");
 
     // Only the page's genuine event arrives; the forged ones went nowhere.
     let events = mcp.ok("wait_for_state_change", json!({ "timeout_secs": 5 })).await;

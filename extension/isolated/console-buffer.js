@@ -1,4 +1,4 @@
-// ISOLATED world, top frame, document_start, only on the sites the user allows: keeps what
+// ISOLATED world, top frame, document_end, only on the sites the user allows: keeps what
 // page-world/console-hook.js reports of the page's console (the last MAX messages of this document,
 // counting those it let go) and gives them to the worker (worker/dom/logs.js) when it asks.
 (() => {
@@ -30,6 +30,9 @@
       kept.splice(0, kept.length - MAX);
     }
   }, true);
+
+  // What the hook heard while the page was parsed comes now.
+  document.dispatchEvent(new Event('tabwire:console-ready'));
 
   // The worker's `console.read`, through this world's router (router.js).
   globalThis.tabwireAnswer('console', (verb) => {

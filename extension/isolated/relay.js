@@ -1,5 +1,5 @@
-// ISOLATED world, top frame, document_start, only on the sites the user allows
-// (worker/content-scripts.js registers it): carries messages between the page's window.tabwire
+// ISOLATED world, top frame, once the document is parsed (document_end), only on the sites the
+// user allows (worker/content-scripts.js registers it): carries messages between the page's window.tabwire
 // (page-world/page-sdk.js, MAIN world) and the extension's service worker (worker/page.js).
 // Page ⇄ relay: synchronous events on a private link node (below; specs/page-sdk.md).
 // Relay ⇄ worker: one long-lived runtime port (name "page"), opened the first time the page
@@ -14,21 +14,26 @@
   let stateJson = null; // the last setState, to re-seed a worker that restarted
   let commandsJson = null; // the last declared commands, likewise
 
-  // The link: a DOM node the SDK created and handed over at document_start, before any page
-  // script ran, and that neither side ever puts in the document — so no page script can
-  // listen on it or dispatch on it. Both worlds see the same node; an event dispatched on it
-  // runs the other world's listener at once, in the same task (a postMessage costs a task hop
-  // each way). Whichever of the two scripts runs second completes the handshake.
-  let link = null;
-  const take = (e) => {
-    if (link || !(e.relatedTarget instanceof Node)) return;
-    link = e.relatedTarget;
-    window.removeEventListener('tabwire:sdk', take);
-    link.addEventListener('tabwire:ext', (ev) => fromPage(unpack(ev.detail)));
-    link.dispatchEvent(new CustomEvent('tabwire:linked'));
-  };
-  window.addEventListener('tabwire:sdk', take);
-  window.dispatchEvent(new Event('tabwire:relay'));
+  // The link: a DOM node this script creates and never puts in the document, offered to the
+  // SDK in a `tabwire:relay` event on window that the SDK's listener, the first there, stops —
+  // so no page script can listen on it or dispatch on it. The SDK takes it once this script
+  // proves it is the extension's: it reads the secret the SDK keeps in a closed shadow root,
+  // which only the extension's isolated world can open (specs/page-sdk.md). Both worlds see the
+  // same node; an event dispatched on it runs the other world's listener at once, in the same
+  // task (a postMessage costs a task hop each way).
+  const link = document.createComment('tabwire');
+  let linked = false;
+  link.addEventListener('tabwire:prove', (e) => {
+    const host = e.relatedTarget;
+    const root = host instanceof HTMLElement ? chrome.dom.openOrClosedShadowRoot(host) : null;
+    const secret = root?.firstElementChild?.getAttribute('data-tabwire');
+    if (!secret) return;
+    linked = true;
+    link.dispatchEvent(new CustomEvent('tabwire:proved', { detail: secret }));
+  });
+  link.addEventListener('tabwire:ext', (ev) => fromPage(unpack(ev.detail)));
+  // (The offer goes out at the end of this script: what the page said while it loaded comes
+  // over at once, and everything that handles it must be defined by then.)
 
   // One string per message: its fields but `json` as JSON, then a newline and `json` as it is
   // (JSON text holds no raw newline), so a value is never encoded twice; a string crosses
@@ -47,7 +52,7 @@
     }
   }
 
-  const toPage = (msg) => link?.dispatchEvent(new CustomEvent('tabwire:page', { detail: pack(msg) }));
+  const toPage = (msg) => linked && link.dispatchEvent(new CustomEvent('tabwire:page', { detail: pack(msg) }));
 
   // From the worker: calls and acks go to the page; an `echo` to this world (the benchmark's
   // floor, specs/protocol.md `page.echo`) is answered here.
@@ -200,4 +205,6 @@
     }
     return { uses: used };
   });
+
+  window.dispatchEvent(new MouseEvent('tabwire:relay', { relatedTarget: link }));
 })();

@@ -2,6 +2,8 @@
 // (worker/content-scripts.js registers it): wraps the page's console methods and listens for uncaught errors and unhandled promise
 // rejections, and hands each, as text, to isolated/console-buffer.js (isolated world) in a
 // "tabwire:console" event on the document. The page's own console keeps working as before.
+// The buffer starts once the document is parsed (document_end) and says so with a
+// "tabwire:console-ready" event; what came before waits here (the last MAX_BATCH of it).
 //
 // Messages cross in batches (below), so a page that logs in a loop pays for one event, not one
 // per message.
@@ -33,6 +35,11 @@
   const later = queueMicrotask.bind(window);
   let batch = [];
   let skipped = 0;
+  let ready = false;
+  document.addEventListener('tabwire:console-ready', () => {
+    ready = true;
+    if (batch.length > 0) flush();
+  }, { once: true });
   const flush = () => {
     const detail = stringify({ messages: batch, skipped });
     batch = [];
@@ -42,7 +49,7 @@
     } catch {} // never break the page's own logging
   };
   const send = (level, text, source) => {
-    if (batch.length === 0) later(flush);
+    if (batch.length === 0 && ready) later(flush);
     if (batch.length >= MAX_BATCH) {
       batch.shift();
       skipped++;

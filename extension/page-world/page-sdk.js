@@ -11,36 +11,73 @@
   const MAX_EVENT = 1024 * 1024; // one pushEvent: events are meant to be small and many
   const MAX_DEPTH = 64; // arrays/objects inside one another; the top value is level 1
 
-  // The link to the relay: a node this script creates and never puts in the document, handed
-  // to the relay's isolated world at document_start, before any page script runs — so no page
-  // script can listen on it or forge the relay's messages. An event dispatched on it runs the
-  // relay's listener at once, in the same task. What the link needs from the page's world is
-  // taken now, before a page script could replace it.
+  // The link to the relay (isolated/relay.js): a node the relay creates and never puts in the
+  // document. The relay runs once the document is parsed (running it earlier would hold every
+  // page of an allowed site back by the isolated world's start), so page scripts run before
+  // it; the link must still be out of their reach:
+  //  - the relay offers its node in a `tabwire:relay` event on window; this script's listener,
+  //    the first on window (no page script has run yet), stops it there, so no page script
+  //    hears of the node;
+  //  - an offer counts only if whoever made it reads a secret that only the extension can read:
+  //    an attribute inside a closed shadow root this script keeps (`chrome.dom` opens closed
+  //    roots for the extension's isolated world, and nothing opens them for a page). A page
+  //    script that offers a node of its own is sent the root's host and learns nothing.
+  // An event dispatched on the node runs the other world's listener at once, in the same task.
+  // What the link needs from the page's world is taken now, before a page script could
+  // replace it.
   const Custom = CustomEvent;
+  const Mouse = MouseEvent;
   const call = Function.prototype.call;
   const dispatch = call.bind(EventTarget.prototype.dispatchEvent);
+  const listen = call.bind(EventTarget.prototype.addEventListener);
+  const unlisten = call.bind(EventTarget.prototype.removeEventListener);
+  const stopHere = call.bind(Event.prototype.stopImmediatePropagation);
   const detailOf = call.bind(Object.getOwnPropertyDescriptor(CustomEvent.prototype, 'detail').get);
+  const relatedOf = call.bind(Object.getOwnPropertyDescriptor(MouseEvent.prototype, 'relatedTarget').get);
   const stringify = JSON.stringify;
   const parse = JSON.parse;
-  const link = document.createComment('tabwire');
-  let linked = false;
-  const early = []; // messages sent before the relay took the link (none in practice)
-  const offer = () => window.dispatchEvent(new MouseEvent('tabwire:sdk', { relatedTarget: link }));
-  window.addEventListener('tabwire:relay', offer);
-  link.addEventListener('tabwire:linked', () => {
-    linked = true;
-    window.removeEventListener('tabwire:relay', offer);
+  const secret = Array.from(crypto.getRandomValues(new Uint32Array(4)), (n) => n.toString(36)).join('-');
+  const proof = document.createElement('span');
+  const hidden = document.createElement('i');
+  hidden.setAttribute('data-tabwire', secret);
+  proof.attachShadow({ mode: 'closed' }).append(hidden);
+  let link = null;
+  const MAX_EARLY = 1000; // messages kept for the relay before it connects
+  const early = []; // messages sent before the relay took the link (those of the page's load)
+  const fromLink = (e) => fromExt(unpack(detailOf(e)));
+  listen(window, 'tabwire:relay', (e) => {
+    stopHere(e);
+    const node = relatedOf(e);
+    let said = null;
+    const hear = (ev) => {
+      said = detailOf(ev);
+    };
+    try {
+      listen(node, 'tabwire:proved', hear);
+      dispatch(node, new Mouse('tabwire:prove', { relatedTarget: proof }));
+      unlisten(node, 'tabwire:proved', hear);
+    } catch {
+      return; // not a node
+    }
+    if (said !== secret) return;
+    // The extension's relay; a second one comes after the extension was reloaded.
+    if (link) unlisten(link, 'tabwire:page', fromLink);
+    link = node;
+    listen(link, 'tabwire:page', fromLink);
     for (const s of early.splice(0)) dispatch(link, new Custom('tabwire:ext', { detail: s }));
-  }, { once: true });
-  link.addEventListener('tabwire:page', (e) => fromExt(unpack(detailOf(e))));
-  offer();
+  }, true);
 
   // One string per message: its fields but `json` as JSON, then a newline and `json` as it is
   // (JSON text holds no raw newline), so a value is never encoded twice.
   function toExt({ json, ...head }) {
     const s = json === undefined ? stringify(head) : `${stringify(head)}\n${json}`;
-    if (linked) dispatch(link, new Custom('tabwire:ext', { detail: s }));
-    else early.push(s);
+    if (link) dispatch(link, new Custom('tabwire:ext', { detail: s }));
+    else if (early.length < MAX_EARLY) early.push(s);
+    else if (head.n) {
+      const p = pending.get(head.n);
+      pending.delete(head.n);
+      p?.reject(Object.assign(new Error(`tabwire: the page sent more than ${MAX_EARLY} values before tabwire connected to it (it does once the page is parsed); this one was not delivered. Send fewer while the page loads`), { code: 'rate_limited' }));
+    }
   }
 
   function unpack(s) {

@@ -3,6 +3,12 @@
 // relay; and the chat observer, injected on demand (chat.js). Every ISOLATED-world list starts
 // with isolated/router.js, that world's one message listener (the scripts after it register
 // with it); a file listed twice for one document runs once.
+//
+// When: the page-world scripts at document_start, before any page script (they must wrap what
+// the page will call); the isolated world's once the document is parsed (document_end, just
+// after DOMContentLoaded). Starting an isolated world costs the renderer about 3 ms, which at
+// document_start would hold back the parsing of every page of an allowed site
+// (docs/performance.md); what the page-world scripts hear meanwhile waits for them.
 
 import { matchPattern } from '../lib/sites.js';
 import { currentSites } from './sites.js';
@@ -64,7 +70,11 @@ async function sync(list) {
 }
 
 function scripts(matches) {
-  return SCRIPTS.map((s) => ({ allFrames: false, ...s, matches, runAt: 'document_start', persistAcrossSessions: true }));
+  return SCRIPTS.map((s) => ({ allFrames: false, ...s, matches, runAt: runAt(s), persistAcrossSessions: true }));
+}
+
+function runAt(script) {
+  return script.world === 'MAIN' ? 'document_start' : 'document_end';
 }
 
 // Update in place when both exist (no moment without them), else register afresh.
@@ -81,7 +91,7 @@ function upToDate(have, want) {
   return have.length === SCRIPTS.length && SCRIPTS.every((s) => {
     const h = have.find((x) => x.id === s.id);
     return h && sorted(h.matches ?? []) === sorted(want) && sorted(h.js ?? []) === sorted(s.js) &&
-      (h.world ?? 'ISOLATED') === s.world && h.runAt === 'document_start' && !!h.allFrames === !!s.allFrames && !h.excludeMatches?.length;
+      (h.world ?? 'ISOLATED') === s.world && h.runAt === runAt(s) && !!h.allFrames === !!s.allFrames && !h.excludeMatches?.length;
   });
 }
 

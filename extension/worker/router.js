@@ -13,6 +13,8 @@
 import { TabwireError } from '../lib/errors.js';
 import { withoutFragment } from '../lib/sites.js';
 
+const PARSE_WAIT_MS = 10_000;
+
 const portAreas = new Map(); // port name → { onPort, ownPages }
 const messageTypes = new Map(); // message type → handler
 
@@ -51,8 +53,25 @@ export function listen() {
 // default the top frame): the value they answer, or undefined when none there answered (none
 // runs there, or none takes this type); an error they answer is thrown as a TabwireError.
 // Chrome's own failures (the tab closed, the document went) are thrown as Chrome gives them.
+//
+// The isolated world's scripts start once a document is parsed (content-scripts.js): while the
+// tab is still loading, a document that has none yet is asked again until they are there (at
+// most PARSE_WAIT_MS; then Chrome's "Receiving end does not exist" is thrown, the tab still
+// loading).
 export async function askTab(tabId, msg, target = { frameId: 0 }) {
-  const answer = await chrome.tabs.sendMessage(tabId, msg, target);
+  const until = performance.now() + PARSE_WAIT_MS;
+  let answer;
+  for (;;) {
+    try {
+      answer = await chrome.tabs.sendMessage(tabId, msg, target);
+      break;
+    } catch (e) {
+      if (!/receiving end does not exist/i.test(e.message) || performance.now() > until) throw e;
+      const tab = await chrome.tabs.get(tabId).catch(() => null);
+      if (tab?.status !== 'loading') throw e;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
   if (answer === undefined) return undefined;
   if (answer.error) throw new TabwireError(answer.error.code, answer.error.message);
   return answer.ok;
