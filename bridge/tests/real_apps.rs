@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tabwire_tests::mcp::text;
-use tabwire_tests::{Cdp, Chromium, Fixtures, Mcp, npm};
+use tabwire_tests::{Cdp, Chromium, Fixtures, Mcp, fixtures, npm};
 
 /// The apps' packages, or a panic saying why they could not be installed.
 fn install_apps() {
@@ -279,34 +279,15 @@ async fn keys_that_only_move_the_selection_are_an_effect() {
     assert_eq!(done["effect"], "none", "{done}");
 }
 
-/// A hand-written adapter for Deep Chat, whose box, buttons and bubbles all live in the
-/// `<deep-chat>` element's open shadow root.
-fn deep_chat_adapter() -> Value {
-    json!({
-        "name": "deep-chat",
-        "matches": ["http://127.0.0.1:*/*deepchat.html*"],
-        "input": "#text-input",
-        "submit": ".input-button.submit-button",
-        "user_message": ".message-bubble.user-message-text",
-        "assistant_message": ".message-bubble.ai-message-text",
-        "generating": "#stop-icon",
-        "stop": ".input-button:has(#stop-icon)",
-        "stable_ms": 300
-    })
-}
-
-const DEEP_CHAT_READY: &str =
-    "!!document.querySelector('deep-chat')?.shadowRoot?.querySelector('#text-input')";
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_chat_in_a_web_components_shadow_root_answers_through_its_adapter() {
     let (_browser, cdp, mcp, tab, session, pages) =
-        open_app("deepchat.html", DEEP_CHAT_READY).await;
+        open_app("deepchat.html", fixtures::DEEP_CHAT_READY).await;
     let asked = "When are you open on Saturdays?";
     let started = mcp
         .ok(
             "send_message_async",
-            json!({ "tab_id": tab, "text": asked, "adapter": deep_chat_adapter() }),
+            json!({ "tab_id": tab, "text": asked, "adapter": fixtures::deep_chat_adapter() }),
         )
         .await;
     let id = started["operation_id"].as_str().expect("operation_id").to_owned();
@@ -331,7 +312,7 @@ async fn a_chat_in_a_web_components_shadow_root_answers_through_its_adapter() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deep_chat_answers_through_the_adapter_the_detector_proposes() {
     let (_browser, _cdp, mcp, tab, _session, pages) =
-        open_app("deepchat.html", DEEP_CHAT_READY).await;
+        open_app("deepchat.html", fixtures::DEEP_CHAT_READY).await;
     // No adapter fits the page: list_adapters shows what the detector proposes, before use.
     let listed = mcp.ok("list_adapters", json!({ "tab_id": tab })).await;
     let found = &listed["tab"]["detected"];

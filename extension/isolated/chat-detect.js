@@ -71,6 +71,11 @@
     };
   };
 
+  // One control as the detector's rules see it (`lib/chat-detect.js` `isStop`): the chat
+  // observer asks it of the controls that come or change while an answer is written, to find
+  // an app's stop control that shows only then (Deep Chat's send button turns into one).
+  globalThis.tabwireChatControl = { selector: CONTROLS, describe: (el) => ({ name: nameOf(el), hint: hintOf(el) }) };
+
   function labelOf(el) {
     const by = el.getAttribute('aria-labelledby');
     const named = by ? by.split(/\s+/).map((id) => el.getRootNode().getElementById?.(id)?.textContent ?? '').join(' ') : '';

@@ -108,6 +108,10 @@
       seen: null, // the answer's raw text at the last check: a change restarts the quiet time
       seenIn: null, // the element it was read from
       wasGenerating: null,
+      sawSign: false, // the page showed its generating sign for this answer
+      // A detected adapter that knows no stop control: controls seen saying stop since the send
+      // (an app may show its stop control only while it answers).
+      stops: new Set(),
       userStopped: false, // the user pressed the app's stop control
       stopping: false, // cancel_operation is pressing it
       onClick: null,
@@ -124,6 +128,7 @@
     op.observer = new MutationObserver((records) => {
       scope.noticeAdded(records);
       if (a.detected && !op.userBubble) noteAdded(op, records);
+      if (a.detected && !a.stop) noteStops(op, records);
       check(op);
     });
     scope.observe(op.observer, WATCH);
@@ -276,8 +281,9 @@
     op.seen = raw;
     op.seenIn = answer;
     op.wasGenerating = generating;
+    if (generating) op.sawSign = true;
     op.stableTimer?.();
-    op.stableTimer = generating ? null : later(() => complete(op), a.stable_ms);
+    op.stableTimer = generating ? null : later(() => complete(op), globalThis.tabwireChatDetect.quietMs(a, op.sawSign));
   }
 
   // The answer to this operation: the newest assistant bubble, if one appeared since the send.
@@ -292,10 +298,39 @@
   // idle), there and shown.
   function isGenerating(op) {
     const sel = op.a.generating;
-    if (!sel) return false;
     if (!op.a.detected) return first(sel) !== null;
-    return scope.all(sel).some((el) => el.checkVisibility({ visibilityProperty: true }));
+    const shown = (el) => el.checkVisibility({ visibilityProperty: true });
+    if (sel) return scope.all(sel).some(shown);
+    // No stop control when the page was read: one that says stop now, where the user would
+    // press it — not in the conversation (a button in an answer is the answer's).
+    const list = op.userBubble?.parentNode;
+    return [...op.stops].some((el) => el.isConnected && !list?.contains(el) && shown(el) && saysStop(el));
   }
+
+  // A detected adapter with no stop control (specs/operations.md, "A detected adapter"): every
+  // control that came or changed since the send (Deep Chat swaps its send button's icon for a
+  // stop icon; Gradio and Streamlit add a Stop button) and says stop by the detector's rule
+  // (lib/chat-detect.js `isStop`) is kept, and is the generating sign while it shows and says so.
+  function noteStops(op, records) {
+    const { selector } = globalThis.tabwireChatControl; // isolated/chat-detect.js
+    const seen = new Set(); // each control once per batch of changes
+    const look = (el) => {
+      if (!el || seen.has(el) || op.stops.has(el)) return;
+      seen.add(el);
+      if (saysStop(el)) op.stops.add(el);
+    };
+    for (const rec of records) {
+      const at = rec.target.nodeType === 1 ? rec.target : rec.target.parentElement;
+      look(at?.closest(selector)); // what changed is a control, or in one
+      for (const node of rec.addedNodes) {
+        if (node.nodeType !== 1) continue;
+        look(node.closest(selector));
+        for (const el of node.querySelectorAll(selector)) look(el);
+      }
+    }
+  }
+
+  const saysStop = (el) => globalThis.tabwireChatDetect.isStop(globalThis.tabwireChatControl.describe(el));
 
   // A detected adapter's bubbles, by their place (specs/operations.md, "A detected adapter"):
   // the user's bubble is the outermost element added since the send whose text is the text sent

@@ -62,6 +62,16 @@
   // Whether `c` is an app's stop-generating control (often present but hidden while idle).
   const isStop = (c) => (STOP.test(c.name ?? '') || STOP.test(c.hint ?? '')) && !NOT_STOP.test(`${c.name ?? ''} ${c.hint ?? ''}`);
 
+  // How long a detected adapter's answer must stay unchanged to count as finished
+  // (isolated/chat-observer.js): `stable_ms` (1000 unless the user changed it) while the page
+  // showed no sign of writing it — then only a pause tells, and a model may pause; once the
+  // app's stop control showed and went, 300 ms (or `stable_ms`, if shorter): the app taking it
+  // away says the answer is written, so the quiet time is left only for its last render, as
+  // after a hand-written adapter's `generating` (the tests' adapters, tests/harness/, wait 300
+  // to 500 ms). A change to the text still restarts it.
+  const SIGN_GONE_MS = 300;
+  const quietMs = (adapter, sawSign) => (adapter.detected === true && sawSign ? Math.min(adapter.stable_ms, SIGN_GONE_MS) : adapter.stable_ms);
+
   // Whether the class `c` names what an element is, lastingly: not a state, not generated.
   const lastingClass = (c) => !STATE.test(c) && !HASH.test(c) && !GENERATED.test(c);
 
@@ -121,5 +131,5 @@
     return common > 0 && common * 2 >= mine.length;
   }
 
-  globalThis.tabwireChatDetect = { propose, scoreBox, scoreSend, isStop, lastingClass, likeBubble, distance };
+  globalThis.tabwireChatDetect = { propose, scoreBox, scoreSend, isStop, quietMs, SIGN_GONE_MS, lastingClass, likeBubble, distance };
 })();

@@ -94,3 +94,25 @@ test("an answer bubble shares half the user bubble's lasting classes; a row of b
   assert.equal(likeBubble([], ['typing']), false);
   assert.equal(likeBubble(['svelte-1abcde2'], ['svelte-1abcde2']), true);
 });
+
+test('a stop control that shows only while the app answers says stop by the same rule (Deep Chat, Gradio, Streamlit)', () => {
+  const { isStop } = globalThis.tabwireChatDetect;
+  // Deep Chat's send button holds its submit icon, then a loading one, then a stop icon.
+  assert.equal(isStop({ name: '', hint: 'input-button inside-end input-button-svg submit-icon' }), false);
+  assert.equal(isStop({ name: '', hint: 'input-button inside-end input-button-svg loading-submit-button' }), false);
+  assert.equal(isStop({ name: '', hint: 'input-button inside-end input-button-svg stop-icon' }), true);
+  assert.equal(isStop({ name: 'Stop', hint: 'lg secondary stop-button svelte-1ixn6qd' }), true);
+  assert.equal(isStop({ name: 'Stop', hint: 'stBaseButton-header' }), true);
+});
+
+test("a detected adapter's quiet time: stable_ms until its stop control showed, 300 ms once it went", () => {
+  const { quietMs, SIGN_GONE_MS } = globalThis.tabwireChatDetect;
+  assert.equal(SIGN_GONE_MS, 300);
+  const detected = { detected: true, stable_ms: 1000 };
+  assert.equal(quietMs(detected, false), 1000, 'no sign of writing: only the text tells, so the whole quiet time');
+  assert.equal(quietMs(detected, true), 300, 'the app took its stop control away: the answer is written');
+  assert.equal(quietMs({ detected: true, stable_ms: 100 }, true), 100, 'a shorter stable_ms given is kept');
+  // A hand-written adapter's stable_ms is what its writer chose, sign or not.
+  assert.equal(quietMs({ stable_ms: 1000 }, true), 1000);
+  assert.equal(quietMs({ detected: false, stable_ms: 800 }, true), 800);
+});

@@ -13,6 +13,7 @@ pub struct Fixtures {
     base: String,
     beacons: Arc<Mutex<Vec<String>>>,
     chats: Arc<Mutex<Vec<(String, String)>>>,
+    last_chunks: Arc<Mutex<Vec<f64>>>,
 }
 
 impl Fixtures {
@@ -30,6 +31,8 @@ impl Fixtures {
         let heard = beacons.clone();
         let chats: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
         let asked = chats.clone();
+        let last_chunks: Arc<Mutex<Vec<f64>>> = Arc::default();
+        let streamed = last_chunks.clone();
         listener.set_nonblocking(true).unwrap();
         let port = listener.local_addr().unwrap().port();
         let dir = crate::bins::repo_root().join("tests/fixtures");
@@ -45,6 +48,7 @@ impl Fixtures {
                     let prefix = prefix.clone();
                     let heard = heard.clone();
                     let asked = asked.clone();
+                    let streamed = streamed.clone();
                     tokio::spawn(async move {
                         let mut buf = vec![0u8; 8192];
                         let Ok(n) = sock.read(&mut buf).await else { return };
@@ -52,7 +56,7 @@ impl Fixtures {
                         let path = head.split_whitespace().nth(1).unwrap_or("/").to_owned();
                         if path == format!("{prefix}chat") {
                             buf.truncate(n);
-                            return chat(&mut sock, buf, &asked).await;
+                            return chat(&mut sock, buf, &asked, &streamed).await;
                         }
                         if let Some(query) = path.strip_prefix(&format!("{prefix}beacon?")) {
                             heard.lock().unwrap().push(query.to_owned());
@@ -84,13 +88,20 @@ impl Fixtures {
                 }
             });
         });
-        Fixtures { base: format!("http://{ip}:{port}/{token}/"), beacons, chats }
+        Fixtures { base: format!("http://{ip}:{port}/{token}/"), beacons, chats, last_chunks }
     }
 
     /// What the fake chat model (`chat`, see [`chat_answer`]) was asked, with what it answered,
     /// in order: the server's own record of a conversation.
     pub fn chats(&self) -> Vec<(String, String)> {
         self.chats.lock().unwrap().clone()
+    }
+
+    /// When the fake chat model's last chunk of each whole answer went out (ms since the epoch,
+    /// this machine's wall clock, as the Python apps' fake model stamps its last word:
+    /// tests/fixtures/apps/fake_model.py), in order: a benchmark times "completed" from it.
+    pub fn last_chunks(&self) -> Vec<f64> {
+        self.last_chunks.lock().unwrap().clone()
     }
 
     /// `http://ip:port`, the origin of these pages.
@@ -183,11 +194,12 @@ pub fn chat_answer(question: &str) -> String {
 /// `POST chat` with a JSON body `{"messages": [{"role": "user", "text": …}, …]}` (what Deep
 /// Chat sends): the last user message is recorded with [`chat_answer`], which is streamed back
 /// as server-sent events `data: {"text": chunk}`, a few characters every 15 ms, as a model
-/// streams tokens.
+/// streams tokens; once the whole answer is out, when its last chunk went is recorded too.
 async fn chat(
     sock: &mut tokio::net::TcpStream,
     mut got: Vec<u8>,
     asked: &Mutex<Vec<(String, String)>>,
+    last_chunks: &Mutex<Vec<f64>>,
 ) {
     // The body may come after the head, in reads of its own.
     let body = loop {
@@ -223,13 +235,18 @@ async fn chat(
         return;
     }
     let chars: Vec<char> = answer.chars().collect();
+    let mut last = 0.0;
     for chunk in chars.chunks(6) {
         tokio::time::sleep(std::time::Duration::from_millis(15)).await;
         let event = serde_json::json!({ "text": chunk.iter().collect::<String>() });
         if sock.write_all(format!("data: {event}\n\n").as_bytes()).await.is_err() {
             return;
         }
+        last = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64() * 1000.0);
     }
+    last_chunks.lock().unwrap().push(last);
 }
 
 /// `download?name=r.csv&bytes=N&attach=1`: a generated CSV of `bytes` bytes (default 64),
@@ -273,6 +290,27 @@ fn rand_u64() -> u64 {
         .expect("/dev/urandom");
     u64::from_ne_bytes(bytes)
 }
+
+/// A hand-written adapter for Deep Chat (`tests/fixtures/apps/deepchat.html`), whose box,
+/// buttons and bubbles all live in the `<deep-chat>` element's open shadow root.
+pub fn deep_chat_adapter() -> serde_json::Value {
+    serde_json::json!({
+        "name": "deep-chat",
+        "matches": ["http://127.0.0.1:*/*deepchat.html*"],
+        "input": "#text-input",
+        "submit": ".input-button.submit-button",
+        "user_message": ".message-bubble.user-message-text",
+        "assistant_message": ".message-bubble.ai-message-text",
+        "generating": "#stop-icon",
+        "stop": ".input-button:has(#stop-icon)",
+        "stable_ms": 300
+    })
+}
+
+/// A JavaScript expression true once Deep Chat (`tests/fixtures/apps/deepchat.html`) has
+/// rendered its box, in its shadow root.
+pub const DEEP_CHAT_READY: &str =
+    "!!document.querySelector('deep-chat')?.shadowRoot?.querySelector('#text-input')";
 
 /// The site adapter of the fixture chat (`tests/fixtures/chat.html`): which elements are the
 /// box, the button, the bubbles and the signs of an answer in progress.

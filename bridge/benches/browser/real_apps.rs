@@ -2,11 +2,15 @@
 //! prebuilt builds, served on 127.0.0.1): one short task per app, done through tabwire and
 //! through Playwright MCP in the same run, each as an assistant would with that server's own
 //! output — elements found by role and name (tabwire's `find` refs, the refs of Playwright
-//! MCP's snapshots), then acted on. Success is judged outside both servers: the app's own state
-//! read in the page (through the debugger protocol for tabwire's browser, Playwright's
-//! `browser_evaluate` for its own, neither counted), or the fake chat model's record of what it
-//! was asked. Per app: success, tool calls, tokens (characters of all tool results / 4) and the
-//! task's time, from the first call after the page is loaded to the last.
+//! MCP's snapshots), then acted on. The chat is asked as each server offers: through tabwire's
+//! chat operation (`send_message_async`, then `wait_for_operation`, as its server instructions
+//! say, with the adapter its chat detector proposes), through Playwright MCP by typing and
+//! reading snapshots until the answer stops changing. Success is judged outside both servers:
+//! the app's own state read in the page (through the debugger protocol for tabwire's browser,
+//! Playwright's `browser_evaluate` for its own, neither counted), or the fake chat model's
+//! record of what it was asked, with the whole answer in what the server gave back. Per app:
+//! success, tool calls, tokens (characters of all tool results / 4) and the task's time, from
+//! the first call after the page is loaded to the last.
 
 use std::time::{Duration, Instant};
 
@@ -100,7 +104,7 @@ const APPS: [App; 9] = [
     App {
         name: "Deep Chat: ask, read the whole answer",
         page: "deepchat.html",
-        ready: "!!document.querySelector('deep-chat')?.shadowRoot?.querySelector('#text-input')",
+        ready: fixtures::DEEP_CHAT_READY,
         truth: None,
     },
 ];
@@ -256,6 +260,11 @@ impl Tw<'_> {
     /// A tool call on the tab: its structured result (read_page: its text as a string).
     async fn call(&mut self, tool: &str, mut args: Value) -> Result<Value, String> {
         args["tab_id"] = self.tab.clone();
+        self.call_as_is(tool, args).await
+    }
+
+    /// A tool call with exactly `args` (wait_for_operation names an operation, not a tab).
+    async fn call_as_is(&mut self, tool: &str, args: Value) -> Result<Value, String> {
         let result = self.mcp.call(tool, args.clone()).await;
         let said = text(&result);
         self.meter.calls += 1;
@@ -395,20 +404,16 @@ async fn tabwire_task(tw: &mut Tw<'_>, app: &App) -> Result<(), String> {
             tw.click("button", "Execute").await?;
         }
         "deepchat.html" => {
-            let input = tw.find("textbox", "").await?;
-            tw.call("type", json!({ "ref": input, "text": QUESTION, "submit": true })).await?;
-            // Read until two reads in a row agree: the answer has stopped streaming.
-            let mut last = String::new();
-            for _ in 0..20 {
-                tokio::time::sleep(Duration::from_millis(300)).await;
-                let read = tw.read("text").await?;
-                let body = read.split_once('\n').map_or("", |(_, b)| b).to_owned();
-                if body == last {
-                    return shows_answer(&body);
-                }
-                last = body;
+            // What tabwire's server instructions tell an assistant to do for a chat in a tab
+            // (bridge/src/mcp/handler.rs): send_message_async, then wait_for_operation for the
+            // answer. No adapter is passed: the chat detector's, as a new user would get.
+            let started = tw.call("send_message_async", json!({ "text": QUESTION })).await?;
+            let id = json!({ "operation_id": started["operation_id"] });
+            let op = tw.call_as_is("wait_for_operation", id).await?;
+            if op["status"] != "completed" {
+                return Err(format!("the operation ended {}: {op}", op["status"]));
             }
-            return Err("the answer never stopped changing".into());
+            return shows_answer(op["response_text"].as_str().unwrap_or_default());
         }
         _ => unreachable!(),
     }
