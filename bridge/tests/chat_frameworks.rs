@@ -138,12 +138,18 @@ async fn streamlit_chat_answers_through_a_hand_written_adapter() {
 }
 
 /// `cancel_operation` while the answer streams presses the app's stop control: the operation
-/// ends `stopped` with the part streamed so far, and the page streams no more.
-async fn stops(framework: Framework) {
+/// ends `stopped` with the part streamed so far, and the page streams no more. The detected
+/// adapter knows no stop control (these apps add theirs only while they answer): it presses
+/// the one that came after the send.
+async fn stops(framework: Framework, detected: bool) {
     let (_browser, cdp, mcp, tab, session, app) = open(framework).await;
     let asked = "Tell me a long story";
-    let args = json!({ "tab_id": tab, "text": asked, "adapter": framework.adapter(&app.url) });
+    let mut args = json!({ "tab_id": tab, "text": asked });
+    if !detected {
+        args["adapter"] = framework.adapter(&app.url);
+    }
     let started = mcp.ok("send_message_async", args).await;
+    assert_eq!(started["adapter"] == "detected", detected, "{started}");
     let id = started["operation_id"].as_str().expect("operation_id").to_owned();
     let streaming = format!("({}).includes('word10')", last_answer(framework));
     cdp.wait_for(&session, &streaming, Duration::from_secs(30)).await.unwrap();
@@ -168,10 +174,20 @@ async fn stops(framework: Framework) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gradio_chat_interface_stops_at_cancel_operation() {
-    stops(Framework::Gradio).await;
+    stops(Framework::Gradio, false).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn streamlit_chat_stops_at_cancel_operation() {
-    stops(Framework::Streamlit).await;
+    stops(Framework::Streamlit, false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gradio_chat_interface_stops_at_cancel_operation_with_the_detected_adapter() {
+    stops(Framework::Gradio, true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streamlit_chat_stops_at_cancel_operation_with_the_detected_adapter() {
+    stops(Framework::Streamlit, true).await;
 }

@@ -132,11 +132,14 @@
       check(op);
     });
     scope.observe(op.observer, WATCH);
-    if (a.stop) {
-      // The user pressing the app's stop control: the answer that ends then was stopped, not
-      // completed. Only which control was pressed is looked at, never anything the page says.
+    if (a.stop || a.detected) {
+      // The user pressing the app's stop control (for a detected adapter that knew none, the
+      // one found while it answers): the answer that ends then was stopped, not completed. Only
+      // which control was pressed is looked at, never anything the page says.
       op.onClick = (e) => {
-        if (!op.stopping && op.phase === 'streaming' && matchInPath(e, a.stop)) op.userStopped = true;
+        if (op.stopping || op.phase !== 'streaming') return;
+        const found = a.stop ? null : foundStop(op);
+        if (a.stop ? matchInPath(e, a.stop) : found && e.composedPath().includes(found)) op.userStopped = true;
       };
       document.addEventListener('click', op.onClick, true);
     }
@@ -301,10 +304,16 @@
     if (!op.a.detected) return first(sel) !== null;
     const shown = (el) => el.checkVisibility({ visibilityProperty: true });
     if (sel) return scope.all(sel).some(shown);
-    // No stop control when the page was read: one that says stop now, where the user would
-    // press it — not in the conversation (a button in an answer is the answer's).
+    return foundStop(op) !== null;
+  }
+
+  // A detected adapter that knew no stop control when the page was read: the one that came
+  // since the send and says stop now, shown where the user would press it — not in the
+  // conversation (a button in an answer is the answer's). Null when there is none.
+  function foundStop(op) {
     const list = op.userBubble?.parentNode;
-    return [...op.stops].some((el) => el.isConnected && !list?.contains(el) && shown(el) && saysStop(el));
+    const shown = (el) => el.checkVisibility({ visibilityProperty: true });
+    return [...op.stops].find((el) => el.isConnected && !list?.contains(el) && shown(el) && saysStop(el)) ?? null;
   }
 
   // A detected adapter with no stop control (specs/operations.md, "A detected adapter"): every
@@ -427,9 +436,10 @@
   // `stop`), if it shows one, wait (briefly) for the app to take it away, and end the answer
   // as stopped with what it says then. Null when there is nothing to press.
   async function pressStop(op) {
-    if (op.finished || op.phase !== 'streaming' || !op.a.stop) return null;
-    // A detected adapter's stop control may stay in the page, hidden, once the app stopped.
-    const shownStop = () => (op.a.detected ? scope.all(op.a.stop).find((el) => el.checkVisibility({ visibilityProperty: true })) : first(op.a.stop)) ?? null;
+    if (op.finished || op.phase !== 'streaming' || !(op.a.stop || op.a.detected)) return null;
+    // A detected adapter's stop control may stay in the page, hidden, once the app stopped; one
+    // that knew none presses the one found while the app answers.
+    const shownStop = () => (!op.a.stop ? foundStop(op) : op.a.detected ? scope.all(op.a.stop).find((el) => el.checkVisibility({ visibilityProperty: true })) : first(op.a.stop)) ?? null;
     const control = shownStop();
     if (!control) return null;
     op.stopping = true;
