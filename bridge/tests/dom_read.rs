@@ -19,6 +19,31 @@ fn ref_in(snapshot: &str, start: &str) -> String {
     line.split("[ref=").nth(1).unwrap().split(']').next().unwrap().to_owned()
 }
 
+/// tabwire's page agent starts once a page is parsed: a read of a page still being parsed (a
+/// slow script holds it) waits for it, and reads the whole page, not an error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_still_being_parsed_is_read_once_it_is() {
+    let browser = Chromium::start();
+    let pages = Fixtures::serve();
+    let mcp = Mcp::start(&browser.runtime_dir).await;
+    let tab = open(&mcp, pages.url("plain.html")).await;
+    let slow = pages.url("extra/slow-parse.html");
+    let gone = mcp.ok("navigate", json!({ "tab_id": tab, "url": slow, "wait": "none" })).await;
+    assert_eq!(gone["tab"]["status"], "loading", "{gone}");
+    // The tab is still loading when the read starts; it waits for the rest of the page.
+    let page = mcp.read_page(json!({ "tab_id": tab })).await;
+    let lines = page.lines.as_str();
+    assert!(lines.contains("heading \"Parsed at last\" [level=2]"), "{lines}");
+    assert!(lines.contains("button \"After it\" [ref="), "{lines}");
+
+    // One still being parsed after 10 s: the call says so, and what may hold it.
+    let stuck = pages.url("extra/slow-parse.html?ms=15000");
+    mcp.ok("navigate", json!({ "tab_id": tab, "url": stuck, "wait": "none" })).await;
+    let err = mcp.err("read_page", json!({ "tab_id": tab })).await;
+    assert!(err.contains("timeout") && err.contains("still being parsed after 10 s"), "{err}");
+    assert!(err.contains("a dialog the browser shows"), "{err}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_reads_as_lines_with_frames_and_shadow_dom() {
     let browser = Chromium::start();

@@ -73,10 +73,7 @@ async function ask(id, frame, msg) {
   } catch (e) {
     if (e instanceof TabwireError) throw e;
     if (/closed before a response|back\/forward cache|moved into/i.test(e.message)) throw new TabwireError('page_error', `the page in tab ${id} went away (it navigated or reloaded) before answering; call read_page again`);
-    const where = `${frame.frameId === 0 ? `tab ${id}` : `frame f${frame.frameId} of tab ${id}`} (${withoutFragment(frame.url)})`;
-    if ((await chrome.tabs.get(id).catch(() => null))?.status === 'loading')
-      throw new TabwireError('timeout', `the page in ${where} is still being parsed (tabwire's page agent starts once it is): a slow script of the page, or a dialog the browser shows, holds it back; try again, or read_page once it has loaded`);
-    throw new TabwireError('no_handler', `tabwire's page agent is not running in ${where}: the page loaded before the extension was installed or reloaded or before its site was allowed; reload the tab (navigate to its url) and try again`);
+    throw new TabwireError('no_handler', `tabwire's page agent is not running in ${frame.frameId === 0 ? `tab ${id}` : `frame f${frame.frameId} of tab ${id}`} (${withoutFragment(frame.url)}): the page loaded before the extension was installed or reloaded or before its site was allowed; reload the tab (navigate to its url) and try again`);
   } finally {
     dialog.stop();
   }

@@ -54,25 +54,34 @@ export function listen() {
 // runs there, or none takes this type); an error they answer is thrown as a TabwireError.
 // Chrome's own failures (the tab closed, the document went) are thrown as Chrome gives them.
 //
-// The isolated world's scripts start once a document is parsed (content-scripts.js): while the
-// tab is still loading, a document that has none yet is asked again until they are there (at
-// most PARSE_WAIT_MS; then Chrome's "Receiving end does not exist" is thrown, the tab still
-// loading).
+// The isolated world's scripts start once a document is parsed (content-scripts.js): a
+// document still being parsed that has none yet is asked again once they are there (for at
+// most PARSE_WAIT_MS, then `timeout`). One that is parsed and still has none a moment later
+// never will: Chrome's "Receiving end does not exist" is thrown.
 export async function askTab(tabId, msg, target = { frameId: 0 }) {
   const until = performance.now() + PARSE_WAIT_MS;
   let answer;
-  for (;;) {
+  for (let parsed = false; ; ) {
     try {
       answer = await chrome.tabs.sendMessage(tabId, msg, target);
       break;
     } catch (e) {
-      if (!/receiving end does not exist/i.test(e.message) || performance.now() > until) throw e;
-      const tab = await chrome.tabs.get(tabId).catch(() => null);
-      if (tab?.status !== 'loading') throw e;
-      await new Promise((r) => setTimeout(r, 20));
+      if (!/receiving end does not exist/i.test(e.message) || parsed) throw e;
+      if (performance.now() > until)
+        throw new TabwireError('timeout', `the page in tab ${tabId} was still being parsed after ${PARSE_WAIT_MS / 1000} s (tabwire's page scripts start once it is): a slow script of the page, or a dialog the browser shows, holds it back; try again once it has loaded`);
+      // Parsed already: once more a moment later, for the scripts starting just after it.
+      parsed = (await readyState(tabId, target)) !== 'loading';
+      await new Promise((r) => setTimeout(r, parsed ? 50 : 20));
     }
   }
   if (answer === undefined) return undefined;
   if (answer.error) throw new TabwireError(answer.error.code, answer.error.message);
   return answer.ok;
+}
+
+// `document.readyState` of the document askTab's `target` names, or null if none can be read.
+async function readyState(tabId, { frameId = 0, documentId }) {
+  const target = documentId ? { tabId, documentIds: [documentId] } : { tabId, frameIds: [frameId] };
+  const done = await chrome.scripting.executeScript({ target, func: () => document.readyState, injectImmediately: true }).catch(() => null);
+  return done?.[0]?.result ?? null;
 }
