@@ -149,7 +149,8 @@ pub async fn run() {
     let mut failures = Vec::new();
     // `REAL_APPS_ONLY=grid` runs only the apps whose page's name contains that.
     let only = std::env::var("REAL_APPS_ONLY").unwrap_or_default();
-    for app in APPS.iter().filter(|a| a.page.contains(&only)) {
+    let apps: Vec<&App> = APPS.iter().filter(|a| a.page.contains(&only)).collect();
+    for app in &apps {
         let url = pages.url(&format!("apps/{}", app.page));
         let ours = tabwire_run(&mcp, &cdp, &pages, app, &url).await;
         let theirs = match &peer {
@@ -181,7 +182,7 @@ pub async fn run() {
     }
     let total = |i: usize| {
         let (ok, m, ms) = totals[i];
-        format!("{:>4} {:>5} {:>7} {:>6}", format!("{ok}/{}", APPS.len()), m.calls, m.chars / 4, ms)
+        format!("{:>4} {:>5} {:>7} {:>6}", format!("{ok}/{}", apps.len()), m.calls, m.chars / 4, ms)
     };
     println!(
         "  {:<50} {}   {}",
