@@ -340,6 +340,49 @@ async fn deep_chat_answers_through_the_adapter_the_detector_proposes() {
     assert_eq!((&sent["name"], &sent["data"]["excerpt"]), (&json!("message_sent"), &json!(asked)));
 }
 
+/// `cancel_operation` while Deep Chat streams presses its stop control (with the detected
+/// adapter, the one that comes in place of the send icon while it answers): the operation ends
+/// `stopped` with the part streamed so far, and the app streams no more.
+async fn deep_chat_stops(detected: bool) {
+    let (_browser, cdp, mcp, tab, session, pages) =
+        open_app("deepchat.html", fixtures::DEEP_CHAT_READY).await;
+    let mut args = json!({ "tab_id": tab, "text": "Tell me a long story" });
+    if !detected {
+        args["adapter"] = fixtures::deep_chat_adapter();
+    }
+    let started = mcp.ok("send_message_async", args).await;
+    assert_eq!(started["adapter"] == "detected", detected, "{started}");
+    let id = started["operation_id"].as_str().expect("operation_id").to_owned();
+    let bubble = "(document.querySelector('deep-chat').shadowRoot.querySelector('.ai-message-text')?.innerText ?? '').trim()";
+    let streaming = format!("{bubble}.includes('word10 ')");
+    cdp.wait_for(&session, &streaming, Duration::from_secs(30)).await.unwrap();
+    let stopped = mcp.ok("cancel_operation", json!({ "operation_id": id })).await;
+    assert_eq!(stopped["status"], "stopped", "{stopped}");
+    let last = stopped["milestones"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(
+        (&last["name"], &last["data"]["by"]),
+        (&json!("response_stopped"), &json!("cancel_operation"))
+    );
+    let said = stopped["response_text"].as_str().expect("the text so far").to_owned();
+    let whole = &pages.chats()[0].1;
+    assert!(whole.starts_with(&said) && said.len() < whole.len(), "{said:?} of {whole:?}");
+    // The app itself stopped: the page shows what the operation says, and stays so.
+    let shown = cdp.eval(&session, bubble).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert_eq!(cdp.eval(&session, bubble).await.unwrap(), shown, "it streams no more");
+    assert_eq!(shown, json!(said));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deep_chat_stops_at_cancel_operation() {
+    deep_chat_stops(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deep_chat_stops_at_cancel_operation_with_the_detected_adapter() {
+    deep_chat_stops(true).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_ant_design_date_picker_offers_its_days_as_refs_to_click() {
     let (_browser, cdp, mcp, tab, session, _pages) =

@@ -183,8 +183,14 @@ async fn api(sock: &mut tokio::net::TcpStream, query: &str) {
 }
 
 /// The fake model's answer to `question`: a few lines of markdown (a list, a code span) that
-/// name the question, so an answer read back can be told from any other.
+/// name the question, so an answer read back can be told from any other. A question that asks
+/// for a long answer gets 300 words, which stream for several seconds: time enough to stop it
+/// (as the Python apps' fake model, tests/fixtures/apps/fake_model.py).
 pub fn chat_answer(question: &str) -> String {
+    if question.to_lowercase().contains("long") {
+        let words: Vec<String> = (1..=300).map(|i| format!("word{i}")).collect();
+        return format!("You asked: {question} Here it comes: {}.", words.join(" "));
+    }
     format!(
         "You asked: {question}\n\nOur opening hours:\n\n- Monday to Friday: 9:00 to 17:00\n\
          - Saturday: 10:00 to 14:00\n\nCall `+47 555 0100` for anything else."
