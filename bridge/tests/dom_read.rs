@@ -19,6 +19,19 @@ fn ref_in(snapshot: &str, start: &str) -> String {
     line.split("[ref=").nth(1).unwrap().split(']').next().unwrap().to_owned()
 }
 
+/// Wait until tab `tab` shows a page whose URL holds `part` (its navigation committed).
+async fn shows(mcp: &Mcp, tab: &Value, part: &str) {
+    for _ in 0..200 {
+        let tabs = mcp.ok("list_tabs", json!({})).await;
+        let now = tabs["tabs"].as_array().unwrap().iter().find(|t| t["id"] == *tab).cloned();
+        if now.is_some_and(|t| t["url"].as_str().unwrap_or_default().contains(part)) {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    panic!("tab {tab} never showed {part}");
+}
+
 /// tabwire's page agent starts once a page is parsed: a read of a page still being parsed (a
 /// slow script holds it) waits for it, and reads the whole page, not an error.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -30,6 +43,7 @@ async fn a_page_still_being_parsed_is_read_once_it_is() {
     let slow = pages.url("extra/slow-parse.html");
     let gone = mcp.ok("navigate", json!({ "tab_id": tab, "url": slow, "wait": "none" })).await;
     assert_eq!(gone["tab"]["status"], "loading", "{gone}");
+    shows(&mcp, &tab, "slow-parse.html").await;
     // The tab is still loading when the read starts; it waits for the rest of the page.
     let page = mcp.read_page(json!({ "tab_id": tab })).await;
     let lines = page.lines.as_str();
@@ -39,6 +53,7 @@ async fn a_page_still_being_parsed_is_read_once_it_is() {
     // One still being parsed after 10 s: the call says so, and what may hold it.
     let stuck = pages.url("extra/slow-parse.html?ms=15000");
     mcp.ok("navigate", json!({ "tab_id": tab, "url": stuck, "wait": "none" })).await;
+    shows(&mcp, &tab, "ms=15000").await;
     let err = mcp.err("read_page", json!({ "tab_id": tab })).await;
     assert!(err.contains("timeout") && err.contains("still being parsed after 10 s"), "{err}");
     assert!(err.contains("a dialog the browser shows"), "{err}");

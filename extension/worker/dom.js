@@ -72,7 +72,9 @@ async function ask(id, frame, msg) {
     answer = await Promise.race([askTab(id, msg, { frameId: frame.frameId, documentId: frame.documentId }), dialog.promise]);
   } catch (e) {
     if (e instanceof TabwireError) throw e;
-    if (/closed before a response|back\/forward cache|moved into/i.test(e.message)) throw new TabwireError('page_error', `the page in tab ${id} went away (it navigated or reloaded) before answering; call read_page again`);
+    const now = await chrome.webNavigation.getFrame({ tabId: id, frameId: frame.frameId }).catch(() => null);
+    const replaced = frame.documentId && now && now.documentId !== frame.documentId;
+    if (replaced || /closed before a response|back\/forward cache|moved into/i.test(e.message)) throw new TabwireError('page_error', `the page in tab ${id} went away (it navigated or reloaded) before answering; call read_page again`);
     throw new TabwireError('no_handler', `tabwire's page agent is not running in ${frame.frameId === 0 ? `tab ${id}` : `frame f${frame.frameId} of tab ${id}`} (${withoutFragment(frame.url)}): the page loaded before the extension was installed or reloaded or before its site was allowed; reload the tab (navigate to its url) and try again`);
   } finally {
     dialog.stop();
