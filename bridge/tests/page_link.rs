@@ -33,6 +33,29 @@ async fn a_page_script_cannot_reach_or_forge_the_link() {
     assert_eq!(more["timed_out"], true, "{more}");
 }
 
+/// What a page sends while it is parsed waits for the relay, up to 1,000 values; beyond that
+/// each is refused at once in the page, with `rate_limited`, and the page still works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn values_sent_before_the_relay_connects_wait_up_to_a_limit() {
+    let browser = Chromium::start();
+    let pages = Fixtures::serve();
+    let mcp = Mcp::start(&browser.runtime_dir).await;
+    let tab = open(&mcp, pages.url("early-flood.html")).await;
+    let mut state = Value::Null;
+    for _ in 0..100 {
+        state = mcp.ok("get_state", json!({ "tab_id": tab, "force_refresh": true })).await["state"]
+            .clone();
+        if state["delivered"].as_u64().unwrap() + state["rate_limited"].as_u64().unwrap() == 1100 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(state["other"], json!([]), "{state}");
+    let limited = state["rate_limited"].as_u64().unwrap();
+    assert!((100..1100).contains(&limited), "{state}");
+    assert_eq!(state["delivered"].as_u64().unwrap() + limited, 1100, "{state}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_echo_floors_answer_from_each_world_on_allowed_sites_only() {
     let browser = Chromium::start();

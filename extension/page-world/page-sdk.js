@@ -42,7 +42,7 @@
   hidden.setAttribute('data-tabwire', secret);
   proof.attachShadow({ mode: 'closed' }).append(hidden);
   let link = null;
-  const MAX_EARLY = 1000; // messages kept for the relay before it connects
+  const MAX_EARLY = 1000; // values (state, events) kept for the relay before it connects
   const early = []; // messages sent before the relay took the link (those of the page's load)
   const fromLink = (e) => fromExt(unpack(detailOf(e)));
   listen(window, 'tabwire:relay', (e) => {
@@ -72,7 +72,9 @@
   function toExt({ json, ...head }) {
     const s = json === undefined ? stringify(head) : `${stringify(head)}\n${json}`;
     if (link) dispatch(link, new Custom('tabwire:ext', { detail: s }));
-    else if (early.length < MAX_EARLY) early.push(s);
+    // Only values count against the limit: what says the page has a provider or commands
+    // always waits (at most one of each per microtask).
+    else if (early.length < MAX_EARLY || (head.type !== 'state' && head.type !== 'event')) early.push(s);
     else if (head.n) {
       const p = pending.get(head.n);
       pending.delete(head.n);
