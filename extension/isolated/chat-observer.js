@@ -138,8 +138,7 @@
       // which control was pressed is looked at, never anything the page says.
       op.onClick = (e) => {
         if (op.stopping || op.phase !== 'streaming') return;
-        const found = a.stop ? null : foundStop(op);
-        if (a.stop ? matchInPath(e, a.stop) : found && e.composedPath().includes(found)) op.userStopped = true;
+        if (a.stop ? matchInPath(e, a.stop) : e.composedPath().includes(foundStop(op))) op.userStopped = true;
       };
       document.addEventListener('click', op.onClick, true);
     }
@@ -302,17 +301,17 @@
   function isGenerating(op) {
     const sel = op.a.generating;
     if (!op.a.detected) return first(sel) !== null;
-    const shown = (el) => el.checkVisibility({ visibilityProperty: true });
     if (sel) return scope.all(sel).some(shown);
     return foundStop(op) !== null;
   }
+
+  const shown = (el) => el.checkVisibility({ visibilityProperty: true });
 
   // A detected adapter that knew no stop control when the page was read: the one that came
   // since the send and says stop now, shown where the user would press it — not in the
   // conversation (a button in an answer is the answer's). Null when there is none.
   function foundStop(op) {
     const list = op.userBubble?.parentNode;
-    const shown = (el) => el.checkVisibility({ visibilityProperty: true });
     return [...op.stops].find((el) => el.isConnected && !list?.contains(el) && shown(el) && saysStop(el)) ?? null;
   }
 
@@ -436,16 +435,22 @@
   // `stop`), if it shows one, wait (briefly) for the app to take it away, and end the answer
   // as stopped with what it says then. Null when there is nothing to press.
   async function pressStop(op) {
-    if (op.finished || op.phase !== 'streaming' || !(op.a.stop || op.a.detected)) return null;
-    // A detected adapter's stop control may stay in the page, hidden, once the app stopped; one
-    // that knew none presses the one found while the app answers.
-    const shownStop = () => (!op.a.stop ? foundStop(op) : op.a.detected ? scope.all(op.a.stop).find((el) => el.checkVisibility({ visibilityProperty: true })) : first(op.a.stop)) ?? null;
-    const control = shownStop();
+    if (op.finished || op.phase !== 'streaming') return null;
+    const control = stopControl(op);
     if (!control) return null;
     op.stopping = true;
     control.click();
-    await waitFor(() => (shownStop() ? null : true), STOP_WAIT_MS);
+    await waitFor(() => (stopControl(op) ? null : true), STOP_WAIT_MS);
     return complete(op, 'cancel_operation');
+  }
+
+  // The app's stop control as the user would press it now, or null: the adapter's `stop` (a
+  // detected adapter's may stay in the page, hidden, once the app stopped), or for a detected
+  // adapter that knew none, the one found while the app answers.
+  function stopControl(op) {
+    const { stop, detected } = op.a;
+    if (!stop) return detected ? foundStop(op) : null;
+    return (detected ? scope.all(stop).find(shown) : first(stop)) ?? null;
   }
 
   function reach(op, milestone, data) {

@@ -131,5 +131,5 @@
     return common > 0 && common * 2 >= mine.length;
   }
 
-  globalThis.tabwireChatDetect = { propose, scoreBox, scoreSend, isStop, quietMs, SIGN_GONE_MS, lastingClass, likeBubble, distance };
+  globalThis.tabwireChatDetect = { propose, scoreBox, scoreSend, isStop, quietMs, lastingClass, likeBubble, distance };
 })();

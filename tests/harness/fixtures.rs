@@ -241,18 +241,15 @@ async fn chat(
         return;
     }
     let chars: Vec<char> = answer.chars().collect();
-    let mut last = 0.0;
     for chunk in chars.chunks(6) {
         tokio::time::sleep(std::time::Duration::from_millis(15)).await;
         let event = serde_json::json!({ "text": chunk.iter().collect::<String>() });
         if sock.write_all(format!("data: {event}\n\n").as_bytes()).await.is_err() {
             return;
         }
-        last = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0.0, |d| d.as_secs_f64() * 1000.0);
     }
-    last_chunks.lock().unwrap().push(last);
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    last_chunks.lock().unwrap().push(now.map_or(0.0, |d| d.as_secs_f64() * 1000.0));
 }
 
 /// `download?name=r.csv&bytes=N&attach=1`: a generated CSV of `bytes` bytes (default 64),
