@@ -1,8 +1,8 @@
 //! What the extension does while the user browses, in real Chromium with a `tabwire mcp`
 //! session attached: on a site not allowed, loading pages runs none of the extension worker's
-//! code (no network, tab or group listener); on an allowed one the log still records what the
-//! page asked for, of its own origin and of others, and the session is still told of the tab's
-//! loads by `tab` events. The timings are bridge/benches/browser/page_cost.rs's.
+//! code (no network, tab or group listener); on an allowed one the session is still told of the
+//! tab's loads by `tab` events, and the network log wakes only once tabwire works in the tab,
+//! then records what the page asks for, of its own origin and of others. The timings are bridge/benches/browser/page_cost.rs's.
 //!
 //! `127.0.0.2` stands in for any website the user did not allow.
 
@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tabwire_tests::{Cdp, Chromium, Fixtures, Mcp};
+use tabwire_tests::{Cdp, Chromium, Fixtures, Mcp, text};
 
 /// A browser with a CDP pipe (the user's side, and the worker's call counts), and
 /// `tabwire mcp` on it.
@@ -70,8 +70,7 @@ async fn listener_runs(cdp: &Cdp, worker: &str, file: &str) -> HashMap<usize, u6
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn browsing_a_site_not_allowed_wakes_no_network_listener_and_allowed_pages_are_still_logged()
-{
+async fn browsing_wakes_no_network_listener_until_tabwire_works_in_the_tab() {
     let (_browser, cdp, mcp) = with_cdp().await;
     let allowed = Fixtures::serve();
     let stranger = Fixtures::serve_on("127.0.0.2");
@@ -81,24 +80,23 @@ async fn browsing_a_site_not_allowed_wakes_no_network_listener_and_allowed_pages
     let precise = json!({ "callCount": true, "detailed": false });
     cdp.call("Profiler.startPreciseCoverage", precise, Some(&worker)).await.unwrap();
 
-    // The user browses a site tabwire is not allowed on: page after page, each with its own
-    // requests (the console fixture fetches two more). The network log's listeners run not
-    // once: the worker is not woken for that site's requests.
+    // The user browses a site tabwire is not allowed on, then an allowed one: page after page,
+    // each with its own requests (the console fixture fetches two more). The network log's
+    // listeners run not once: no assistant works in this tab.
     let tab = cdp.open("about:blank").await.unwrap();
     listener_runs(&cdp, &worker, "worker/dom/logs.js").await;
     for n in 0..5 {
         load(&cdp, &tab, &format!("{}?n={n}", stranger.url("extra/console.html"))).await;
     }
+    let page = allowed.url("extra/console.html");
+    for n in 0..3 {
+        load(&cdp, &tab, &format!("{page}?n={n}")).await;
+    }
     tokio::time::sleep(Duration::from_millis(300)).await;
     let ran = listener_runs(&cdp, &worker, "worker/dom/logs.js").await;
-    assert!(ran.is_empty(), "the network log ran on a site not allowed: {ran:?}");
+    assert!(ran.is_empty(), "the network log ran while the user browsed: {ran:?}");
 
-    // The same tab goes to an allowed site: its requests are logged from the document's own
-    // request on, those it makes to other origins too.
-    let page = allowed.url("extra/console.html");
-    load(&cdp, &tab, &page).await;
-    let ran = listener_runs(&cdp, &worker, "worker/dom/logs.js").await;
-    assert!(!ran.is_empty(), "the network log heard nothing of an allowed page");
+    // The assistant asks: the log starts at that call, and says the page's load is not in it.
     let listed = mcp.ok("list_tabs", json!({})).await;
     let id = listed
         .as_array()
@@ -109,6 +107,18 @@ async fn browsing_a_site_not_allowed_wakes_no_network_listener_and_allowed_pages
         .unwrap_or_else(|| panic!("the tab in {listed}"))["id"]
         .as_i64()
         .unwrap();
+    let first = mcp.call("network_requests", json!({ "tab_id": id })).await;
+    let got = first.structured_content.clone().unwrap();
+    assert_eq!(
+        (got["load_recorded"].as_bool(), got["requests"].as_array().map(Vec::len)),
+        (Some(false), Some(0)),
+        "{got:#}"
+    );
+    assert!(text(&first).contains("navigate the tab to its url"), "{}", text(&first));
+
+    // Loaded again by tabwire: its requests are logged from the document's own request on,
+    // those it makes to other origins too.
+    mcp.ok("navigate", json!({ "tab_id": id, "url": page })).await;
     let deadline = Instant::now() + Duration::from_secs(5);
     let got = loop {
         let got = mcp.ok("network_requests", json!({ "tab_id": id })).await;

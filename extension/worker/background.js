@@ -35,8 +35,8 @@
 // | handover.js  | the tabs handed over to the user        | forgotten: the ask_user call fails   |
 // | pause.js     | whether the user pressed Stop           | chrome.storage.session               |
 // | groups.js    | each session's tab groups, name, colour | chrome.storage.session               |
-// | dom/logs.js  | each tab's last 500 requests, the tabs  | start empty; the tabs that show an   |
-// |              | whose requests it hears                 | allowed site are heard again         |
+// | dom/logs.js  | each tab's last 500 requests, the tabs  | start empty; a tab is heard again    |
+// |              | tabwire works in and hears              | from the next call that names it     |
 // | network.js   | each session's network rules, its holds | Chrome's session rules are removed   |
 // |              |                                         | at start (their holds went)          |
 // | webdev-page  | each window's size before a resize      | forgotten                            |
@@ -54,7 +54,7 @@ import { downloadMethods, watchDownloads } from './downloads.js';
 import { groupMethods, onOwnersChanged, sessionsAttached, trackTabGroups, watchGroups, withGroups } from './groups.js';
 import { handoverMethods, watchHandovers, withHandover } from './handover.js';
 import { evaluateMethods } from './dom/evaluate.js';
-import { logMethods, watchNetwork } from './dom/logs.js';
+import { logMethods, watchNetwork, withNetworkLog } from './dom/logs.js';
 import { networkMethods, watchNetworkRules } from './network.js';
 import { screenshotMethods, useRefRects } from './dom/screenshot.js';
 import { trustedMethods } from './dom/trusted.js';
@@ -135,4 +135,4 @@ chrome.runtime.onStartup.addListener(connect);
 chrome.runtime.onInstalled.addListener(connect);
 // The content scripts are registered for the allowed sites (those Chrome still grants) before
 // the host is started, so a page opened once the host is up has them.
-startNative(withActivity(withGroups(withPause(withHandover(methods)))), { ready: inChromesBounds.then(syncContentScripts), onConnect: sendSites });
+startNative(withActivity(withGroups(withPause(withHandover(withNetworkLog(methods))))), { ready: inChromesBounds.then(syncContentScripts), onConnect: sendSites });

@@ -92,7 +92,7 @@ impl TabwireServer {
         Ok(Reply::new(text, got))
     }
 
-    /// List the requests a tab made since its page started loading (documents, scripts, fetch/XHR…;
+    /// List the requests a tab made while tabwire worked in it (documents, scripts, fetch/XHR…;
     /// the last 500) with method, status and time. console_messages shows its errors.
     #[tool(
         output_schema = schema_for_output::<NetworkRequests>(),
@@ -120,6 +120,12 @@ impl TabwireServer {
         let origin = got.capture.origin.as_deref().unwrap_or("an unknown origin");
         let mut text = format!("{} requests of tab {} ({origin} now)", got.requests.len(), tab_id);
         note_cuts(&mut text, &got.capture, "requests");
+        if !got.load_recorded {
+            text.push_str(
+                "; the page loaded before tabwire worked in this tab, whose requests it records \
+                 from the first call that names it: navigate the tab to its url to see a whole load",
+            );
+        }
         for r in &got.requests {
             let status = match (&r["status"], r["error"].as_str()) {
                 (Value::Number(n), _) => n.to_string(),

@@ -1,17 +1,16 @@
-// dom.console and dom.network: what a page logged and which requests it made, captured from
-// document_start on the sites the user allows, and handed to the assistant as data of the
-// origin that produced it.
+// dom.console and dom.network: what a page of an allowed site logged and which requests it
+// made, handed to the assistant as data of the origin that produced it.
 //
-// Console: page-world/console-hook.js → isolated/console-buffer.js (the isolated world,
-// the last 500 messages of the document), asked here. Network: chrome.webRequest, in this
-// worker — it sees every request of the tab, with timing and status, and no page can hide or
-// forge one; the last 500 per tab are kept (a worker restart starts afresh). Both say how many
-// they let go.
+// Console: from document_start, page-world/console-hook.js → isolated/console-buffer.js (the
+// isolated world, the last 500 messages of the document), asked here. Network: of the tabs
+// tabwire works in (below), chrome.webRequest, in this worker — it sees every request of the
+// tab, with timing and status, and no page can hide or forge one; the last 500 per tab are kept
+// (a worker restart starts afresh). Both say how many they let go.
 
 import { fail } from '../../lib/errors.js';
 import { matchPattern, originOf, withoutFragment } from '../../lib/sites.js';
 import { askTab } from '../router.js';
-import { allows, currentSites, onSitesChanged, sitesReady } from '../sites.js';
+import { allows, currentSites, sitesReady } from '../sites.js';
 import { onTabStatus, tabId } from '../tabs.js';
 import { topDocument } from './target.js';
 
@@ -43,11 +42,13 @@ export const logMethods = {
     if (filter !== null && typeof filter !== 'string') fail('bad_request', '`filter` must be text to find in the URL (case does not matter)');
     checkSince(since);
     const doc = await topDocument(id, params);
-    const log = requests.get(id) ?? { kept: [], dropped: 0 };
+    const log = requests.get(id) ?? { kept: [], dropped: 0, since: Date.now() };
     const needle = filter?.toLowerCase();
     // Checked again now: requests of a site revoked since are not shown.
     const picked = log.kept.filter((r) => r.time >= since && allows(r.origin) && (!needle || r.url.toLowerCase().includes(needle)));
-    return { origin: doc.origin, url: doc.url, now: Date.now(), dropped: log.dropped, kept_at_most: MAX_REQUESTS, ...newest(picked.map(({ id: _, started: __, ...r }) => r), limit, 'requests') };
+    // Whether the page's own load is in the log: its document's request is.
+    const loadRecorded = log.kept.some((r) => r.type === 'main_frame' && r.url === doc.url.slice(0, MAX_URL));
+    return { origin: doc.origin, url: doc.url, now: Date.now(), recorded_since: log.since, load_recorded: loadRecorded, dropped: log.dropped, kept_at_most: MAX_REQUESTS, ...newest(picked.map(({ id: _, started: __, ...r }) => r), limit, 'requests') };
   },
 };
 
@@ -70,20 +71,24 @@ function newest(list, limit, name) {
 // ---------------------------------------------------------------------------------------------
 // Requests, from webRequest
 //
-// Listeners for every URL would wake this worker for every request of every page the user
-// opens, on any site. Instead one listener hears only a document of an allowed site starting
-// to load (a main_frame or sub_frame request to an allowed site's match pattern: `door`); from
-// then on that tab alone is heard (listeners filtered to its tab id), until its top frame goes
-// to a site that is not allowed (then a moment more, for the old document's last requests) or
-// it closes. So a tab on a site not allowed wakes nothing, and a request of an allowed page to
-// any origin is still seen (a URL filter alone could not: it sees the request's URL, not who
-// made it).
+// Only the tabs tabwire works in are heard: a tab from the first call that names it (any method
+// with a `tab_id`: reading, acting, navigating…), and a tab tabwire opens from its document's
+// own request. The user's own browsing wakes none of these listeners, on any site: a listener
+// per request of every page of an allowed site cost the user's loads more than all of
+// tabwire's scripts in them (docs/performance.md). A tab is heard through listeners filtered to
+// its tab id, while its top frame shows an allowed site (a request of such a page to any
+// origin is its own, and seen: a URL filter alone could not tell who made it); when it goes to a
+// site that is not allowed, a moment more for the old document's last requests, and again
+// when it comes back. What a page loaded before tabwire worked in its tab is not known:
+// `dom.network` says so (`load_recorded`), and navigating the tab to its URL shows a whole load.
 
-const requests = new Map(); // tab id → { kept: [entry], dropped }
+const requests = new Map(); // tab id → { kept: [entry], dropped, since }
 const open = new Map(); // request id → entry, until it completes or fails
 const heard = new Map(); // tab id → { request, completed, failed, leaving }: its listeners
+const worked = new Set(); // the tabs tabwire worked in, heard while they show an allowed site
 const LEAVE_MS = 3000; // a tab that went to a site not allowed is heard this much longer
-const door = {}; // the listeners of documents of allowed sites: request, completed, failed
+const door = { count: 0, request: null, completed: null, failed: null, early: new Map() }; // while tabs.open runs
+const MAX_EARLY = 10; // documents kept per tab while the door waits to learn which tab is new
 
 // Only requests made by (or loading) a document of an allowed site are kept.
 function originOfRequest(d) {
@@ -91,11 +96,9 @@ function originOfRequest(d) {
   return d.initiator && d.initiator !== 'null' ? d.initiator : null;
 }
 
-function record(d) {
+function record(d, log = logOf(d.tabId)) {
   const origin = originOfRequest(d);
-  if (!allows(origin)) return;
-  let log = requests.get(d.tabId);
-  if (!log) requests.set(d.tabId, (log = { kept: [], dropped: 0 }));
+  if (!allows(origin) || open.has(d.requestId)) return;
   const url = withoutFragment(d.url);
   const entry = { id: d.requestId, origin, method: d.method, url: url.length > MAX_URL ? `${url.slice(0, MAX_URL)}…` : url, type: d.type, status: null, ms: null, error: null, time: Math.round(d.timeStamp), started: d.timeStamp };
   log.kept.push(entry);
@@ -113,6 +116,12 @@ function finish(d, fields) {
   Object.assign(entry, fields, { ms: Math.round(d.timeStamp - entry.started) });
 }
 
+function logOf(id) {
+  let log = requests.get(id);
+  if (!log) requests.set(id, (log = { kept: [], dropped: 0, since: Date.now() }));
+  return log;
+}
+
 // Hear every request of tab `id` (again, if it was about to stop).
 function hear(id) {
   const had = heard.get(id);
@@ -122,6 +131,7 @@ function hear(id) {
     return;
   }
   const h = { leaving: null };
+  logOf(id); // the log starts now
   const filter = { urls: ['<all_urls>'], tabId: id };
   chrome.webRequest.onBeforeRequest.addListener((h.request = (d) => {
     // The tab's top frame goes to another site: heard while it is an allowed one. (A page
@@ -149,29 +159,70 @@ function unhear(id) {
   heard.delete(id);
 }
 
-// The door for the allowed sites as they are now, and the tabs that show one now (at the
-// worker's start, and for a site just allowed).
-async function openDoor() {
+// Tab `id` is one tabwire works in (a call names it; `to`: the URL it is about to go to).
+async function workIn(id, to) {
+  worked.add(id);
+  if (heard.has(id) && to === undefined) return;
+  const url = to ?? (await chrome.tabs.get(id).catch(() => null))?.url;
+  if (allows(originOf(url))) hear(id);
+}
+
+// Every method that names a tab works in it (but closing it); a tab tabwire opens is heard
+// from its document's first request on: documents of the allowed sites starting to load are
+// heard while it opens (the new tab's id is known only once Chrome made it), and its own
+// listeners are added before these go, so nothing falls between.
+export function withNetworkLog(table) {
+  return Object.fromEntries(Object.entries(table).map(([method, fn]) => [method, async (params, ctx = {}) => {
+    if (method === 'tabs.open') return opening(() => fn(params, { ...ctx, opened: async (tab) => (adopt(tab), await ctx.opened?.(tab)) }));
+    if (method !== 'tabs.close' && Number.isInteger(params?.tab_id)) await workIn(params.tab_id, method === 'tabs.navigate' ? params.url : undefined);
+    return fn(params, ctx);
+  }]));
+}
+
+// The tab just opened: heard from now, with what the door heard of it so far.
+function adopt(tab) {
+  worked.add(tab.id);
+  const early = door.early.get(tab.id) ?? [];
+  door.early.delete(tab.id);
+  if (early.length === 0 && !allows(originOf(tab.pendingUrl || tab.url))) return;
+  hear(tab.id);
+  for (const d of early) record(d);
+}
+
+async function opening(open) {
   await sitesReady;
-  const patterns = [...new Set(currentSites().map(matchPattern))];
-  if (door.request) {
-    chrome.webRequest.onBeforeRequest.removeListener(door.request);
-    chrome.webRequest.onCompleted.removeListener(door.completed);
-    chrome.webRequest.onErrorOccurred.removeListener(door.failed);
+  if (door.count++ === 0) openDoor();
+  try {
+    return await open();
+  } finally {
+    if (--door.count === 0) closeDoor();
   }
-  const urls = patterns.filter(acceptedPattern);
+}
+
+// Documents of the allowed sites as they are now, while a tab is being opened: those of a
+// worked tab are its own listeners' business; the others wait for `adopt` (or are let go).
+function openDoor() {
+  const urls = [...new Set(currentSites().map(matchPattern))].filter(acceptedPattern);
   if (urls.length === 0) return;
-  const documents = { urls, types: ['main_frame', 'sub_frame'] };
+  const documents = { urls, types: ['main_frame'] };
   chrome.webRequest.onBeforeRequest.addListener((door.request = (d) => {
-    if (d.tabId < 0 || heard.has(d.tabId) || !allows(originOf(d.url))) return;
-    hear(d.tabId);
-    record(d); // the tab's own listeners hear from its next request on
+    if (d.tabId < 0 || worked.has(d.tabId)) return;
+    if (!door.early.has(d.tabId)) door.early.set(d.tabId, []);
+    const early = door.early.get(d.tabId);
+    if (early.length < MAX_EARLY) early.push(d);
   }), documents);
   // A document's response can be in before the tab's own listeners are (a local server).
   chrome.webRequest.onCompleted.addListener((door.completed = (d) => finish(d, { status: d.statusCode })), documents);
   chrome.webRequest.onErrorOccurred.addListener((door.failed = (d) => finish(d, { error: d.error })), documents);
-  const tabs = await chrome.tabs.query({ url: urls }).catch(() => []);
-  for (const tab of tabs) if (allows(originOf(tab.url))) hear(tab.id);
+}
+
+function closeDoor() {
+  if (!door.request) return;
+  chrome.webRequest.onBeforeRequest.removeListener(door.request);
+  chrome.webRequest.onCompleted.removeListener(door.completed);
+  chrome.webRequest.onErrorOccurred.removeListener(door.failed);
+  door.request = door.completed = door.failed = null;
+  door.early.clear();
 }
 
 // Whether webRequest takes `pattern` (Chrome refuses some the site grammar allows, and one
@@ -189,12 +240,11 @@ function acceptedPattern(pattern) {
 }
 
 export function watchNetwork() {
-  openDoor();
-  onSitesChanged(openDoor);
-  // A page the tab goes back to from the back/forward cache is shown without a request.
-  onTabStatus((id, tab) => allows(originOf(tab.url)) && hear(id));
+  // A tab tabwire works in that comes back to an allowed site (a link, back/forward, its cache).
+  onTabStatus((id, tab) => worked.has(id) && allows(originOf(tab.url)) && hear(id));
   chrome.tabs.onRemoved.addListener((id) => {
     unhear(id);
+    worked.delete(id);
     for (const e of requests.get(id)?.kept ?? []) open.delete(e.id);
     requests.delete(id);
   });

@@ -364,6 +364,12 @@ pub struct NetworkRequests {
     /// (then `error` says why).
     #[schemars(with = "Vec<serde_json::Map<String, Value>>")]
     pub requests: Vec<Value>,
+    /// When tabwire began recording the tab's requests (ms since the Unix epoch).
+    #[serde(default)]
+    pub recorded_since: u64,
+    /// Whether the page's own load is in the list; if not, navigating to its URL shows one.
+    #[serde(default)]
+    pub load_recorded: bool,
 }
 
 /// What the function returned.
