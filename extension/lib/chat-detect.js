@@ -65,11 +65,11 @@
   // How long a detected adapter's answer must stay unchanged to count as finished
   // (isolated/chat-observer.js): `stable_ms` (1000 unless the user changed it) while the page
   // showed no sign of writing it — then only a pause tells, and a model may pause; once the
-  // app's stop control showed and went, 300 ms (or `stable_ms`, if shorter): the app taking it
-  // away says the answer is written, so the quiet time is left only for its last render, as
-  // after a hand-written adapter's `generating` (the tests' adapters, tests/harness/, wait 300
-  // to 500 ms). A change to the text still restarts it.
-  const SIGN_GONE_MS = 300;
+  // app's stop control showed and went, 50 ms (or `stable_ms`, if shorter): the app taking it
+  // away says the answer is written, so the quiet time is left only for the render that goes
+  // with it (a frame or two; Gradio, Streamlit and Deep Chat show their last words before or
+  // with it: bridge/tests/chat_frameworks.rs). A change to the text still restarts it.
+  const SIGN_GONE_MS = 50;
   const quietMs = (adapter, sawSign) => (adapter.detected === true && sawSign ? Math.min(adapter.stable_ms, SIGN_GONE_MS) : adapter.stable_ms);
 
   // Whether the class `c` names what an element is, lastingly: not a state, not generated.

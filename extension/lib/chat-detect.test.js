@@ -109,8 +109,8 @@ test("a detected adapter's quiet time: stable_ms until its stop control showed, 
   const { quietMs } = globalThis.tabwireChatDetect;
   const detected = { detected: true, stable_ms: 1000 };
   assert.equal(quietMs(detected, false), 1000, 'no sign of writing: only the text tells, so the whole quiet time');
-  assert.equal(quietMs(detected, true), 300, 'the app took its stop control away: the answer is written');
-  assert.equal(quietMs({ detected: true, stable_ms: 100 }, true), 100, 'a shorter stable_ms given is kept');
+  assert.equal(quietMs(detected, true), 50, 'the app took its stop control away: the answer is written');
+  assert.equal(quietMs({ detected: true, stable_ms: 20 }, true), 20, 'a shorter stable_ms given is kept');
   // A hand-written adapter's stable_ms is what its writer chose, sign or not.
   assert.equal(quietMs({ stable_ms: 1000 }, true), 1000);
   assert.equal(quietMs({ detected: false, stable_ms: 800 }, true), 800);

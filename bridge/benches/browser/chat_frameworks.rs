@@ -5,7 +5,7 @@
 //! for Deep Chat) to the operation's `response_completed` milestone, with the hand-written
 //! adapter (`stable_ms` 500, Deep Chat's 300) and the detected one. Its floor is the quiet time
 //! the rule waits by design (specs/operations.md): a hand-written adapter's `stable_ms`; a
-//! detected adapter's 300 ms once the app's stop control showed and went, else its `stable_ms`,
+//! detected adapter's 50 ms once the app's stop control showed and went, else its `stable_ms`,
 //! 1000. Gradio and Deep Chat show theirs while they answer; Streamlit only once its script has
 //! run 500 ms, so its short answers often end after the 1000 (printed as some 700 ms beyond).
 //! What is printed is the time beyond that floor. Both stamps are this machine's wall clock.
@@ -20,7 +20,7 @@ const ROUNDS: usize = 5;
 
 /// The detected adapter's floor on these apps: its quiet time once the stop control went
 /// (extension/lib/chat-detect.js, `SIGN_GONE_MS`).
-const DETECTED_FLOOR_MS: f64 = 300.0;
+const DETECTED_FLOOR_MS: f64 = 50.0;
 
 pub async fn run() {
     println!(
@@ -42,7 +42,7 @@ pub async fn run() {
         mcp.ok("wait_for", ready).await;
         let adapters = [
             ("hand-written adapter, stable_ms 500", Some(framework.adapter(&app.url)), 500.0),
-            ("detected adapter, 300 ms after its stop", None, DETECTED_FLOOR_MS),
+            ("detected adapter, 50 ms after its stop", None, DETECTED_FLOOR_MS),
         ];
         let name = format!("{framework:?}");
         measure(&mcp, &tab, &name, adapters, || app.last_words().last().copied()).await;
@@ -76,7 +76,7 @@ async fn deep_chat() {
     }
     let adapters = [
         ("hand-written adapter, stable_ms 300", Some(fixtures::deep_chat_adapter()), 300.0),
-        ("detected adapter, 300 ms after its stop", None, DETECTED_FLOOR_MS),
+        ("detected adapter, 50 ms after its stop", None, DETECTED_FLOOR_MS),
     ];
     measure(&mcp, &tab, "Deep Chat", adapters, || pages.last_chunks().last().copied()).await;
 }
