@@ -34,6 +34,19 @@ const FIRST_READS: usize = 10;
 /// Loads per site for the worker's listener counts.
 const LISTENER_LOADS: usize = 20;
 
+/// Where DOMContentLoaded's time goes, from the navigation's timing marks: the navigation
+/// until the first byte of the response (the browser process, the network, what listens to
+/// requests), the rest of the response, parsing until the document is interactive (the
+/// scripts at `document_start`, the page's own blocking scripts), and from there to the end of
+/// DOMContentLoaded (deferred scripts, its handlers). Indices into [`Subject::load`]'s marks,
+/// from and to (the navigation's start is 0).
+const PHASES: [(&str, Option<usize>, usize); 4] = [
+    ("to the first byte", None, 2),
+    ("response", Some(2), 3),
+    ("parsing", Some(3), 4),
+    ("to DOMContentLoaded end", Some(4), 0),
+];
+
 /// Kinds of process, in the order the CPU figures are printed.
 const KINDS: [&str; 5] =
     ["page renderers", "extension process", "browser process", "other", "tabwire-host"];
@@ -59,9 +72,10 @@ impl Subject {
         s
     }
 
-    /// Load `url` in the tab of `site`; (DOMContentLoaded, load) in ms from the navigation's
-    /// start, as the page itself timed them.
-    async fn load(&self, site: usize, url: &str) -> (f64, f64) {
+    /// Load `url` in the tab of `site`; its navigation timing in ms from the navigation's start,
+    /// as the page itself timed it: the ends of DOMContentLoaded and load, then the marks of
+    /// [`PHASES`].
+    async fn load(&self, site: usize, url: &str) -> [f64; 5] {
         let tab = &self.tabs[site];
         self.cdp.call("Page.navigate", json!({ "url": url }), Some(tab)).await.expect("navigate");
         let wait = format!(
@@ -69,13 +83,13 @@ impl Subject {
                 if (location.href !== {url:?}) return reject(new Error("the old page"));
                 const done = () => setTimeout(() => {{
                     const n = performance.getEntriesByType("navigation")[0];
-                    resolve([n.domContentLoadedEventEnd - n.startTime, n.loadEventEnd - n.startTime]);
+                    resolve([n.domContentLoadedEventEnd, n.loadEventEnd, n.responseStart, n.responseEnd, n.domInteractive].map((t) => t - n.startTime));
                 }});
                 document.readyState === "complete" ? done() : addEventListener("load", done, {{ once: true }});
             }})"#
         );
         let got = self.cdp.wait_for(tab, &wait, Duration::from_secs(20)).await.expect("loaded");
-        (got[0].as_f64().unwrap(), got[1].as_f64().unwrap())
+        std::array::from_fn(|k| got[k].as_f64().unwrap())
     }
 
     /// CPU time (ns) this browser's processes spent since the last call, by [`KINDS`].
@@ -232,9 +246,9 @@ pub async fn run() {
         s.cpu_since();
     }
 
-    // [site][browser] → (DOMContentLoaded, load, CPU of the page renderers in ms) of each
-    // load, in the same order for all.
-    let mut times: [Vec<Vec<(f64, f64, f64)>>; 2] = Default::default();
+    // [site][browser] → (timing marks, CPU of the page renderers in ms) of each load, in the
+    // same order for all.
+    let mut times: [Vec<Vec<([f64; 5], f64)>>; 2] = Default::default();
     for t in &mut times {
         *t = vec![Vec::new(); n_subjects];
     }
@@ -254,7 +268,7 @@ pub async fn run() {
                     for (c, v) in cpu[site][i].iter_mut().zip(spent) {
                         *c += v;
                     }
-                    times[site][i].push((got.0, got.1, spent[0] as f64 / 1e6));
+                    times[site][i].push((got, spent[0] as f64 / 1e6));
                 }
             }
         }
@@ -274,17 +288,17 @@ pub async fn run() {
     }
     for site in 0..2 {
         let t = &times[site];
-        let base: Vec<f64> = t[1].iter().map(|l| l.0).collect();
+        let base: Vec<f64> = t[1].iter().map(|l| l.0[0]).collect();
         println!(
             "  {} (DOMContentLoaded p50 without the extension: {:.2} ms)",
             SITE[site],
             pct(&base, 0.5)
         );
         for (label, i, j) in &pairs {
-            let diff = |f: fn(&(f64, f64, f64)) -> f64| -> Vec<f64> {
+            let diff = |f: &dyn Fn(&([f64; 5], f64)) -> f64| -> Vec<f64> {
                 t[*i].iter().zip(&t[*j]).map(|(x, y)| f(x) - f(y)).collect()
             };
-            let (dcl, ld, cpu) = (diff(|l| l.0), diff(|l| l.1), diff(|l| l.2));
+            let (dcl, ld, cpu) = (diff(&|l| l.0[0]), diff(&|l| l.0[1]), diff(&|l| l.1));
             println!(
                 "    {label:<24} DOMContentLoaded p50 {:>+7.2} ms p90 {:>+7.2} ms   \
                  load p50 {:>+7.2} ms p90 {:>+7.2} ms   renderer CPU p50 {:>+6.2} ms",
@@ -294,6 +308,12 @@ pub async fn run() {
                 pct(&ld, 0.9),
                 pct(&cpu, 0.5)
             );
+            print!("      DOMContentLoaded by phase, p50:");
+            for (name, from, to) in PHASES {
+                let span = move |l: &([f64; 5], f64)| l.0[to] - from.map_or(0.0, |f| l.0[f]);
+                print!("  {name} {:>+5.2}", pct(&diff(&span), 0.5));
+            }
+            println!(" ms");
         }
         print!("    CPU ms per load (mean)  ");
         for label in &labels {

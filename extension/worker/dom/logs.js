@@ -47,7 +47,7 @@ export const logMethods = {
     // Checked again now: requests of a site revoked since are not shown.
     const picked = log.kept.filter((r) => r.time >= since && allows(r.origin) && (!needle || r.url.toLowerCase().includes(needle)));
     // Whether the page's own load is in the log: its document's request is.
-    const loadRecorded = log.kept.some((r) => r.type === 'main_frame' && r.url === doc.url.slice(0, MAX_URL));
+    const loadRecorded = log.kept.some((r) => r.type === 'main_frame' && r.url === cut(doc.url));
     return { origin: doc.origin, url: doc.url, now: Date.now(), recorded_since: log.since, load_recorded: loadRecorded, dropped: log.dropped, kept_at_most: MAX_REQUESTS, ...newest(picked.map(({ id: _, started: __, ...r }) => r), limit, 'requests') };
   },
 };
@@ -96,11 +96,15 @@ function originOfRequest(d) {
   return d.initiator && d.initiator !== 'null' ? d.initiator : null;
 }
 
-function record(d, log = logOf(d.tabId)) {
+function record(d) {
   const origin = originOfRequest(d);
-  if (!allows(origin) || open.has(d.requestId)) return;
-  const url = withoutFragment(d.url);
-  const entry = { id: d.requestId, origin, method: d.method, url: url.length > MAX_URL ? `${url.slice(0, MAX_URL)}…` : url, type: d.type, status: null, ms: null, error: null, time: Math.round(d.timeStamp), started: d.timeStamp };
+  if (!allows(origin)) return;
+  const url = cut(withoutFragment(d.url));
+  // Heard twice (by the door of a tab being opened and by the tab's own listener); a redirect
+  // is heard again with the same id and its new URL, and listed as a request of its own.
+  if (open.get(d.requestId)?.url === url) return;
+  const log = logOf(d.tabId);
+  const entry = { id: d.requestId, origin, method: d.method, url, type: d.type, status: null, ms: null, error: null, time: Math.round(d.timeStamp), started: d.timeStamp };
   log.kept.push(entry);
   open.set(d.requestId, entry);
   if (log.kept.length > MAX_REQUESTS) {
@@ -108,6 +112,8 @@ function record(d, log = logOf(d.tabId)) {
     log.dropped++;
   }
 }
+
+const cut = (url) => (url.length > MAX_URL ? `${url.slice(0, MAX_URL)}…` : url);
 
 function finish(d, fields) {
   const entry = open.get(d.requestId);
