@@ -312,6 +312,35 @@ async fn console_and_network_are_captured_from_the_start_on_allowed_sites_only()
     assert!(err.starts_with("no_handler:") && err.contains("reload"), "{err}");
 }
 
+/// A tab tabwire opens is logged from its document's own request, through a redirect: both
+/// URLs are listed, and the page's load counts as recorded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tab_tabwire_opens_is_logged_from_its_first_request_through_a_redirect() {
+    let browser = Chromium::start();
+    let mcp = Mcp::start(&browser.runtime_dir).await;
+    let pages = Fixtures::serve();
+    let tab = open(&mcp, pages.url("redirect?extra/console.html")).await;
+    let got = until(&mcp, "network_requests", json!({ "tab_id": tab }), |got| {
+        got["requests"].as_array().unwrap().iter().filter(|r| !r["status"].is_null()).count() >= 3
+    })
+    .await;
+    let documents: Vec<(&str, &Value)> = got["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["type"] == "main_frame")
+        .map(|r| (r["url"].as_str().unwrap(), &r["status"]))
+        .collect();
+    assert!(
+        documents.iter().any(|(u, _)| u.contains("redirect?extra/console.html"))
+            && documents.iter().any(|(u, s)| u.ends_with("/extra/console.html") && **s == 200),
+        "{got:#}"
+    );
+    assert_eq!(got["load_recorded"], true, "{got:#}");
+    let said = text(&mcp.call("network_requests", json!({ "tab_id": tab })).await);
+    assert!(!said.contains("navigate the tab"), "{said}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn evaluate_runs_only_where_the_user_turned_scripts_on() {
     let browser = Chromium::start();
