@@ -192,7 +192,10 @@ function adopt(tab) {
   door.early.delete(tab.id);
   if (early.length === 0 && !allows(originOf(tab.pendingUrl || tab.url))) return;
   hear(tab.id);
-  for (const d of early) record(d);
+  for (const d of early) {
+    record(d);
+    if (d.end) finish(d.end.d, d.end.fields);
+  }
 }
 
 async function opening(open) {
@@ -217,9 +220,15 @@ function openDoor() {
     const early = door.early.get(d.tabId);
     if (early.length < MAX_EARLY) early.push(d);
   }), documents);
-  // A document's response can be in before the tab's own listeners are (a local server).
-  chrome.webRequest.onCompleted.addListener((door.completed = (d) => finish(d, { status: d.statusCode })), documents);
-  chrome.webRequest.onErrorOccurred.addListener((door.failed = (d) => finish(d, { error: d.error })), documents);
+  // A document's response can be in before the tab's own listeners are (a local server), even
+  // before the new tab is known: then it waits with its request.
+  const ended = (d, fields) => {
+    if (open.has(d.requestId)) return finish(d, fields);
+    const request = door.early.get(d.tabId)?.findLast((e) => e.requestId === d.requestId);
+    if (request) request.end = { d, fields };
+  };
+  chrome.webRequest.onCompleted.addListener((door.completed = (d) => ended(d, { status: d.statusCode })), documents);
+  chrome.webRequest.onErrorOccurred.addListener((door.failed = (d) => ended(d, { error: d.error })), documents);
 }
 
 function closeDoor() {
