@@ -47,6 +47,9 @@ const PHASES: [(&str, Option<usize>, usize); 4] = [
     ("to DOMContentLoaded end", Some(4), 0),
 ];
 
+/// One load: its timing marks ([`Subject::load`]) and the CPU of the page renderers in ms.
+type Load = ([f64; 5], f64);
+
 /// Kinds of process, in the order the CPU figures are printed.
 const KINDS: [&str; 5] =
     ["page renderers", "extension process", "browser process", "other", "tabwire-host"];
@@ -246,9 +249,8 @@ pub async fn run() {
         s.cpu_since();
     }
 
-    // [site][browser] → (timing marks, CPU of the page renderers in ms) of each load, in the
-    // same order for all.
-    let mut times: [Vec<Vec<([f64; 5], f64)>>; 2] = Default::default();
+    // [site][browser] → each load, in the same order for all.
+    let mut times: [Vec<Vec<Load>>; 2] = Default::default();
     for t in &mut times {
         *t = vec![Vec::new(); n_subjects];
     }
@@ -295,7 +297,7 @@ pub async fn run() {
             pct(&base, 0.5)
         );
         for (label, i, j) in &pairs {
-            let diff = |f: &dyn Fn(&([f64; 5], f64)) -> f64| -> Vec<f64> {
+            let diff = |f: &dyn Fn(&Load) -> f64| -> Vec<f64> {
                 t[*i].iter().zip(&t[*j]).map(|(x, y)| f(x) - f(y)).collect()
             };
             let (dcl, ld, cpu) = (diff(&|l| l.0[0]), diff(&|l| l.0[1]), diff(&|l| l.1));
@@ -310,7 +312,7 @@ pub async fn run() {
             );
             print!("      DOMContentLoaded by phase, p50:");
             for (name, from, to) in PHASES {
-                let span = move |l: &([f64; 5], f64)| l.0[to] - from.map_or(0.0, |f| l.0[f]);
+                let span = move |l: &Load| l.0[to] - from.map_or(0.0, |f| l.0[f]);
                 print!("  {name} {:>+5.2}", pct(&diff(&span), 0.5));
             }
             println!(" ms");
