@@ -206,7 +206,8 @@ const heard = {}; // webNavigation event name → its filtered listener
 const CHECK_MS = 500; // after a tab left an allowed site: whether it did (not a download)
 
 // fn(id, {id, url}) after each change of the status of a tab that shows an allowed site
-// (dom/logs.js: a page back from the back/forward cache made no request to hear it by).
+// (dom/logs.js: a tab it works in that came back to an allowed site, perhaps from the
+// back/forward cache, without a request to hear it by).
 const statusHooks = new Set();
 export function onTabStatus(fn) {
   statusHooks.add(fn);
