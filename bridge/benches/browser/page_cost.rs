@@ -173,6 +173,18 @@ fn pct(v: &[f64], q: f64) -> f64 {
     v[((v.len() as f64 - 1.0) * q).round() as usize]
 }
 
+/// A 95 % confidence interval of the median of `v`, free of any assumption on its
+/// distribution: the order statistics n/2 ∓ 0.98·√n. A p50 is below a bound only if the
+/// interval's top is; one inside the A/A's interval is noise.
+fn median_ci(v: &[f64]) -> (f64, f64) {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    let (n, half) = (v.len() as f64, 0.98 * (v.len() as f64).sqrt());
+    let lo = (n / 2.0 - half).floor().max(0.0) as usize;
+    let hi = ((n / 2.0 + half).ceil() as usize).min(v.len() - 1);
+    (v[lo], v[hi])
+}
+
 /// A browser with tabwire's extension from `dir` (None: the checkout's) and a `tabwire mcp`
 /// session attached, as a user has it.
 async fn with_extension(dir: Option<&Path>) -> (Chromium, Mcp, Subject) {
@@ -301,9 +313,10 @@ pub async fn run() {
                 t[*i].iter().zip(&t[*j]).map(|(x, y)| f(x) - f(y)).collect()
             };
             let (dcl, ld, cpu) = (diff(&|l| l.0[0]), diff(&|l| l.0[1]), diff(&|l| l.1));
+            let (lo, hi) = median_ci(&dcl);
             println!(
-                "    {label:<24} DOMContentLoaded p50 {:>+7.2} ms p90 {:>+7.2} ms   \
-                 load p50 {:>+7.2} ms p90 {:>+7.2} ms   renderer CPU p50 {:>+6.2} ms",
+                "    {label:<24} DOMContentLoaded p50 {:>+7.2} ms (95 % {lo:>+.1}…{hi:>+.1}) p90 \
+                 {:>+7.2} ms   load p50 {:>+7.2} ms p90 {:>+7.2} ms   renderer CPU p50 {:>+6.2} ms",
                 pct(&dcl, 0.5),
                 pct(&dcl, 0.9),
                 pct(&ld, 0.5),
