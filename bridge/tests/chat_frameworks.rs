@@ -153,6 +153,12 @@ async fn stops(framework: Framework, detected: bool) {
     let id = started["operation_id"].as_str().expect("operation_id").to_owned();
     let streaming = format!("({}).includes('word10')", last_answer(framework));
     cdp.wait_for(&session, &streaming, Duration::from_secs(30)).await.unwrap();
+    // And the app shows its stop control: Streamlit's comes only once its script has run for
+    // 500 ms, which a loaded machine may reach after the tenth word (before it, the app has
+    // nothing to stop with, and the operation ends `cancelled`).
+    let stop = framework.adapter(&app.url)["stop"].as_str().unwrap().to_owned();
+    let shows = format!("!!document.querySelector({stop:?})?.getClientRects().length");
+    cdp.wait_for(&session, &shows, Duration::from_secs(30)).await.unwrap();
     let stopped = mcp.ok("cancel_operation", json!({ "operation_id": id })).await;
     assert_eq!(stopped["status"], "stopped", "{stopped}\n{}", app.log());
     let last = stopped["milestones"].as_array().unwrap().last().unwrap().clone();
