@@ -15,7 +15,9 @@
 //! `TABWIRE_BENCH_BEFORE=DIR` adds a fourth browser (X0) with the extension in DIR (another
 //! version of it, e.g. the last commit's) taking its turns with the others, so a change is
 //! measured against what it replaces in the same run: X − X0 paired like the rest. Several
-//! folders, separated by `:`, add X0, X1, … (variants compared in one run).
+//! folders, separated by `:`, add X0, X1, … (variants compared in one run). A folder whose
+//! manifest has no worker is started like A, without a session: a manifest with tabwire's
+//! permissions and no code measures what holding them costs.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -232,13 +234,24 @@ pub async fn run() {
     let mut labels = vec!["X (ext)".to_owned(), "A".into(), "B".into()];
     let mut roots = vec![(0, bins::repo_root().join("extension"))];
     let mut subjects = vec![x, a_cdp, b_cdp];
-    let mut others = Vec::new();
+    let (mut others, mut bare_others) = (Vec::new(), Vec::new());
     for (k, dir) in before.iter().enumerate() {
         let dir = dir.canonicalize().expect("TABWIRE_BENCH_BEFORE: an extension folder");
         println!("  X{k}: the extension in {} (TABWIRE_BENCH_BEFORE)", dir.display());
+        labels.push(format!("X{k}"));
+        // A folder with a manifest and no worker (e.g. tabwire's permissions alone) is
+        // started like A: there is nothing to attach a session to.
+        let manifest = std::fs::read(dir.join("manifest.json")).unwrap_or_default();
+        let manifest: Value = serde_json::from_slice(&manifest).unwrap_or_default();
+        if manifest.get("background").is_none() {
+            let mut browser = bare(&dir);
+            let (to, from) = browser.take_cdp_pipe().unwrap();
+            subjects.push(Subject::new(Cdp::new(to, from), browser.pid(), None).await);
+            bare_others.push(browser);
+            continue;
+        }
         let (browser, mcp, subject) = with_extension(Some(&dir)).await;
         others.push((browser, mcp));
-        labels.push(format!("X{k}"));
         roots.push((subjects.len(), dir));
         subjects.push(subject);
     }
