@@ -5,6 +5,7 @@
 (() => {
   const ns = (globalThis.tabwireDom ??= {});
   const GRACE_MS = 2000; // dialogs are still answered this long after an action settled
+  const MAX_PENDING = 50; // requests of one action waited for (a page may start any number)
 
   // What happened since the current action started: DOM mutations and dialogs.
   let watch = null; // { since, last, mutations, dialogs: [], before: lines, observer }
@@ -13,7 +14,8 @@
 
   function startWatch() {
     stopWatch();
-    const w = { since: performance.now(), last: 0, mutations: 0, dialogs: [], observer: null, answers: 0 };
+    // `started`: the action's requests not ended yet (id → {url, by}, page-world/requests.js).
+    const w = { since: performance.now(), last: 0, mutations: 0, dialogs: [], observer: null, started: new Map(), requests: 0 };
     w.observer = new MutationObserver((records) => {
       w.mutations += records.length;
       w.last = performance.now();
@@ -23,8 +25,14 @@
     w.responses = new PerformanceObserver((list) => {
       for (const e of list.getEntries()) {
         if (e.initiatorType !== 'fetch' && e.initiatorType !== 'xmlhttprequest') continue;
-        w.answers += 1;
         w.last = performance.now();
+        if (e.initiatorType !== 'fetch') continue; // an XHR ends at its loadend
+        for (const [id, r] of w.started) {
+          if (r.by === 'fetch' && r.url === e.name) {
+            w.started.delete(id);
+            break;
+          }
+        }
       }
     });
     w.responses.observe({ type: 'resource' });
@@ -48,6 +56,7 @@
 
   function stopWatch() {
     if (!watch) return;
+    watch.stopped = true;
     watch.observer.disconnect();
     watch.responses.disconnect();
     globalThis.navigation?.removeEventListener('navigate', watch.navigate);
@@ -82,6 +91,24 @@
       if (late.length > 20) late.shift();
     }
     window.dispatchEvent(new CustomEvent('tabwire:dialog-answer', { detail: JSON.stringify(answer) }));
+  });
+
+  // The page's fetch and XHR (page-world/requests.js): an action waits for those it started.
+  window.addEventListener('tabwire:request', (e) => {
+    const w = watch;
+    if (!w || w.stopped) return;
+    let d;
+    try {
+      d = JSON.parse(e.detail);
+    } catch {
+      return;
+    }
+    if (d.kind === 'start' && typeof d.url === 'string') {
+      w.requests += 1;
+      if (w.started.size < MAX_PENDING) w.started.set(d.id, { url: d.url.slice(0, 2000), by: d.by });
+    } else if (d.kind === 'end' && w.started.delete(d.id)) {
+      w.last = performance.now();
+    }
   });
 
   window.addEventListener('tabwire:dialog-closed', () => {
@@ -253,18 +280,18 @@
       return { x: r.left, y: r.top, width: r.width, height: r.height, vw: innerWidth, vh: innerHeight };
     },
 
-    // Once the DOM has been quiet for `quiet` ms: the action's changed lines and what it saw;
-    // before that, how long it has been quiet (`idle`) — one question per wait, not one to ask
-    // and one to end. The worker does the waiting (its timers run at full speed; a background
-    // tab's are throttled to 1 a second). `answers`: how many of the action's requests the
-    // browser saw answered in this frame; the action goes on until the page saw as many. The
-    // watch goes on until `end`, in case a request the worker learns of late keeps it waiting.
-    finish({ quiet = 0, answers = 0 } = {}) {
+    // Once the DOM has been quiet for `quiet` ms and the action's requests were answered: the
+    // action's changed lines and what it saw; before that, how long it has been quiet (`idle`,
+    // 0 while a request runs) — one question per wait, not one to ask and one to end. The
+    // worker does the waiting (its timers run at full speed; a background tab's are throttled
+    // to 1 a second). `quiet` 0 (the cap): the lines now, and the requests still running.
+    finish({ quiet = 0 } = {}) {
       const w = watch;
-      if (!w) return { mutations: 0, dialogs: [], added: [], removed: [], more: 0 };
-      const idle = w.answers < answers ? 0 : performance.now() - Math.max(w.last, w.since);
-      if (idle < quiet || (w.leaving && quiet > 0)) return { idle, leaving: w.leaving, mutations: w.mutations, dialogs: w.dialogs };
-      return { mutations: w.mutations, dialogs: w.dialogs, ...diff(w.before, lines()), next: ns.nextRef() };
+      if (!w) return { mutations: 0, dialogs: [], added: [], removed: [], more: 0, requests: 0, pending: [] };
+      const seen = { mutations: w.mutations, dialogs: w.dialogs, requests: w.requests, pending: [...w.started.values()].map((r) => r.url) };
+      const idle = seen.pending.length > 0 ? 0 : performance.now() - Math.max(w.last, w.since);
+      if (idle < quiet || (w.leaving && quiet > 0)) return { idle, leaving: w.leaving, ...seen };
+      return { ...seen, ...diff(w.before, lines()), next: ns.nextRef() };
     },
 
     // That this document's thread runs: no dialog of the browser's holds it.

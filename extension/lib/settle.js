@@ -15,10 +15,9 @@ export const NAV_CAP_MS = 10_000; // more, for a navigation the action started
 // long that the call's own timeout (`timeoutMs`) ends first; at least 100 ms.
 export const capOf = (settleMs, timeoutMs) => Math.min(settleMs ?? DEFAULT_CAP_MS, Math.max(100, timeoutMs - 500));
 
-// How long the page has been quiet at `now`: since the last DOM change (the agent said `idle`
-// ms at `measured`) and since the action's last request ended (`lastEnd`; the page handles the
-// answer after the network layer is done with it). All times in ms of one clock.
-export const quietFor = ({ idle, measured, lastEnd, now }) => Math.min(idle + (now - measured), now - lastEnd);
+// How long the page has been quiet at `now`: the agent said `idle` ms at `measured` (since the
+// last DOM change or answer of the action's requests; 0 while one runs). Times in ms of one clock.
+export const quietFor = ({ idle, measured, now }) => idle + (now - measured);
 
 // What the action did, as the report says it: "changed" when lines came or went, it
 // navigated, opened a tab or a dialog, started a download, made a request, or (keys) moved the

@@ -5,10 +5,10 @@ import test from 'node:test';
 
 import { DEFAULT_CAP_MS, QUIET_MS, capOf, effectOf, quietFor } from './settle.js';
 
-test('quiet since the later of the last DOM change and the last request that ended', () => {
-  assert.equal(quietFor({ idle: 10, measured: 100, lastEnd: -Infinity, now: 105 }), 15);
-  assert.equal(quietFor({ idle: 10, measured: 100, lastEnd: 103, now: 105 }), 2, 'a request just ended');
-  assert.ok(quietFor({ idle: 0, measured: 0, lastEnd: -Infinity, now: QUIET_MS }) >= QUIET_MS);
+test('quiet for as long as the agent said, and since it said it', () => {
+  assert.equal(quietFor({ idle: 10, measured: 100, now: 105 }), 15);
+  assert.equal(quietFor({ idle: 0, measured: 100, now: 100 }), 0, 'a request runs');
+  assert.ok(quietFor({ idle: 0, measured: 0, now: QUIET_MS }) >= QUIET_MS);
 });
 
 test("the cap is settle_ms, inside the call's own timeout", () => {

@@ -295,7 +295,8 @@ async function trustedAct(id, action, args, done) {
 async function settle(id, frame, activity, cap, signal, idle, selection = false) {
   const deadline = performance.now() + cap;
   const left = () => deadline - performance.now();
-  let page = { mutations: 0, dialogs: [], added: [], removed: [], more: 0 };
+  let page = { mutations: 0, dialogs: [], added: [], removed: [], more: 0, pending: [] };
+  let requests = 0; // that the action started, as the page last said
   let navigated = false;
   let measured = performance.now(); // when `idle` was last learned
   for (;;) {
@@ -306,29 +307,23 @@ async function settle(id, frame, activity, cap, signal, idle, selection = false)
       while (!activity.navigation.loaded && performance.now() < navDeadline && !signal.aborted) await activity.changed(navDeadline - performance.now());
       break;
     }
-    if (activity.inflight.size > 0 && left() > 0) {
-      await activity.changed(left());
-      continue;
-    }
-    const quiet = quietFor({ idle, measured, lastEnd: activity.lastEnd, now: performance.now() });
+    const quiet = quietFor({ idle, measured, now: performance.now() });
     if (quiet < QUIET_MS && left() > 0) {
       await activity.changed(Math.min(QUIET_MS - quiet, left()));
       continue;
     }
     try {
       // At the cap, end whatever the page is doing.
-      const answered = activity.answered.get(frame.frameId) ?? 0;
-      const q = await ask(id, frame, { type: 'dom.finish', quiet: left() > 0 ? QUIET_MS : 0, answers: left() > 0 ? answered : 0 });
+      const q = await ask(id, frame, { type: 'dom.finish', quiet: left() > 0 ? QUIET_MS : 0 });
+      requests = q.requests ?? requests;
       if (q.added) {
         page = q;
         setFirstFreeRef(id, frame.frameId, q.next);
-        // A request the action started that the worker learnt of only now: wait for it too.
-        if (activity.inflight.size > 0 && left() > 0) continue;
         break;
       }
       // The document started a navigation: wait for the browser to report it (or the cap).
       if (q.leaving) await activity.changed(Math.min(QUIET_MS, left()));
-      idle = q.idle; // the DOM changed meanwhile: wait again
+      idle = q.idle; // the DOM changed meanwhile, or a request runs: wait again
       measured = performance.now();
     } catch (e) {
       if (activity.navigation) continue; // the page went away under us: a navigation
@@ -343,7 +338,7 @@ async function settle(id, frame, activity, cap, signal, idle, selection = false)
   if (activity.downloads.length > 0 && !activity.navigation?.committed) navigated = false;
   if (!navigated) ask(id, frame, { type: 'dom.end' }).catch(() => {}); // not waited for
   // A tab opened by the action shows up a moment after it.
-  if (activity.newTabs.length === 0 && activity.requests === 0) await new Promise((r) => setTimeout(r, 0));
+  if (activity.newTabs.length === 0 && requests === 0) await new Promise((r) => setTimeout(r, 0));
   const dialog = page.dialogs.at(-1) ?? null;
   const newTab = activity.newTabs[0] ?? null;
   const download = activity.downloads[0] ?? null;
@@ -354,10 +349,10 @@ async function settle(id, frame, activity, cap, signal, idle, selection = false)
     download,
     dialog,
     dialogs: page.dialogs,
-    pending: [...activity.inflight.values()].map(withoutFragment),
-    requests: activity.requests,
+    pending: page.pending, dbg: page.dbg,
+    requests,
     mutations: page.mutations,
-    effect: effectOf({ added: page.added.length, removed: page.removed.length, navigated, newTab, dialog, download, requests: activity.requests, selection }),
+    effect: effectOf({ added: page.added.length, removed: page.removed.length, navigated, newTab, dialog, download, requests, selection }),
     added: page.added.map((l) => inFrame(l, frame.frameId)),
     removed: page.removed.map((l) => inFrame(l, frame.frameId)),
     more_changes: page.more ?? 0,

@@ -21,7 +21,7 @@ import { hostProblem, sendEvent } from './native.js';
 import { forgetTab, rateLimit } from './rate-limit.js';
 import { acceptPorts, askTab } from './router.js';
 import { allows, checkSite, expectedOrigin, sitesReady } from './sites.js';
-import { getTab, showsErrorPage, tabId } from './tabs.js';
+import { getTab, pageLeft, showsErrorPage, tabId } from './tabs.js';
 
 const pages = new Map(); // tab id → Page (below)
 const waiting = new Map(); // tab id → callbacks waiting for that tab's port
@@ -102,7 +102,10 @@ export function listenForPages() {
     // those queued run before any later message, so the order holds.
     port.onMessage.addListener((msg) => (loaded ? fromPage(page, msg) : sitesReady.then(() => fromPage(page, msg))));
     port.onDisconnect.addListener(() => {
-      if (pages.get(page.tabId) === page) pages.delete(page.tabId);
+      if (pages.get(page.tabId) === page) {
+        pages.delete(page.tabId);
+        pageLeft(page.tabId);
+      }
       gone(page);
       if (page.declared) announce(page, null); // its commands went with it
     });

@@ -1,8 +1,7 @@
-// What a tab does after tabwire acted on it, seen from the worker: the page's fetch/XHR
-// (webRequest: the browser's own record, which the page cannot hide or fake, and which sees a
-// 204 end like any other), navigations of its top frame (webNavigation) and tabs it opens
-// (an opener tab id). dom.js starts an `Activity` before each action and asks it when the
-// page has settled.
+// What a tab does after tabwire acted on it, seen from the worker: navigations of its top frame
+// (webNavigation) and tabs it opens (an opener tab id). The page's own requests are followed in
+// the page (page-world/requests.js, isolated/agent.js), which costs no other page anything.
+// dom.js starts an `Activity` before each action and asks it when the page has settled.
 
 const activities = new Map(); // tab id → Set<Activity>
 
@@ -10,10 +9,6 @@ export class Activity {
   constructor(tabId) {
     this.tabId = tabId;
     this.t0 = Date.now();
-    this.inflight = new Map(); // request id → url, for requests that started after t0
-    this.requests = 0;
-    this.lastEnd = -Infinity; // performance.now() when a request of this action last ended
-    this.answered = new Map(); // frame id → requests of this action answered there (settle waits until that frame saw them)
     this.navigation = null; // { url, committed, loaded }
     this.newTabs = [];
     this.downloads = []; // started by this action (downloads.js)
@@ -51,25 +46,7 @@ export const running = () => [...activities.values()].flatMap((set) => [...set])
 
 const each = (tabId, fn) => activities.get(tabId)?.forEach((a) => (fn(a), a.poke()));
 
-const xhr = { urls: ['<all_urls>'], types: ['xmlhttprequest'] };
-// When the last one ended: the page's own handler of the answer runs after it, so the quiet
-// window counts from here too.
-const end = (d) => each(d.tabId, (a) => a.inflight.delete(d.requestId) && (a.lastEnd = performance.now()));
 const LISTENERS = [
-  [chrome.webRequest.onBeforeRequest, (d) => {
-    each(d.tabId, (a) => {
-      if (d.timeStamp < a.t0) return;
-      a.inflight.set(d.requestId, d.url);
-      a.requests += 1;
-    });
-  }, xhr],
-  [chrome.webRequest.onCompleted, (d) => {
-    each(d.tabId, (a) => {
-      if (a.inflight.has(d.requestId) && d.method !== 'OPTIONS') a.answered.set(d.frameId, (a.answered.get(d.frameId) ?? 0) + 1);
-    });
-    end(d);
-  }, xhr],
-  [chrome.webRequest.onErrorOccurred, end, xhr],
   [chrome.webNavigation.onBeforeNavigate, (d) => {
     if (d.frameId === 0) each(d.tabId, (a) => (a.navigation = { url: d.url, committed: false, loaded: false }));
   }],
@@ -85,11 +62,11 @@ const LISTENERS = [
   }],
 ];
 
-// The requests and navigations are heard only while an action runs (an Activity exists), so
+// The navigations are heard only while an action runs (an Activity exists), so
 // that the user's own browsing, on any site, does not wake the worker.
 function hear(on) {
-  for (const [event, fn, filter] of LISTENERS) {
-    if (on && !event.hasListener(fn)) event.addListener(fn, ...(filter ? [filter] : []));
+  for (const [event, fn] of LISTENERS) {
+    if (on && !event.hasListener(fn)) event.addListener(fn);
     else if (!on && event.hasListener(fn)) event.removeListener(fn);
   }
 }

@@ -188,22 +188,22 @@ export async function showsErrorPage(tab) {
 // for every load of every tab, on any site. So what a tab loads is heard only where tabwire may
 // look: webNavigation listeners filtered to the allowed sites' URLs (Chrome matches the filter
 // in the browser process and wakes no one for other URLs) tell a tab's top frame committing,
-// loading and changing its URL there; and while a tab shows an allowed site, a webRequest
-// listener filtered to its tab id and to top-frame documents tells it going to a site that is
-// not allowed (one status-only `updated`, so that the bridges forget the page), then stops. A
-// load on a site not allowed, in a tab that did not show an allowed site, runs none of this
-// worker's code: such a tab is told of only when it is created, activated or removed
-// (specs/protocol.md, `tab`). Known gaps, each mended by the tab's next request or activation:
-// a page restored from the back/forward cache, or one of another scheme (about:, data:,
-// chrome:), is shown without a request, so a tab leaving an allowed site that way is not told.
+// loading and changing its URL there; and when a page of an allowed site goes away (its relay's
+// port to page.js closes), a look at its tab tells it going to a site that is not allowed (one
+// status-only `updated`, so that the bridges forget the page). A load on a site not allowed
+// runs none of this worker's code, and nothing listens to any tab's requests: Chrome routes
+// every request of the browser through the extension's code path while it may (the
+// `webRequest` permission), which costs every page (docs/performance.md). A tab that did not
+// show an allowed site is told of only when it is created, activated or removed
+// (specs/protocol.md, `tab`). Known gap, mended by the tab's next activation: a page that
+// leaves before its relay started (before its document was parsed) is not told.
 //
 // `known` remembers each tab's url/title/status so "removed" can still say what closed; `sent`
 // what its last event said, so that an unchanged tab sends no second `updated`.
 const known = new Map();
 const sent = new Map(); // tab id → JSON of the last event's data, without its kind
-const shown = new Map(); // tab id → { request, check }: the tabs that show an allowed site
+const shown = new Set(); // the tabs that show an allowed site
 const heard = {}; // webNavigation event name → its filtered listener
-const CHECK_MS = 500; // after a tab left an allowed site: whether it did (not a download)
 
 // fn(id, {id, url}) after each change of the status of a tab that shows an allowed site
 // (dom/logs.js: a tab it works in that came back to an allowed site, perhaps from the
@@ -291,35 +291,27 @@ async function changed(id, status = null) {
   for (const fn of statusHooks) fn(id, tab);
 }
 
-// Hear tab `id` go to a site that is not allowed.
-function watch(id) {
-  if (shown.has(id)) return;
-  const w = { check: null };
-  const filter = { urls: ['<all_urls>'], types: ['main_frame'], tabId: id };
-  chrome.webRequest.onBeforeRequest.addListener((w.request = (d) => {
-    // A page prerendered in the tab is not shown yet; one of an allowed site is heard above.
-    if (d.documentLifecycle === 'prerender' || allows(originOf(d.url))) return;
-    const info = { url: d.url, title: '', status: 'loading' };
-    known.set(id, info);
-    emit(id, 'updated', info);
-    clearTimeout(w.check);
-    w.check = setTimeout(() => chrome.tabs.get(id).then(follow, () => unwatch(id)), CHECK_MS);
-  }), filter);
-  shown.set(id, w);
+const watch = (id) => shown.add(id);
+const unwatch = (id) => shown.delete(id);
+
+// A page of an allowed site in tab `id` went away (page.js: its relay's port closed). The tab
+// shows its next document by now: one of a site not allowed is told once, status only.
+export function pageLeft(id) {
+  if (!shown.has(id)) return;
+  chrome.tabs.get(id).then((tab) => {
+    if (showsAllowed(tab)) return;
+    unwatch(id);
+    emit(id, 'updated', remember({ ...tab, status: 'loading' }));
+  }, () => unwatch(id));
 }
 
-function unwatch(id) {
-  const w = shown.get(id);
-  if (!w) return;
-  clearTimeout(w.check);
-  chrome.webRequest.onBeforeRequest.removeListener(w.request);
-  shown.delete(id);
-}
-
-// Watch `tab` while it shows (or is going to) an allowed site; one that stayed there (the
-// request was a download, or was stopped) is told as it is.
+// Watch `tab` while it shows (or is going to) an allowed site, as it is now; one that left
+// without being told (above) is told now.
 function follow(tab) {
-  if (!showsAllowed(tab)) return unwatch(tab.id);
+  if (!showsAllowed(tab)) {
+    if (shown.has(tab.id)) emit(tab.id, 'updated', remember({ ...tab, status: 'loading' }));
+    return unwatch(tab.id);
+  }
   emit(tab.id, 'updated', remember(tab));
   watch(tab.id);
 }
