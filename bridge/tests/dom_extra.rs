@@ -305,40 +305,50 @@ async fn console_and_network_are_captured_from_the_start_on_allowed_sites_only()
         refused_as(&err, "site_not_allowed", &stranger.origin());
     }
     browser.sites(&["allow", &stranger.origin()]);
-    let after = mcp.ok("network_requests", json!({ "tab_id": other })).await;
-    assert_eq!(after["requests"], json!([]), "{after}");
-    // And its console capture is not running until the page is loaded again.
-    let err = mcp.err("console_messages", json!({ "tab_id": other })).await;
-    assert!(err.starts_with("no_handler:") && err.contains("reload"), "{err}");
+    // Its console capture and request log are not running until the page is loaded again.
+    for tool in ["console_messages", "network_requests"] {
+        let err = mcp.err(tool, json!({ "tab_id": other })).await;
+        assert!(err.starts_with("no_handler:") && err.contains("reload"), "{tool}: {err}");
+    }
 }
 
-/// A tab tabwire opens is logged from its document's own request, through a redirect: both
-/// URLs are listed, and the page's load counts as recorded.
+/// A page's log starts with its own load (here the document a redirect ended at), and what the
+/// page itself reports of its fetch/XHR is said to be the page's word: a request it forges is
+/// listed as such, never as the browser's record.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_tab_tabwire_opens_is_logged_from_its_first_request_through_a_redirect() {
-    let browser = Chromium::start();
-    let mcp = Mcp::start(&browser.runtime_dir).await;
+async fn a_pages_log_starts_with_its_load_and_tells_the_pages_word_from_the_browsers() {
+    let (_browser, cdp, mcp) = with_cdp().await;
     let pages = Fixtures::serve();
     let tab = open(&mcp, pages.url("redirect?extra/console.html")).await;
     let got = until(&mcp, "network_requests", json!({ "tab_id": tab }), |got| {
         got["requests"].as_array().unwrap().iter().filter(|r| !r["status"].is_null()).count() >= 3
     })
     .await;
-    let documents: Vec<(&str, &Value)> = got["requests"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r["type"] == "main_frame")
-        .map(|r| (r["url"].as_str().unwrap(), &r["status"]))
-        .collect();
+    let first = &got["requests"][0];
     assert!(
-        documents.iter().any(|(u, _)| u.contains("redirect?extra/console.html"))
-            && documents.iter().any(|(u, s)| u.ends_with("/extra/console.html") && **s == 200),
+        first["url"].as_str().unwrap().ends_with("/extra/console.html")
+            && first["type"] == "main_frame"
+            && first["status"] == 200
+            && first["seen"] == "browser",
         "{got:#}"
     );
     assert_eq!(got["load_recorded"], true, "{got:#}");
-    let said = text(&mcp.call("network_requests", json!({ "tab_id": tab })).await);
-    assert!(!said.contains("navigate the tab"), "{said}");
+    assert!(got["recorded_since"].as_u64().unwrap() <= first["time"].as_u64().unwrap());
+
+    let page = page_session(&cdp, "console.html").await;
+    let forged = r#"dispatchEvent(new CustomEvent('tabwire:request', { detail: JSON.stringify({ kind: 'start', id: 99, url: 'https://bank.example/transfer', method: 'POST', by: 'fetch' }) })); true"#;
+    cdp.eval(&page, forged).await.unwrap();
+    let got = mcp.ok("network_requests", json!({ "tab_id": tab, "filter": "bank.example" })).await;
+    let entry = &got["requests"][0];
+    assert_eq!((&entry["seen"], &entry["status"]), (&json!("page"), &Value::Null), "{got:#}");
+    let said =
+        text(&mcp.call("network_requests", json!({ "tab_id": tab, "filter": "bank" })).await);
+    assert!(said.contains("as the page reported it"), "{said}");
+    // The page's fetch while it was parsed, told before the log listened: its method and
+    // status (its body unread, the browser made no timing record of it).
+    let data = mcp.ok("network_requests", json!({ "tab_id": tab, "filter": "data.json" })).await;
+    let entry = &data["requests"][0];
+    assert_eq!((&entry["method"], &entry["status"]), (&json!("GET"), &json!(200)), "{data:#}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

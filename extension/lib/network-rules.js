@@ -1,14 +1,14 @@
-// The pure parts of network_rules (worker/network.js): a rule's URL pattern, checked and turned
-// into Chrome's declarativeNetRequest urlFilter, and a mocked body as a data: URL. No chrome.*.
+// The pure parts of network_rules (worker/network.js): a rule's URL pattern, checked and written
+// with its origin as the browser writes it, and a mocked body as a data: URL. No chrome.*.
 
 import { fail } from './errors.js';
 
 export const MAX_BODY = 512 * 1024; // bytes of a mocked body (it travels in the rule's URL)
 
 // `pattern`: a URL of an allowed site, `*` standing for any characters, e.g.
-// `http://localhost:5173/api/*`. Its origin and the urlFilter anchored at that origin and its
-// `/` (`|http://localhost:5173/api/*`), which matches no URL of another site. `allows(origin)`
-// says whether the user allowed the site.
+// `http://localhost:5173/api/*`, a final `|` ending the URL. Its origin, and the pattern with the
+// origin as the browser writes it, matched from the start of a URL (page-world/requests.js): it
+// matches no URL of another site. `allows(origin)` says whether the user allowed the site.
 export function parsePattern(pattern, allows) {
   if (typeof pattern !== 'string' || pattern.length > 2000 || !/^[\x21-\x7e]+$/.test(pattern))
     fail('bad_request', '`url_pattern` must be a URL of up to 2000 printable ASCII characters, such as http://localhost:5173/api/*');
@@ -25,7 +25,7 @@ export function parsePattern(pattern, allows) {
   if (rest.slice(0, -1).includes('|')) fail('bad_request', '`url_pattern` may hold `|` only at its end (the end of the URL)');
   if (!allows(origin))
     fail('site_not_allowed', `${origin} is a site tabwire is not allowed on, so no rule may match its requests; the user can allow it in the tabwire popup or with \`tabwire sites allow ${origin}\``);
-  return { origin, urlFilter: `|${origin}${rest}` };
+  return { origin, pattern: `${origin}${rest}` };
 }
 
 // The data: URL that answers with `body` (UTF-8) as `type`, and the body's size in bytes.

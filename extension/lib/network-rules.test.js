@@ -9,9 +9,9 @@ const local = (o) => o === 'http://localhost:5173' || o === 'http://127.0.0.1:80
 const code = (c) => (e) => e.code === c;
 
 test('a pattern is anchored at an allowed origin and its slash', () => {
-  assert.deepEqual(parsePattern('http://localhost:5173/api/*', local), { origin: 'http://localhost:5173', urlFilter: '|http://localhost:5173/api/*' });
-  assert.deepEqual(parsePattern('http://127.0.0.1:8080/a.js|', local), { origin: 'http://127.0.0.1:8080', urlFilter: '|http://127.0.0.1:8080/a.js|' });
-  assert.equal(parsePattern('HTTP://LOCALHOST:5173/x', local).urlFilter, '|http://localhost:5173/x');
+  assert.deepEqual(parsePattern('http://localhost:5173/api/*', local), { origin: 'http://localhost:5173', pattern: 'http://localhost:5173/api/*' });
+  assert.deepEqual(parsePattern('http://127.0.0.1:8080/a.js|', local), { origin: 'http://127.0.0.1:8080', pattern: 'http://127.0.0.1:8080/a.js|' });
+  assert.equal(parsePattern('HTTP://LOCALHOST:5173/x', local).pattern, 'http://localhost:5173/x');
 });
 
 test('a pattern that could reach another site is refused', () => {

@@ -1,6 +1,6 @@
 // MAIN world, every frame of an allowed site, document_start: tells the ISOLATED world's agent
-// (isolated/agent.js) when the page starts a fetch or an XHR and when it ends, so that an
-// action waits for the requests it started. An XHR ends at `loadend`. A fetch ends when it
+// (isolated/agent.js) and the request log (isolated/request-log.js) when the page starts a
+// fetch or an XHR and when it ends, so that an action waits for the requests it started. An XHR ends at `loadend`. A fetch ends when it
 // fails, or when it is answered and the page did not start reading the body at once;
 // otherwise its resource timing entry ends it, which the browser makes once the body is in
 // (the agent sees it; an unread body makes none). Only http(s) requests.
@@ -11,32 +11,88 @@
 // (docs/performance.md).
 (() => {
   let next = 0;
-  const tell = (detail) => window.dispatchEvent(new CustomEvent('tabwire:request', { detail: JSON.stringify(detail) }));
-  const start = (url, kind) => {
-    let href;
+  // Sent at once (an action's watch hears it), and kept until the request log listens
+  // (document_end, top frame), up to a limit, for it to hear what came before.
+  let early = [];
+  const send = (detail) => window.dispatchEvent(new CustomEvent('tabwire:request', { detail }));
+  const tell = (detail) => {
+    const json = JSON.stringify(detail);
+    if (early && early.length < 200) early.push(json);
+    send(json);
+  };
+  window.addEventListener('tabwire:requests-ready', (e) => {
+    const queued = early ?? [];
+    early = null;
+    queued.forEach(send);
+  }, { once: true });
+  // The URL a request goes to, as its resource timing entry names it; null if not http(s).
+  const resolve = (url) => {
     try {
-      href = new URL(url, document.baseURI).href.split('#')[0]; // as its resource timing entry names it
+      const href = new URL(url, document.baseURI).href.split('#')[0];
+      return /^https?:/.test(href) ? href : null;
     } catch {
       return null;
     }
-    if (!/^https?:/.test(href)) return null;
+  };
+  const start = (href, kind, method) => {
+    if (href === null) return null;
     const id = ++next;
-    tell({ kind: 'start', id, url: href, by: kind });
+    tell({ kind: 'start', id, url: href, by: kind, method: String(method ?? 'GET') });
     return id;
   };
-  const ended = (id) => tell({ kind: 'end', id });
+  // `status` of an answer, or `error`: why there is none.
+  const ended = (id, how) => tell({ kind: 'end', id, ...how });
+
+  // network_rules (worker/network.js, through isolated/network-rules.js): this tab's block and
+  // mock rules for this origin, in this document's sessionStorage (kept per tab and origin, so
+  // the page's next load has them before its first request) until they expire, unless renewed.
+  // A blocked request goes to a URL the browser fails as a network error; a mocked one to the
+  // data: URL of its answer (status 200, its Content-Type). A block wins over a mock.
+  const KEY = 'tabwire:network-rules';
+  const FAIL = 'data:;base64,%';
+  let rules = { list: [], until: 0 };
+  const glob = (pattern) => new RegExp(`^${pattern.replace(/\|$/, '\u0000').replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace('\u0000', '$')}`, 'i');
+  const take = (json) => {
+    try {
+      const got = JSON.parse(json);
+      const list = got.rules.map((r) => ({ action: r.action, to: r.action === 'mock' ? String(r.data) : FAIL, re: glob(String(r.pattern)) }));
+      rules = { list, until: Number(got.expires) };
+    } catch {
+      rules = { list: [], until: 0 };
+    }
+  };
+  try {
+    take(sessionStorage.getItem(KEY));
+  } catch {} // a sandboxed frame has no storage
+  window.addEventListener('tabwire:network-rules', (e) => typeof e.detail === 'string' && take(e.detail));
+  const ruleFor = (href) => {
+    if (href === null || rules.list.length === 0 || Date.now() > rules.until) return null;
+    let hit = null;
+    for (const r of rules.list) if (r.re.test(href) && (hit === null || r.action !== 'mock')) hit = r;
+    return hit;
+  };
 
   const nativeFetch = window.fetch;
   if (typeof nativeFetch === 'function') {
     window.fetch = {
       fetch(input) {
         let id = null;
+        let rule = null;
         try {
-          id = start(input instanceof Request ? input.url : input, 'fetch');
+          const request = input instanceof Request ? input : null;
+          const href = resolve(request ? request.url : input);
+          rule = ruleFor(href);
+          id = start(href, 'fetch', arguments[1]?.method ?? request?.method);
         } catch {}
-        const answer = nativeFetch.apply(this, arguments);
-        // This runs before the page's own handler of the answer; the timer after it.
-        if (id !== null) answer.then((res) => setTimeout(() => res.bodyUsed || ended(id)), () => ended(id));
+        const answer = rule ? nativeFetch.call(this, rule.to) : nativeFetch.apply(this, arguments);
+        // This runs before the page's own handler of the answer; the timer after it. (A data:
+        // URL makes no timing entry: a mocked answer ends here.)
+        if (id !== null) {
+          answer.then(
+            (res) => setTimeout(() => (res.bodyUsed && !rule) || ended(id, { status: res.status })),
+            (e) => ended(id, { error: `${e?.name ?? 'Error'}: ${e?.message ?? e}` }),
+          );
+        }
         return answer;
       },
     }.fetch;
@@ -48,14 +104,23 @@
     const urls = new WeakMap();
     XHR.open = {
       open(method, url) {
-        urls.set(this, url);
+        const href = resolve(url);
+        urls.set(this, [method, href]);
+        const rule = ruleFor(href);
+        if (rule) arguments[1] = rule.to;
         return open.apply(this, arguments);
       },
     }.open;
     XHR.send = {
       send() {
-        const id = start(urls.get(this) ?? '', 'xhr');
-        if (id !== null) this.addEventListener('loadend', () => ended(id), { once: true });
+        const [method, href] = urls.get(this) ?? ['GET', null];
+        const id = start(href, 'xhr', method);
+        if (id !== null) {
+          let why = 'the request failed';
+          this.addEventListener('abort', () => (why = 'the request was aborted'), { once: true });
+          this.addEventListener('timeout', () => (why = 'the request timed out'), { once: true });
+          this.addEventListener('loadend', () => ended(id, this.status ? { status: this.status } : { error: why }), { once: true });
+        }
         return send.apply(this, arguments);
       },
     }.send;

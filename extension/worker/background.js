@@ -1,6 +1,6 @@
 // The service worker's entry: wires the modules. Every listener is registered here, in the
 // first turn of the worker (MV3 delivers events only to listeners registered synchronously) —
-// but for those filtered by the allowed sites or by a tab (tabs.js, dom/logs.js), added once the
+// but for those filtered by the allowed sites (tabs.js), added once the
 // list is read or a call needs them: what they hear matters only while the host is connected,
 // whose open port keeps the worker running.
 // Where things run (folders of extension/): worker/ is this service worker; isolated/ the
@@ -35,8 +35,6 @@
 // | handover.js  | the tabs handed over to the user        | forgotten: the ask_user call fails   |
 // | pause.js     | whether the user pressed Stop           | chrome.storage.session               |
 // | groups.js    | each session's tab groups, name, colour | chrome.storage.session               |
-// | dom/logs.js  | each tab's last 500 requests, the tabs  | start empty; a tab is heard again    |
-// |              | tabwire works in and hears              | from the next call that names it     |
 // | network.js   | each session's network rules, its holds | Chrome's session rules are removed   |
 // |              |                                         | at start (their holds went)          |
 // | webdev-page  | each window's size before a resize      | forgotten                            |
@@ -54,7 +52,7 @@ import { downloadMethods, watchDownloads } from './downloads.js';
 import { groupMethods, onOwnersChanged, sessionsAttached, trackTabGroups, watchGroups, withGroups } from './groups.js';
 import { handoverMethods, watchHandovers, withHandover } from './handover.js';
 import { evaluateMethods } from './dom/evaluate.js';
-import { logMethods, watchNetwork, withNetworkLog } from './dom/logs.js';
+import { logMethods } from './dom/logs.js';
 import { networkMethods, watchNetworkRules } from './network.js';
 import { screenshotMethods, useRefRects } from './dom/screenshot.js';
 import { trustedMethods } from './dom/trusted.js';
@@ -113,7 +111,6 @@ watchHandovers();
 watchGroups();
 onHostStatus(sessionsAttached);
 useRefRects(refRect);
-watchNetwork();
 watchNetworkRules();
 listenForPages();
 onOwnersChanged(announceAgain); // a tab changed hands: its page's commands reach its new owner
@@ -135,4 +132,4 @@ chrome.runtime.onStartup.addListener(connect);
 chrome.runtime.onInstalled.addListener(connect);
 // The content scripts are registered for the allowed sites (those Chrome still grants) before
 // the host is started, so a page opened once the host is up has them.
-startNative(withActivity(withGroups(withPause(withHandover(withNetworkLog(methods))))), { ready: inChromesBounds.then(syncContentScripts), onConnect: sendSites });
+startNative(withActivity(withGroups(withPause(withHandover(methods)))), { ready: inChromesBounds.then(syncContentScripts), onConnect: sendSites });

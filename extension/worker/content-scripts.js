@@ -18,12 +18,13 @@ const SCRIPTS = [
   // The top frame also shows the user when the assistant acts in the tab (pause.js tells it).
   { id: 'tabwire-relay', js: [ROUTER, 'isolated/relay.js', 'isolated/badge.js'], world: 'ISOLATED' },
   { id: 'tabwire-sdk', js: ['page-world/page-sdk.js'], world: 'MAIN' },
-  // Any page (dom.js): the agent in every frame, the dialogs that must not freeze it, and the
-  // page's requests that an action waits for.
-  { id: 'tabwire-dom', js: [ROUTER, 'isolated/refs.js', 'lib/name-text.js', 'isolated/snapshot.js', 'isolated/act.js', 'isolated/pointer.js', 'isolated/clock.js', 'isolated/agent.js'], world: 'ISOLATED', allFrames: true },
+  // Any page (dom.js): the agent in every frame with the network rules, the dialogs that must
+  // not freeze it, and the page's requests (that an action waits for, that the rules answer).
+  { id: 'tabwire-dom', js: [ROUTER, 'isolated/refs.js', 'lib/name-text.js', 'isolated/snapshot.js', 'isolated/act.js', 'isolated/pointer.js', 'isolated/clock.js', 'isolated/agent.js', 'isolated/network-rules.js'], world: 'ISOLATED', allFrames: true },
   { id: 'tabwire-dom-dialogs', js: ['page-world/dialogs.js', 'page-world/requests.js'], world: 'MAIN', allFrames: true },
-  // The console capture (dom/logs.js): the buffer first, so it hears the hook's first message.
-  { id: 'tabwire-console-buffer', js: [ROUTER, 'isolated/console-buffer.js'], world: 'ISOLATED' },
+  // The console capture and the request log (dom/logs.js): the buffer first, so it hears the
+  // hook's first message.
+  { id: 'tabwire-console-buffer', js: [ROUTER, 'isolated/console-buffer.js', 'isolated/request-log.js'], world: 'ISOLATED' },
   { id: 'tabwire-console-hook', js: ['page-world/console-hook.js'], world: 'MAIN' },
 ];
 // Injected by chat.js into the top frame of a chat's tab, into the ISOLATED world (the

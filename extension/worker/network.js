@@ -1,8 +1,14 @@
-// webdev.network: block requests, or answer them with a given body, in one tab, with Chrome's
-// declarativeNetRequest session rules (no debugger). Only requests to an allowed site: a rule's
-// pattern starts with an allowed origin and its `/`, and Chrome gets it anchored there
-// (`|origin/…`), so it cannot match a URL of any other site. Each rule also names its tab
-// (`tabIds`), so the user's other tabs are untouched.
+// webdev.network: block the requests a page makes with fetch and XHR, or answer them with a
+// given body, in one tab — in the page itself (page-world/requests.js applies the rules,
+// isolated/network-rules.js keeps them in the document's sessionStorage so that the next load
+// has them from its first request). No browser-wide permission: declarativeNetRequest (or
+// webRequest) would make Chrome route every request of every page through the extension,
+// which costs each page the user opens (docs/performance.md). So a rule reaches what the page
+// asks for with fetch and XHR only — not its own document, scripts, styles or images.
+//
+// Only requests to an allowed site: a rule's pattern starts with an allowed origin and its `/`,
+// matched from the start of the URL, so it cannot match a URL of any other site. Each rule
+// names its tab; the user's other tabs are untouched.
 //
 // Every rule belongs to the session that made it (`session`, a key the bridge makes up per MCP
 // session): only that session lists and removes it. A session holds `webdev.network_hold` open
@@ -13,9 +19,12 @@
 // the user stops allowing, go too; and all at the worker's start (their holds went with the
 // worker before).
 //
-// What Chrome's rules can do: block (the page sees a network error), or redirect to a `data:`
-// URL, which the page's fetch, XHR or <script> reads with status 200 and the data URL's type as
-// its Content-Type. They cannot set another status or other response headers.
+// A tab's rules are sent to its pages at each change and every RENEW_MS, valid for LEASE_MS:
+// a tab that is on another site when its rules go keeps them in that site's storage until
+// then, unused unless it comes back within that time.
+//
+// A mock answers with a data: URL, which the page's fetch and XHR read with status 200 and the
+// data URL's type as its Content-Type; a block fails the request as a network error.
 
 import { TabwireError, fail } from '../lib/errors.js';
 import { dataUrl, parsePattern } from '../lib/network-rules.js';
@@ -26,19 +35,32 @@ import { topDocument } from './dom/target.js';
 const MAX_RULES = 100; // per session
 const GRACE_MS = 30_000;
 const HOLD_SLACK_MS = 20_000; // a hold ends this long before its timeout
-// Every kind of request, for `offline` (the default leaves out the tab's own navigations).
-const ALL_TYPES = ['main_frame', 'sub_frame', 'stylesheet', 'script', 'image', 'font', 'object', 'xmlhttprequest', 'ping', 'csp_report', 'media', 'other'];
 
-const rules = new Map(); // rule id → { id, session, tab_id, action, url_pattern, origin, content_type?, bytes? }
+const LEASE_MS = 90_000;
+const RENEW_MS = 30_000;
+
+const rules = new Map(); // rule id → { id, session, tab_id, action, url_pattern, origin, pattern, content_type?, bytes?, data? }
 const holds = new Map(); // session → holds in flight
 const orphans = new Map(); // session → timer that removes its rules unless a hold comes
 let nextId = 1;
 
-// At the worker's start: no rule of an earlier run has a session holding it any more.
-const ready = (async () => {
-  const old = await chrome.declarativeNetRequest.getSessionRules().catch(() => []);
-  if (old.length) await chrome.declarativeNetRequest.updateSessionRules({ removeRuleIds: old.map((r) => r.id) }).catch(() => {});
-})();
+let renewing = null; // the timer that sends the rules again while there are some
+
+// Tab `id`'s rules as they are now, to each of its pages (expiring unless sent again).
+function send(id) {
+  const list = [...rules.values()].filter((r) => r.tab_id === id).map((r) => ({ action: r.action === 'mock' ? 'mock' : 'block', pattern: r.pattern, data: r.data ?? null }));
+  return chrome.tabs.sendMessage(id, { type: 'netrules.set', rules: list, expires: Date.now() + LEASE_MS }).catch(() => {});
+}
+
+// After a change: the tabs it touched, and the renewal as long as rules are left.
+async function changed(tabs) {
+  await Promise.all([...new Set(tabs)].map(send));
+  if (rules.size > 0 && !renewing) renewing = setInterval(() => new Set([...rules.values()].map((r) => r.tab_id)).forEach(send), RENEW_MS);
+  if (rules.size === 0 && renewing) {
+    clearInterval(renewing);
+    renewing = null;
+  }
+}
 
 // Registered in the worker's first turn (background.js).
 export function watchNetworkRules() {
@@ -50,7 +72,7 @@ async function drop(which) {
   const gone = [...rules.values()].filter(which);
   if (!gone.length) return 0;
   for (const r of gone) rules.delete(r.id);
-  await chrome.declarativeNetRequest.updateSessionRules({ removeRuleIds: gone.map((r) => r.id) }).catch(() => {});
+  await changed(gone.map((r) => r.tab_id));
   return gone.length;
 }
 
@@ -69,31 +91,22 @@ function orphan(session) {
   }, GRACE_MS));
 }
 
-async function addRule(session, info, action, resourceTypes) {
+async function addRule(session, info) {
   const mine = [...rules.values()].filter((r) => r.session === session).length;
   if (mine >= MAX_RULES) fail('too_large', `a session has at most ${MAX_RULES} network rules; remove some first (network_rules action remove)`);
-  const id = nextId++;
-  const condition = { urlFilter: info.filter, tabIds: [info.tab_id], isUrlFilterCaseSensitive: false };
-  if (resourceTypes) condition.resourceTypes = resourceTypes;
-  try {
-    await chrome.declarativeNetRequest.updateSessionRules({ addRules: [{ id, priority: 1, action, condition }] });
-  } catch (e) {
-    fail('bad_request', `Chrome refused the rule for ${info.url_pattern}: ${e.message}`);
-  }
-  const { filter, ...kept } = info;
-  const rule = { id, session, ...kept };
-  rules.set(id, rule);
+  const rule = { id: nextId++, session, ...info };
+  rules.set(rule.id, rule);
   orphan(session);
+  await changed([rule.tab_id]);
   return rule;
 }
 
-const shown = ({ session, ...r }) => r;
+const shown = ({ session, data, pattern, ...r }) => r;
 
 export const networkMethods = {
   // {session, action: block|mock|offline|online|list|remove, tab_id?, url_pattern?, body?,
   //  content_type?, rule_id?, expected_origin?}
   'webdev.network': async (params) => {
-    await ready;
     const session = sessionKey(params);
     const action = params.action;
     const own = (r) => r.session === session && (params.tab_id == null || r.tab_id === params.tab_id);
@@ -102,19 +115,19 @@ export const networkMethods = {
       case 'mock': {
         const id = tabId(params);
         const doc = await topDocument(id, params);
-        const { origin, urlFilter } = parsePattern(params.url_pattern, allows);
-        const info = { tab_id: id, action, url_pattern: params.url_pattern, origin, filter: urlFilter };
-        if (action === 'block') return { origin: doc.origin, url: doc.url, rules: [shown(await addRule(session, info, { type: 'block' }))] };
+        const { origin, pattern } = parsePattern(params.url_pattern, allows);
+        const info = { tab_id: id, action, url_pattern: params.url_pattern, origin, pattern };
+        if (action === 'block') return { origin: doc.origin, url: doc.url, rules: [shown(await addRule(session, info))] };
         const type = params.content_type ?? 'application/json';
         const data = dataUrl(params.body, type);
-        const rule = await addRule(session, { ...info, content_type: type, bytes: data.bytes }, { type: 'redirect', redirect: { url: data.url } });
+        const rule = await addRule(session, { ...info, content_type: type, bytes: data.bytes, data: data.url });
         return { origin: doc.origin, url: doc.url, rules: [shown(rule)] };
       }
       case 'offline': {
         const id = tabId(params);
         const doc = await topDocument(id, params);
-        const info = { tab_id: id, action, url_pattern: `${doc.origin}/*`, origin: doc.origin, filter: `|${doc.origin}/` };
-        return { origin: doc.origin, url: doc.url, rules: [shown(await addRule(session, info, { type: 'block' }, ALL_TYPES))] };
+        const info = { tab_id: id, action, url_pattern: `${doc.origin}/*`, origin: doc.origin, pattern: `${doc.origin}/*` };
+        return { origin: doc.origin, url: doc.url, rules: [shown(await addRule(session, info))] };
       }
       case 'online': {
         const id = tabId(params);
@@ -140,7 +153,6 @@ export const networkMethods = {
   // Held open by a session that has rules: when it ends without answering (the session went, the
   // host cancelled it, Stop), the session's rules go. It answers by itself before its timeout.
   'webdev.network_hold': async (params, { signal, timeoutMs = 60_000 } = {}) => {
-    await ready;
     const session = sessionKey(params);
     holds.set(session, (holds.get(session) ?? 0) + 1);
     clearTimeout(orphans.get(session));

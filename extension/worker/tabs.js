@@ -205,14 +205,6 @@ const sent = new Map(); // tab id → JSON of the last event's data, without its
 const shown = new Set(); // the tabs that show an allowed site
 const heard = {}; // webNavigation event name → its filtered listener
 
-// fn(id, {id, url}) after each change of the status of a tab that shows an allowed site
-// (dom/logs.js: a tab it works in that came back to an allowed site, perhaps from the
-// back/forward cache, without a request to hear it by).
-const statusHooks = new Set();
-export function onTabStatus(fn) {
-  statusHooks.add(fn);
-}
-
 // Tab creation, activation and closing are not page loads: heard for every tab.
 export function watchTabs() {
   chrome.tabs.onCreated.addListener((tab) => {
@@ -279,7 +271,6 @@ function committed(d) {
   known.set(d.tabId, info);
   watch(d.tabId);
   emit(d.tabId, 'updated', info);
-  for (const fn of statusHooks) fn(d.tabId, { id: d.tabId, url: d.url });
 }
 
 // A tab on an allowed site loaded, changed its URL or failed to load: as Chrome has it now —
@@ -288,7 +279,6 @@ async function changed(id, status = null) {
   const tab = await chrome.tabs.get(id).catch(() => null);
   if (!tab || !showsAllowed(tab)) return;
   emit(id, 'updated', remember(status ? { ...tab, status } : tab));
-  for (const fn of statusHooks) fn(id, tab);
 }
 
 const watch = (id) => shown.add(id);

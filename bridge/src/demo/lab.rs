@@ -1,7 +1,7 @@
 //! The demo's lab page: a tool the page registers the web's own way (WebMCP,
 //! `navigator.modelContext`), which tabwire offers as one of the page's commands; and a request
-//! of the page answered by tabwire (`network_rules` mock, a declarativeNetRequest rule, no
-//! debugger) until the rule is removed; and a hand-over to the person at the browser
+//! of the page answered by tabwire (`network_rules` mock, applied in the page, no debugger)
+//! until the rule is removed; and a hand-over to the person at the browser
 //! (`ask_user`), during which the assistant's calls on that tab are refused.
 
 use anyhow::{Context, Result};

@@ -92,8 +92,8 @@ impl TabwireServer {
         Ok(Reply::new(text, got))
     }
 
-    /// List the requests a tab made while tabwire worked in it (documents, scripts, fetch/XHR…;
-    /// the last 500) with method, status and time. console_messages shows its errors.
+    /// List the requests of the page in a tab since it loaded (its document, scripts,
+    /// fetch/XHR…; the last 500) with status and time. console_messages shows its errors.
     #[tool(
         output_schema = schema_for_output::<NetworkRequests>(),
         annotations(
@@ -121,10 +121,7 @@ impl TabwireServer {
         let mut text = format!("{} requests of tab {} ({origin} now)", got.requests.len(), tab_id);
         note_cuts(&mut text, &got.capture, "requests");
         if !got.load_recorded {
-            text.push_str(
-                "; the page loaded before tabwire worked in this tab, whose requests it records \
-                 from the first call that names it: navigate the tab to its url to see a whole load",
-            );
+            text.push_str("; the page's own load is not in its timing record");
         }
         for r in &got.requests {
             let status = match (&r["status"], r["error"].as_str()) {
@@ -133,9 +130,11 @@ impl TabwireServer {
                 _ => "pending".to_owned(),
             };
             let ms = r["ms"].as_u64().map(|ms| format!(" {ms} ms")).unwrap_or_default();
+            // What the page itself reported (its fetch/XHR) is said to be, as page text is.
+            let told = if r["seen"] == "page" { ", as the page reported it" } else { "" };
             text.push_str(&format!(
-                "\n{} {} → {status}{ms} ({})",
-                r["method"].as_str().unwrap_or("?"),
+                "\n{} {} → {status}{ms} ({}{told})",
+                r["method"].as_str().unwrap_or("GET"),
                 one_line(r["url"].as_str().unwrap_or("")),
                 r["type"].as_str().unwrap_or("?")
             ));

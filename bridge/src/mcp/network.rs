@@ -1,6 +1,6 @@
-//! The `network_rules` tool: block requests of allowed sites in a tab, or answer them with a
-//! given body, through Chrome's declarativeNetRequest session rules (`extension/worker/network.js`,
-//! no debugger). The rules are this MCP session's: it alone lists and removes them, and they go
+//! The `network_rules` tool: block a tab's fetch and XHR to allowed sites, or answer them with
+//! a given body, in the page itself (`extension/worker/network.js`; no debugger, no browser-wide
+//! permission). The rules are this MCP session's: it alone lists and removes them, and they go
 //! when it ends — while it has rules it holds a `webdev.network_hold` call open in that browser,
 //! which the host cancels when the session's connection closes, and the extension then removes
 //! them ([`Holds`]).
@@ -86,9 +86,10 @@ pub struct NetworkParams {
 
 #[tool_router(router = network_tools, vis = "pub(super)")]
 impl TabwireServer {
-    /// Block a tab's requests to an allowed site, answer them with your body (status 200 and
+    /// Block a tab's fetch/XHR to an allowed site, answer them with your body (status 200 and
     /// your Content-Type only), or take the tab's origin offline; list and remove this session's
-    /// rules, which go when it ends. No debugger; page_timing shows how the page then loads.
+    /// rules, which go when it ends. navigate applies them from the page's first request, and
+    /// page_timing shows how it then loads.
     #[tool(
         output_schema = schema_for_output::<NetworkRules>(),
         annotations(

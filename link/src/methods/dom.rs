@@ -359,15 +359,16 @@ pub struct ConsoleMessages {
 pub struct NetworkRequests {
     #[serde(flatten)]
     pub capture: Capture,
-    /// Oldest first: `{origin, method, url, type, status, ms, error, time}`; `origin` is the
-    /// document that made the request, `status` null while it is pending or when it failed
-    /// (then `error` says why).
+    /// Oldest first: `{origin, method, url, type, status, ms, error, time, seen}`; `origin` is
+    /// the document that made the request, `status` null while it is pending, when it failed
+    /// (then `error` says why) or when the browser hides it (another origin's answer); `seen`
+    /// is `browser` (its timing record) or `page` (a fetch/XHR as the page reported it).
     #[schemars(with = "Vec<serde_json::Map<String, Value>>")]
     pub requests: Vec<Value>,
-    /// When tabwire began recording the tab's requests (ms since the Unix epoch).
+    /// When the page's navigation began: the log's start (ms since the Unix epoch).
     #[serde(default)]
     pub recorded_since: u64,
-    /// Whether the page's own load is in the list; if not, navigating to its URL shows one.
+    /// Whether the page's own load is in the list.
     #[serde(default)]
     pub load_recorded: bool,
 }
