@@ -61,11 +61,17 @@
       rules = { list: [], until: 0 };
     }
   };
-  try {
-    take(sessionStorage.getItem(KEY));
-  } catch {} // a sandboxed frame has no storage
-  window.addEventListener('tabwire:network-rules', (e) => typeof e.detail === 'string' && take(e.detail));
+  // Read at the page's first request, not before: the first touch of sessionStorage waits on
+  // the browser, which would hold back the parsing of every page.
+  let stored = false;
+  window.addEventListener('tabwire:network-rules', (e) => typeof e.detail === 'string' && ((stored = true), take(e.detail)));
   const ruleFor = (href) => {
+    if (!stored) {
+      stored = true;
+      try {
+        take(sessionStorage.getItem(KEY));
+      } catch {} // a sandboxed frame has no storage
+    }
     if (href === null || rules.list.length === 0 || Date.now() > rules.until) return null;
     let hit = null;
     for (const r of rules.list) if (r.re.test(href) && (hit === null || r.action !== 'mock')) hit = r;
