@@ -16,6 +16,7 @@
   const MAX_TEXT = 4 * 1024 * 1024; // an answer longer than this is cut (and says so)
   const KEEP_FINISHED = 20; // finished operations kept for chat.status
   const STOP_WAIT_MS = 1500; // after pressing the app's stop control, how long it may take to go
+  const STOP_QUIET_MS = 150; // then, how long the answer must stay unchanged (a chunk in flight)
   const { readText } = globalThis.tabwireChatText;
   // isolated/clock.js (injected before this file): timers that keep time in a background tab,
   // where the page's own would hold the quiet time and progress back by up to a second.
@@ -432,15 +433,25 @@
   }
 
   // cancel_operation while the answer streams: press the app's stop control (the adapter's
-  // `stop`), if it shows one, wait (briefly) for the app to take it away, and end the answer
-  // as stopped with what it says then. Null when there is nothing to press.
+  // `stop`), if it shows one, wait (briefly) for the app to take it away and for the answer to
+  // stay as it is — a chunk the app had already received can still be shown after its control
+  // went — and end the answer as stopped with what it says then. Null when there is nothing to
+  // press.
   async function pressStop(op) {
     if (op.finished || op.phase !== 'streaming') return null;
     const control = stopControl(op);
     if (!control) return null;
     op.stopping = true;
+    const end = performance.now() + STOP_WAIT_MS;
     control.click();
     await waitFor(() => (stopControl(op) ? null : true), STOP_WAIT_MS);
+    let last = readText(newest(op));
+    let since = performance.now();
+    while (performance.now() - since < STOP_QUIET_MS && performance.now() < end) {
+      await new Promise((resolve) => later(resolve, 25));
+      const now = readText(newest(op));
+      if (now !== last) [last, since] = [now, performance.now()];
+    }
     return complete(op, 'cancel_operation');
   }
 
