@@ -51,7 +51,9 @@
     } catch {
       return;
     }
-    if (d.kind === 'start' && typeof d.url === 'string' && told.size < MAX) {
+    if (d.kind === 'start' && typeof d.url === 'string') {
+      // An answered fetch whose body is never read makes no timing entry: the oldest such go.
+      if (told.size >= MAX) told.delete(told.keys().next().value);
       const method = typeof d.method === 'string' ? d.method.slice(0, 20).toUpperCase() : 'GET';
       const entry = { origin: location.origin, method, url: cut(d.url), type: 'xmlhttprequest', status: null, ms: null, error: null, time: Date.now(), started: performance.now(), seen: 'page' };
       told.set(d.id, entry);
