@@ -96,7 +96,10 @@ impl Chromium {
             root,
             keep: std::env::var_os("TABWIRE_KEEP_TEST_DIRS").is_some(),
             env: vec![("TABWIRE_LOG".into(), "debug".into())],
-            timeout: Duration::from_secs(30),
+            // A first start from a freshly installed folder, while the other tests of the
+            // package run npm and browsers of their own: under CI's load this once took more
+            // than 30 s (no host was started in that time; the log showed nothing else).
+            timeout: Duration::from_secs(60),
             write_manifest: false,
             cdp_pipe: false,
         };
