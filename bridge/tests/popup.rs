@@ -164,8 +164,19 @@ async fn the_popup_allows_a_site_and_revokes_it() {
     assert_eq!(got["state"]["items"], json!(["first"]), "{got}");
     assert_eq!(got["origin"], origin.as_str(), "{got}");
 
+    // What the assistant does shows in the popup without moving the Revoke button the user
+    // is about to press (a click must not land on another site's).
+    let revoke = format!("#sites button[data-pattern={origin:?}]");
+    let place =
+        format!("JSON.stringify(document.querySelector({revoke:?}).getBoundingClientRect())");
+    let acted = "document.querySelectorAll('#activity li').length";
+    let before = (cdp.eval(&popup, &place).await.unwrap(), cdp.eval(&popup, acted).await.unwrap());
+    mcp.ok("get_state", json!({ "tab_id": tab, "force_refresh": true })).await;
+    until(&cdp, &popup, "the call in the activity", &format!("{acted} > {}", before.1)).await;
+    assert_eq!(cdp.eval(&popup, &place).await.unwrap(), before.0, "the Revoke button moved");
+
     // Revoke that site from the list: refused at once, with no reload — cached and fresh.
-    click(&cdp, &popup, &format!("#sites button[data-pattern={origin:?}]")).await;
+    click(&cdp, &popup, &revoke).await;
     eventually("get_state refused after the revoke", async || {
         refused(&mcp, json!({ "tab_id": tab })).await
     })
