@@ -55,6 +55,10 @@ pub struct LaunchOptions {
     /// fd 3 and writes fd 4; no port is opened). Our ends: [`Browser::take_cdp_pipe`].
     /// For tests only; off for `tabwire demo`.
     pub cdp_pipe: bool,
+    /// Chrome's own log in the browser's log (`--enable-logging=stderr --v=0`): what Chrome
+    /// says when it cannot start the native host, and the extension's console (why it did not
+    /// connect). It also logs every page's console, so it is off for the demo and the benches.
+    pub chrome_log: bool,
 }
 
 /// Why the browser could not be started.
@@ -136,6 +140,9 @@ impl Browser {
         let mut cmd = Command::new(&opts.chromium);
         if opts.headless {
             cmd.arg("--headless=new");
+        }
+        if opts.chrome_log {
+            cmd.args(["--enable-logging=stderr", "--v=0"]);
         }
         cmd.args(FLAGS)
             .arg(format!("--user-data-dir={}", profile.display()))

@@ -102,6 +102,8 @@ impl Chromium {
             timeout: Duration::from_secs(60),
             write_manifest: false,
             cdp_pipe: false,
+            // A browser that starts no host says why (the tests of the installed programs).
+            chrome_log: true,
         };
         Chromium(Browser::launch(&opts).unwrap_or_else(|e| panic!("{e}")))
     }
@@ -139,6 +141,7 @@ impl Chromium {
             timeout: Duration::from_secs(30),
             write_manifest: false,
             cdp_pipe,
+            chrome_log: false,
         }
     }
 }

@@ -165,6 +165,7 @@ fn bare(extension: &Path) -> Browser {
         timeout: Duration::from_secs(30),
         write_manifest: false,
         cdp_pipe: true,
+        chrome_log: false,
     };
     Browser::spawn(&opts).unwrap_or_else(|e| panic!("{e}"))
 }

@@ -71,6 +71,7 @@ pub async fn run(args: DemoArgs) -> Result<()> {
         timeout: Duration::from_secs(30),
         write_manifest: true,
         cdp_pipe: false,
+        chrome_log: false,
     };
 
     println!("tabwire demo — a scripted MCP session against a real browser\n");
