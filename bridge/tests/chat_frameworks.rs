@@ -142,6 +142,20 @@ async fn streamlit_chat_answers_through_a_hand_written_adapter() {
 /// adapter knows no stop control (these apps add theirs only while they answer): it presses
 /// the one that came after the send.
 async fn stops(framework: Framework, detected: bool) {
+    stops_when(framework, detected, Cancel::MidAnswer).await;
+}
+
+/// When the test cancels.
+#[derive(PartialEq)]
+enum Cancel {
+    /// Once the answer streams and the app shows its stop control.
+    MidAnswer,
+    /// As soon as send_message_async returns: before the app shows its stop control
+    /// (Streamlit's comes once its script has run for 500 ms), as a user may.
+    AtOnce,
+}
+
+async fn stops_when(framework: Framework, detected: bool, when: Cancel) {
     let (_browser, cdp, mcp, tab, session, app) = open(framework).await;
     let asked = "Tell me a long story";
     let mut args = json!({ "tab_id": tab, "text": asked });
@@ -151,14 +165,15 @@ async fn stops(framework: Framework, detected: bool) {
     let started = mcp.ok("send_message_async", args).await;
     assert_eq!(started["adapter"] == "detected", detected, "{started}");
     let id = started["operation_id"].as_str().expect("operation_id").to_owned();
-    let streaming = format!("({}).includes('word10')", last_answer(framework));
-    cdp.wait_for(&session, &streaming, Duration::from_secs(30)).await.unwrap();
-    // And the app shows its stop control: Streamlit's comes only once its script has run for
-    // 500 ms, which a loaded machine may reach after the tenth word (before it, the app has
-    // nothing to stop with, and the operation ends `cancelled`).
-    let stop = framework.adapter(&app.url)["stop"].as_str().unwrap().to_owned();
-    let shows = format!("!!document.querySelector({stop:?})?.getClientRects().length");
-    cdp.wait_for(&session, &shows, Duration::from_secs(30)).await.unwrap();
+    if when == Cancel::MidAnswer {
+        let streaming = format!("({}).includes('word10')", last_answer(framework));
+        cdp.wait_for(&session, &streaming, Duration::from_secs(30)).await.unwrap();
+        // And the app shows its stop control: Streamlit's comes only once its script has run
+        // for 500 ms, which a loaded machine may reach after the tenth word.
+        let stop = framework.adapter(&app.url)["stop"].as_str().unwrap().to_owned();
+        let shows = format!("!!document.querySelector({stop:?})?.getClientRects().length");
+        cdp.wait_for(&session, &shows, Duration::from_secs(30)).await.unwrap();
+    }
     let stopped = mcp.ok("cancel_operation", json!({ "operation_id": id })).await;
     assert_eq!(stopped["status"], "stopped", "{stopped}\n{}", app.log());
     let last = stopped["milestones"].as_array().unwrap().last().unwrap().clone();
@@ -186,6 +201,11 @@ async fn gradio_chat_interface_stops_at_cancel_operation() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn streamlit_chat_stops_at_cancel_operation() {
     stops(Framework::Streamlit, false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streamlit_chat_stops_at_a_cancel_before_its_stop_control_shows() {
+    stops_when(Framework::Streamlit, false, Cancel::AtOnce).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -17,6 +17,7 @@
   const KEEP_FINISHED = 20; // finished operations kept for chat.status
   const STOP_WAIT_MS = 1500; // after pressing the app's stop control, how long it may take to go
   const STOP_QUIET_MS = 150; // then, how long the answer must stay unchanged (a chunk in flight)
+  const STOP_SHOW_MS = 2500; // after the send, how long an app may take to show its stop control
   const { readText } = globalThis.tabwireChatText;
   // isolated/clock.js (injected before this file): timers that keep time in a background tab,
   // where the page's own would hold the quiet time and progress back by up to a second.
@@ -145,6 +146,7 @@
     }
     try {
       await submit(a, input, waitMs);
+      op.sentAt = performance.now();
     } catch (e) {
       finish(op);
       ops.delete(id);
@@ -432,12 +434,17 @@
     return m;
   }
 
-  // cancel_operation while the answer streams: press the app's stop control (the adapter's
-  // `stop`), if it shows one, wait (briefly) for the app to take it away and for the answer to
-  // stay as it is — a chunk the app had already received can still be shown after its control
-  // went — and end the answer as stopped with what it says then. Null when there is nothing to
-  // press.
+  // cancel_operation: press the app's stop control (the adapter's `stop`) once the answer
+  // streams and the control shows, wait (briefly) for the app to take it away and for the
+  // answer to stay as it is — a chunk the app had already received can still be shown after its
+  // control went — and end the answer as stopped with what it says then. An app may show its
+  // control a moment after the send (Streamlit's comes once its script has run for 500 ms): a
+  // cancel that comes before waits for it, up to STOP_SHOW_MS after the send, while the answer
+  // is not done. Null when there is nothing to press.
   async function pressStop(op) {
+    const ready = () => op.finished || (op.phase === 'streaming' && stopControl(op));
+    if (!ready() && (op.a.stop || op.a.detected) && op.sentAt !== undefined)
+      await waitFor(ready, op.sentAt + STOP_SHOW_MS - performance.now());
     if (op.finished || op.phase !== 'streaming') return null;
     const control = stopControl(op);
     if (!control) return null;

@@ -340,9 +340,9 @@ impl Operations {
         if op.status.is_final() {
             return Ok(op); // nothing to stop; not a refusal worth a warning
         }
-        if op.status == OperationStatus::Streaming
-            && let Some(stopped) = self.cancel_in_page(id, true).await
-        {
+        // Sent, or even pending once typed: the page waits a moment for the app's stop control
+        // to show, which some apps add only once they answer.
+        if let Some(stopped) = self.cancel_in_page(id, true).await {
             self.take(stopped);
         }
         if self.get(id)?.status.is_final() {
