@@ -655,6 +655,24 @@ async fn the_apps_stop_control_stops_the_answer_and_it_reads_stopped() {
     let done = wait(&mcp, &id).await;
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(done["response_text"], answer(3, "finish", 400));
+
+    // A page that never shows the Stop control its adapter names (here, one without it): the
+    // cancel waits for it only a moment after the send, then ends the operation `cancelled`,
+    // and the page's own answer goes on (nothing of it was pressed).
+    let bare = world.open_chat(&mcp, "words=400&word_ms=30&start_ms=50&nostop=1").await;
+    let bare_session = page_session(&cdp, "nostop=1").await;
+    let args = json!({ "tab_id": bare, "text": "no stop here", "adapter": adapter_with_stop() });
+    let started = mcp.ok("send_message_async", args).await;
+    let id = started["operation_id"].as_str().unwrap().to_owned();
+    let cancelled = mcp.ok("cancel_operation", json!({ "operation_id": id })).await;
+    assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
+    assert_eq!(cancelled["error"]["reason"], "cancelled", "{cancelled}");
+    let before = shown_answer(&cdp, &bare_session).await;
+    let grew = format!(
+        "([...document.querySelectorAll('.msg.assistant')].pop()?.textContent ?? '').length > {}",
+        before.len()
+    );
+    cdp.wait_for(&bare_session, &grew, Duration::from_secs(10)).await.expect("the app goes on");
 }
 
 // The quiet time is the answer's own: a clock ticking elsewhere on the page (every 100 ms, more
