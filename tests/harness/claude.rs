@@ -40,6 +40,12 @@ pub fn claude_cli() -> PathBuf {
 pub const QUIET_ENV: [(&str, &str); 2] =
     [("DISABLE_AUTOUPDATER", "1"), ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")];
 
+/// `claude -p` connects its MCP servers in the background by default and may send its first
+/// turn while tabwire is still `pending` (its tools missing: a CI run saw this under load). Its
+/// own switch makes it wait for them first, here up to 30 s (its default bound is 5 s).
+pub const WAIT_FOR_MCP_ENV: [(&str, &str); 2] =
+    [("MCP_CONNECTION_NONBLOCKING", "0"), ("MCP_CONNECT_TIMEOUT_MS", "30000")];
+
 /// `claude -p PROMPT` (`claude` from [`claude_cli`]), headless, as a user runs it with one MCP config (`--strict-mcp-config`,
 /// stream-json output): its home is `<root>/home`, its model the stand-in at `model_url` that
 /// takes `key`, and it inherits no tabwire session or browser from the environment the tests
@@ -64,6 +70,7 @@ pub fn print_mode(
         .env("ANTHROPIC_BASE_URL", model_url)
         .env("ANTHROPIC_API_KEY", key)
         .envs(QUIET_ENV)
+        .envs(WAIT_FOR_MCP_ENV)
         .env_remove("TABWIRE_SESSION_ID")
         .env_remove("TABWIRE_BROWSER")
         .stdin(std::process::Stdio::null())
