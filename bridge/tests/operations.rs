@@ -790,6 +790,24 @@ async fn the_detected_adapter_is_shown_then_used_on_the_fixture_chat() {
     assert!(err.contains("it proposes «nothing»"), "{err}");
 }
 
+/// An app may take text again only a moment after its answer ends (Gradio's box comes back
+/// after its Stop button goes, when `completed` may already have come): a message sent right
+/// after is sent once the box takes text, not refused because the detector saw none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_sent_as_the_last_answer_ends_waits_for_the_box() {
+    let world = World::new("op-detect-busy");
+    let mcp = world.mcp().await;
+    let tab =
+        world.open_chat(&mcp, "words=3&word_ms=10&start_ms=10&stop=1&done=0&busy_ms=300").await;
+    for (n, asked) in ["First?", "Second?"].into_iter().enumerate() {
+        let started = mcp.ok("send_message_async", json!({ "tab_id": tab, "text": asked })).await;
+        assert_eq!(started["adapter"], "detected");
+        let done = wait(&mcp, started["operation_id"].as_str().unwrap()).await;
+        assert_eq!(done["status"], "completed", "{done}");
+        assert_eq!(done["response_text"], answer(n as u32 + 1, asked, 3), "{done}");
+    }
+}
+
 /// A hostile page on an allowed site writes words for the assistant into the attributes the
 /// chat detector builds its proposal from: list_adapters and send_message_async show them only
 /// inside the quote that says they are the page's data, never as tabwire's own words.

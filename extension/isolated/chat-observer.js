@@ -22,7 +22,8 @@
   // isolated/clock.js (injected before this file): timers that keep time in a background tab,
   // where the page's own would hold the quiet time and progress back by up to a second.
   // `later(fn, ms)` → a function that cancels it.
-  const later = globalThis.tabwireLater;
+  // `afterFrames(fn, n, ms)`: after the page's next n rendered frames, or ms if they do not come.
+  const { tabwireLater: later, tabwireAfterFrames: afterFrames } = globalThis;
   const { Scope, matchInPath } = globalThis.tabwireDeepDom;
   const scope = new Scope(document); // the document and the open shadow roots met in it
   const WATCH = { childList: true, subtree: true, characterData: true, attributes: true };
@@ -288,7 +289,8 @@
     op.wasGenerating = generating;
     if (generating) op.sawSign = true;
     op.stableTimer?.();
-    op.stableTimer = generating ? null : later(() => complete(op), globalThis.tabwireChatDetect.quietMs(a, op.sawSign));
+    const quiet = globalThis.tabwireChatDetect.quietFor(a, op.sawSign);
+    op.stableTimer = generating ? null : afterFrames(() => complete(op), quiet.frames, quiet.ms);
   }
 
   // The answer to this operation: the newest assistant bubble, if one appeared since the send.

@@ -6,7 +6,9 @@
 // (worker/clock.js, whose timers Chrome does not throttle) over a port: whichever fires first
 // runs the callback, once. Only a tab's top frame has that port (the worker takes no other);
 // other frames keep the page's timers.
-// `tabwireLater(fn, ms)` → a function that cancels it.
+// `tabwireLater(fn, ms)` → a function that cancels it. `tabwireAfterFrames(fn, n, ms)`: after
+// the page's next n rendered frames (0: none), or after ms where they do not come first — a
+// hidden tab renders none — → a function that cancels it.
 (() => {
   if (globalThis.tabwireLater) return; // listed for another script of the same document
   const pending = new Map(); // id → { fn, due, timer }
@@ -45,6 +47,22 @@
       clearTimeout(pending.get(id)?.timer);
       pending.delete(id);
     };
+  };
+
+  globalThis.tabwireAfterFrames = (fn, frames, ms) => {
+    let frame = 0;
+    const cancel = () => {
+      cancelTimer();
+      cancelAnimationFrame(frame);
+    };
+    const run = () => {
+      cancel();
+      fn();
+    };
+    const cancelTimer = globalThis.tabwireLater(run, ms);
+    const tick = (left) => (frame = left > 0 ? requestAnimationFrame(() => tick(left - 1)) : (run(), 0));
+    if (frames > 0) tick(frames);
+    return cancel;
   };
 
   // A tab the user leaves: its running timers go to the worker too.

@@ -63,14 +63,19 @@
   const isStop = (c) => (STOP.test(c.name ?? '') || STOP.test(c.hint ?? '')) && !NOT_STOP.test(`${c.name ?? ''} ${c.hint ?? ''}`);
 
   // How long a detected adapter's answer must stay unchanged to count as finished
-  // (isolated/chat-observer.js): `stable_ms` (1000 unless the user changed it) while the page
-  // showed no sign of writing it — then only a pause tells, and a model may pause; once the
-  // app's stop control showed and went, 50 ms (or `stable_ms`, if shorter): the app taking it
-  // away says the answer is written, so the quiet time is left only for the render that goes
-  // with it (a frame or two; Gradio, Streamlit and Deep Chat show their last words before or
-  // with it: bridge/tests/chat_frameworks.rs). A change to the text still restarts it.
+  // (isolated/chat-observer.js): `{ms, frames}`. While the page showed no sign of writing it,
+  // `stable_ms` (1000 unless the user changed it): only a pause tells, and a model may pause.
+  // Once the app's stop control showed and went, the app has said the answer is written: the
+  // quiet time is left only for the render that goes with it, so it ends after the page's next
+  // two rendered frames, or after 50 ms (or `stable_ms`, if shorter) where no frame comes (a
+  // hidden tab renders none). Gradio, Streamlit and Deep Chat show their last words before or
+  // with it (bridge/tests/chat_frameworks.rs). A change to the text still restarts it.
   const SIGN_GONE_MS = 50;
-  const quietMs = (adapter, sawSign) => (adapter.detected === true && sawSign ? Math.min(adapter.stable_ms, SIGN_GONE_MS) : adapter.stable_ms);
+  const SIGN_GONE_FRAMES = 2;
+  const quietFor = (adapter, sawSign) =>
+    adapter.detected === true && sawSign
+      ? { ms: Math.min(adapter.stable_ms, SIGN_GONE_MS), frames: SIGN_GONE_FRAMES }
+      : { ms: adapter.stable_ms, frames: 0 };
 
   // Whether the class `c` names what an element is, lastingly: not a state, not generated.
   const lastingClass = (c) => !STATE.test(c) && !HASH.test(c) && !GENERATED.test(c);
@@ -131,5 +136,5 @@
     return common > 0 && common * 2 >= mine.length;
   }
 
-  globalThis.tabwireChatDetect = { propose, scoreBox, scoreSend, isStop, quietMs, lastingClass, likeBubble, distance };
+  globalThis.tabwireChatDetect = { propose, scoreBox, scoreSend, isStop, quietFor, lastingClass, likeBubble, distance };
 })();

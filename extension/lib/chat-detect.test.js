@@ -105,13 +105,13 @@ test('a stop control that shows only while the app answers says stop by the same
   assert.equal(isStop({ name: 'Stop', hint: 'stBaseButton-header' }), true);
 });
 
-test("a detected adapter's quiet time: stable_ms until its stop control showed, 300 ms once it went", () => {
-  const { quietMs } = globalThis.tabwireChatDetect;
+test("a detected adapter's quiet time: stable_ms until its stop control showed, two frames (at most 50 ms) once it went", () => {
+  const { quietFor } = globalThis.tabwireChatDetect;
   const detected = { detected: true, stable_ms: 1000 };
-  assert.equal(quietMs(detected, false), 1000, 'no sign of writing: only the text tells, so the whole quiet time');
-  assert.equal(quietMs(detected, true), 50, 'the app took its stop control away: the answer is written');
-  assert.equal(quietMs({ detected: true, stable_ms: 20 }, true), 20, 'a shorter stable_ms given is kept');
+  assert.deepEqual(quietFor(detected, false), { ms: 1000, frames: 0 }, 'no sign of writing: only the text tells, so the whole quiet time');
+  assert.deepEqual(quietFor(detected, true), { ms: 50, frames: 2 }, 'the app took its stop control away: the answer is written');
+  assert.deepEqual(quietFor({ detected: true, stable_ms: 20 }, true), { ms: 20, frames: 2 }, 'a shorter stable_ms given is kept');
   // A hand-written adapter's stable_ms is what its writer chose, sign or not.
-  assert.equal(quietMs({ stable_ms: 1000 }, true), 1000);
-  assert.equal(quietMs({ detected: false, stable_ms: 800 }, true), 800);
+  assert.deepEqual(quietFor({ stable_ms: 1000 }, true), { ms: 1000, frames: 0 });
+  assert.deepEqual(quietFor({ detected: false, stable_ms: 800 }, true), { ms: 800, frames: 0 });
 });

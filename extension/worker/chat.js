@@ -21,6 +21,7 @@ import { getTab, reportedUrl, tabId } from './tabs.js';
 // operation id → { tab, from: {origin, url} of the document it runs in }, while followed
 const running = new Map();
 const ports = new Map(); // tab id → the chat port of the page in that tab
+const injected = new Map(); // tab id → the document the observer was put into
 
 export const chatMethods = {
   'chat.send': async (params, { signal }) => {
@@ -125,6 +126,7 @@ export function listenForChats() {
     });
   });
   chrome.tabs.onRemoved.addListener((id) => {
+    injected.delete(id);
     for (const op of opsIn(id))
       failed(id, op, 'tab_closed', `tab ${id} was closed before the answer finished`);
   });
@@ -185,10 +187,17 @@ function emit(tab, data, from) {
   }
 }
 
-// Put the observer into the tab (once per document: it ignores a second injection).
+// Put the observer into the tab: once per document (the observer also ignores a second
+// injection), so a send right after a detection goes straight to the page.
 async function inject(id, tab) {
+  const known = injected.get(id);
+  if (known) {
+    const top = await chrome.webNavigation.getFrame({ tabId: id, frameId: 0 }).catch(() => null);
+    if (top?.documentId === known) return;
+  }
   try {
-    await chrome.scripting.executeScript({ target: { tabId: id }, files: CHAT_OBSERVER, world: 'ISOLATED' });
+    const [done] = await chrome.scripting.executeScript({ target: { tabId: id }, files: CHAT_OBSERVER, world: 'ISOLATED' });
+    if (done?.documentId) injected.set(id, done.documentId);
   } catch (e) {
     throw new TabwireError('not_scriptable', `cannot run the chat observer in tab ${id} (${withoutFragment(tab.url || '') || 'no page yet'}): ${e.message}; navigate it to the chat's web page first`);
   }

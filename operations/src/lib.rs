@@ -41,6 +41,10 @@ use tabwire_link::methods::{
     TabsList, WireMilestone,
 };
 
+/// How long a send waits for the chat detector's choice to become clear, and how often it looks.
+const DETECT_SETTLE: Duration = Duration::from_secs(1);
+const DETECT_AGAIN: Duration = Duration::from_millis(100);
+
 /// The name of the adapter the chat detector proposes, and of the choice that asks for it.
 pub const DETECTED: &str = "detected";
 
@@ -204,24 +208,10 @@ impl Operations {
         let tabs = core.invoke::<TabsList>(Some(&browser), &()).await?;
         let catalog = self.catalog();
         let (tab, adapter) = match detecting(&catalog, &tabs, req.tab_id, &req.adapter) {
-            Some(tab) => match self.detect_in(&browser, tab.id).await {
-                Ok(found) => {
-                    let adapter = usable(&tab, &found)?;
-                    (tab, adapter)
-                }
-                Err(e) => {
-                    return Err(CallError::new(
-                        e.code(),
-                        format!(
-                            "no adapter fits tab {} ({}), and the chat detector could not look at \
-                             its page: {}",
-                            tab.id,
-                            tab.url,
-                            e.message()
-                        ),
-                    ));
-                }
-            },
+            Some(tab) => {
+                let adapter = self.detect_usable(&browser, &tab).await?;
+                (tab, adapter)
+            }
             None => choose(&catalog, &tabs, req.tab_id, req.adapter)?,
         };
         let now = now_ms();
@@ -271,6 +261,35 @@ impl Operations {
 
     async fn detect_in(&self, browser: &str, tab_id: i64) -> Result<Detection, CallError> {
         self.inner.core.invoke::<ChatDetect>(Some(browser), &DetectChat { tab_id }).await
+    }
+
+    /// The detected adapter for the page in `tab`, once the detector's choice is clear. An app
+    /// still busy with its last answer may not take text yet (Gradio's box comes back a moment
+    /// after its stop control goes, when `response_completed` may already have come), so an
+    /// unclear proposal is looked at again, every [`DETECT_AGAIN`], for up to [`DETECT_SETTLE`]
+    /// before the send is refused.
+    async fn detect_usable(&self, browser: &str, tab: &Tab) -> Result<Adapter, CallError> {
+        let until = std::time::Instant::now() + DETECT_SETTLE;
+        loop {
+            let found = self.detect_in(browser, tab.id).await.map_err(|e| {
+                CallError::new(
+                    e.code(),
+                    format!(
+                        "no adapter fits tab {} ({}), and the chat detector could not look at \
+                         its page: {}",
+                        tab.id,
+                        tab.url,
+                        e.message()
+                    ),
+                )
+            })?;
+            match usable(tab, &found) {
+                Err(_) if std::time::Instant::now() < until => {
+                    tokio::time::sleep(DETECT_AGAIN).await;
+                }
+                done => return done,
+            }
+        }
     }
 
     /// Which adapter send_message_async would use in tab `tab_id`: the loaded one that fits

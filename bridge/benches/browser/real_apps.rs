@@ -123,6 +123,31 @@ struct Outcome {
     ms: u128,
 }
 
+/// One app's task, run a few times on one server.
+#[derive(Default)]
+struct Runs(Vec<Outcome>);
+
+impl Runs {
+    fn ok(&self) -> usize {
+        self.0.iter().filter(|o| o.result.is_ok()).count()
+    }
+
+    /// The median of `of` over the rounds (the lower one of an even count).
+    fn median(&self, of: impl Fn(&Outcome) -> u128) -> u128 {
+        let mut all: Vec<u128> = self.0.iter().map(of).collect();
+        all.sort_unstable();
+        all.get((all.len().max(1) - 1) / 2).copied().unwrap_or(0)
+    }
+
+    fn min_ms(&self) -> u128 {
+        self.0.iter().map(|o| o.ms).min().unwrap_or(0)
+    }
+
+    fn max_ms(&self) -> u128 {
+        self.0.iter().map(|o| o.ms).max().unwrap_or(0)
+    }
+}
+
 pub async fn run() {
     println!(
         "\nreal apps: one task per app, tabwire beside Playwright MCP (judged by the app's state)"
@@ -141,53 +166,98 @@ pub async fn run() {
         println!("  Playwright MCP did not run, so only tabwire's column: {why}");
     }
 
+    // `REAL_APPS_ROUNDS=N` (3 unless set): each task N times on each server, the two in turns.
+    // A time is the median of its app's rounds, with the fastest and slowest beside it: one run
+    // says little where a server's time has two modes (Playwright MCP's chat task takes 1.7 s
+    // or 6.8 s, as its typing waits for the page's requests or not).
+    let rounds: usize =
+        std::env::var("REAL_APPS_ROUNDS").ok().and_then(|n| n.parse().ok()).unwrap_or(3).max(1);
     println!(
-        "  {:<50} {:>4} {:>5} {:>7} {:>6}   {:>4} {:>5} {:>7} {:>6}",
-        "app: task", "tw", "calls", "tokens", "ms", "PW", "calls", "tokens", "ms"
+        "  {rounds} rounds per task; ok: rounds that succeeded; calls, tokens, ms: medians (ms: fastest-slowest)"
     );
-    let mut totals = [(0usize, Meter::default(), 0u128); 2];
+    println!(
+        "  {:<50} {:>4} {:>5} {:>7} {:>6} {:>11}   {:>4} {:>5} {:>7} {:>6} {:>11}   {:>6} {:>5}",
+        "app: task",
+        "tw",
+        "calls",
+        "tokens",
+        "ms",
+        "",
+        "PW",
+        "calls",
+        "tokens",
+        "ms",
+        "",
+        "tokens",
+        "time"
+    );
+    let mut totals = [(0usize, 0usize, 0usize, 0u128); 2];
     let mut failures = Vec::new();
     // `REAL_APPS_ONLY=grid` runs only the apps whose page's name contains that.
     let only = std::env::var("REAL_APPS_ONLY").unwrap_or_default();
     let apps: Vec<&App> = APPS.iter().filter(|a| a.page.contains(&only)).collect();
     for app in &apps {
         let url = pages.url(&format!("apps/{}", app.page));
-        let ours = tabwire_run(&mcp, &cdp, &pages, app, &url).await;
-        let theirs = match &peer {
-            Ok(p) => Some(playwright_run(p, &pages, app, &url).await),
-            Err(_) => None,
-        };
-        let cells = |o: Option<&Outcome>| match o {
-            Some(o) => format!(
-                "{:>4} {:>5} {:>7} {:>6}",
-                if o.result.is_ok() { "ok" } else { "FAIL" },
-                o.meter.calls,
-                o.meter.chars / 4,
-                o.ms
+        let (mut ours, mut theirs) = (Runs::default(), Runs::default());
+        for _ in 0..rounds {
+            ours.0.push(tabwire_run(&mcp, &cdp, &pages, app, &url).await);
+            if let Ok(p) = &peer {
+                theirs.0.push(playwright_run(p, &pages, app, &url).await);
+            }
+        }
+        let cells = |r: &Runs| match r.0.is_empty() {
+            false => format!(
+                "{:>4} {:>5} {:>7} {:>6} {:>11}",
+                format!("{}/{}", r.ok(), r.0.len()),
+                r.median(|o| o.meter.calls as u128),
+                r.median(|o| o.meter.chars as u128) / 4,
+                r.median(|o| o.ms),
+                format!("{}-{}", r.min_ms(), r.max_ms())
             ),
-            None => format!("{:>4} {:>5} {:>7} {:>6}", "-", "-", "-", "-"),
+            true => format!("{:>4} {:>5} {:>7} {:>6} {:>11}", "-", "-", "-", "-", ""),
         };
-        println!("  {:<50} {}   {}", app.name, cells(Some(&ours)), cells(theirs.as_ref()));
-        for (i, o) in [Some(&ours), theirs.as_ref()].into_iter().enumerate() {
-            let Some(o) = o else { continue };
-            totals[i].0 += o.result.is_ok() as usize;
-            totals[i].1.calls += o.meter.calls;
-            totals[i].1.chars += o.meter.chars;
-            totals[i].2 += o.ms;
-            if let Err(why) = &o.result {
-                let who = ["tabwire", "Playwright MCP"][i];
-                failures.push(format!("{who} on {}: {why}", app.name));
+        // tabwire's tokens as a share of Playwright's, and how many times shorter its time was.
+        let versus = match theirs.0.is_empty() {
+            false => format!(
+                "{:>5}% {:>4.1}x",
+                100 * ours.median(|o| o.meter.chars as u128)
+                    / theirs.median(|o| o.meter.chars as u128).max(1),
+                theirs.median(|o| o.ms) as f64 / ours.median(|o| o.ms).max(1) as f64
+            ),
+            true => String::new(),
+        };
+        println!("  {:<50} {}   {}   {versus}", app.name, cells(&ours), cells(&theirs));
+        for (i, runs) in [&ours, &theirs].into_iter().enumerate() {
+            if runs.0.is_empty() {
+                continue;
+            }
+            totals[i].0 += runs.ok();
+            totals[i].1 += runs.median(|o| o.meter.calls as u128) as usize;
+            totals[i].2 += runs.median(|o| o.meter.chars as u128) as usize;
+            totals[i].3 += runs.median(|o| o.ms);
+            for o in &runs.0 {
+                if let Err(why) = &o.result {
+                    let who = ["tabwire", "Playwright MCP"][i];
+                    failures.push(format!("{who} on {}: {why}", app.name));
+                }
             }
         }
     }
     let total = |i: usize| {
-        let (ok, m, ms) = totals[i];
-        format!("{:>4} {:>5} {:>7} {:>6}", format!("{ok}/{}", apps.len()), m.calls, m.chars / 4, ms)
+        let (ok, calls, chars, ms) = totals[i];
+        format!(
+            "{:>4} {:>5} {:>7} {:>6}",
+            format!("{ok}/{}", apps.len() * rounds),
+            calls,
+            chars / 4,
+            ms
+        )
     };
     println!(
-        "  {:<50} {}   {}",
+        "  {:<50} {} {:>11}   {}",
         "total",
         total(0),
+        "",
         if peer.is_ok() { total(1) } else { "-".into() }
     );
     for f in &failures {
