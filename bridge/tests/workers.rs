@@ -423,6 +423,8 @@ async fn the_default_template_runs_claude_code_with_the_prompt_and_the_session()
         "TABWIRE_SESSION_ID=cc-lead".to_owned(),
         format!("TABWIRE_WORKER_ID={}", started["worker_id"].as_str().unwrap()),
         format!("TABWIRE_PARENT_PID={bridge_pid}"),
+        // It waits for tabwire's MCP connection before its first turn.
+        "MCP_CONNECTION_NONBLOCKING=0".to_owned(),
     ] {
         assert!(environ.contains(&want), "{want} missing from the worker's environment");
     }

@@ -66,6 +66,12 @@ pub const KEEP_LOGS: usize = 200;
 /// The pid of the `tabwire mcp` that started it, in its environment.
 pub const PARENT_PID_ENV: &str = "TABWIRE_PARENT_PID";
 
+/// Claude Code's `claude -p` (the default template) connects its MCP servers in the background
+/// unless told otherwise, and may begin its first turn before tabwire's tools are there (a test
+/// run saw it under load). Its own switch makes it wait for them; other programs ignore it. A
+/// value in this server's environment is the user's and is left as it is.
+const WAIT_FOR_MCP: (&str, &str) = ("MCP_CONNECTION_NONBLOCKING", "0");
+
 /// What `spawn_worker` asks for.
 #[derive(Debug, Clone, Default)]
 pub struct Spawn {
@@ -179,12 +185,15 @@ impl Workers {
         let values =
             Values { prompt: &ask.prompt, name: &ask.name, worker_id: &worker_id, cwd: &cwd_text };
         let argv = templates.argv(&template, &values)?;
-        let own = vec![
+        let mut own = vec![
             (SESSION_ENV.into(), session),
             (WORKER_ENV.into(), worker_id.clone()),
             (PARENT_PID_ENV.into(), std::process::id().to_string()),
             ("TABWIRE_RUNTIME_DIR".into(), self.shared.core.runtime_dir().display().to_string()),
         ];
+        if std::env::var_os(WAIT_FOR_MCP.0).is_none() {
+            own.push((WAIT_FOR_MCP.0.into(), WAIT_FOR_MCP.1.into()));
+        }
         let env = templates.env(&template, own, &ask.env)?;
 
         let logs = self.shared.state_dir.join("workers");
