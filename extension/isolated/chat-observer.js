@@ -185,15 +185,20 @@
   // Resolve with find()'s first truthy answer, checked now and after each change to the page
   // (its shadow roots included); null after `ms` milliseconds. While nothing is found, each
   // change also looks for shadow roots attached meanwhile (a web component that upgraded).
-  function waitFor(find, ms) {
+  // `wake`, if given, gets a `now()` that checks again at once (for what no page change shows).
+  function waitFor(find, ms, wake) {
     const now = find() || (scope.rescan() && find());
     if (now) return Promise.resolve(now);
     return new Promise((resolve) => {
-      const mo = new MutationObserver((records) => {
-        scope.noticeAdded(records);
+      const look = () => {
         const got = find() || (scope.rescan() && find());
         if (got) done(got);
+      };
+      const mo = new MutationObserver((records) => {
+        scope.noticeAdded(records);
+        look();
       });
+      if (wake) wake.now = look;
       const timer = later(() => done(null), ms);
       const done = (value) => {
         scope.unobserve(mo);
@@ -445,8 +450,10 @@
   // is not done. Null when there is nothing to press.
   async function pressStop(op) {
     const ready = () => op.finished || (op.phase === 'streaming' && stopControl(op));
+    // The answer may complete meanwhile by its quiet time, which no page change shows: finish()
+    // wakes the wait then.
     if (!ready() && (op.a.stop || op.a.detected) && op.sentAt !== undefined)
-      await waitFor(ready, op.sentAt + STOP_SHOW_MS - performance.now());
+      await waitFor(ready, op.sentAt + STOP_SHOW_MS - performance.now(), (op.wake = {}));
     if (op.finished || op.phase !== 'streaming') return null;
     const control = stopControl(op);
     if (!control) return null;
@@ -484,6 +491,7 @@
   // Stop observing; keep the milestones a while for chat.status.
   function finish(op) {
     op.finished = true;
+    op.wake?.now?.();
     if (op.observer) scope.unobserve(op.observer);
     if (op.onClick) document.removeEventListener('click', op.onClick, true);
     op.progressTimer?.();
