@@ -178,3 +178,74 @@ async fn the_user_says_yes_or_no_to_each_upload_seeing_files_sizes_and_origin() 
     let heard = pages.beacon("upload").await;
     assert!(heard.starts_with("page=upload&files=report.txt"), "{heard}");
 }
+
+/// Issue 44's race, as an attacker runs it: a process that can write in an allowed folder
+/// swaps a folder there (`Downloads/inbox`, holding an innocent `id_rsa`) with a link to
+/// `~/.ssh`, atomically and over and over (`renameat2(RENAME_EXCHANGE)`), while the assistant
+/// uploads `Downloads/inbox/id_rsa`. Each upload gives the page the innocent file or nothing:
+/// never the key. (Before the file was opened from the allowed folder down, following no link,
+/// the key went through within tens of tries.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_folder_swapped_for_a_link_to_the_keys_mid_upload_never_gives_the_key() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    let browser = Chromium::start();
+    let pages = Fixtures::serve();
+    let home = Home::new();
+    let env = home.env();
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, s(v))).collect();
+    let mcp = Mcp::start_with(&browser.runtime_dir, &env).await;
+    let tab = mcp.ok("open_tab", json!({ "url": pages.url("dom/upload.html") })).await["tab"]["id"]
+        .clone();
+    let input = file_input(&mcp, &tab).await;
+    let inbox = home.path("Downloads/inbox");
+    std::fs::create_dir(&inbox).unwrap();
+    std::fs::write(inbox.join("id_rsa"), "innocent").unwrap();
+    let key_len = std::fs::metadata(home.path(".ssh/id_rsa")).unwrap().len();
+    let swap = home.path("Downloads/swap");
+    std::os::unix::fs::symlink(home.path(".ssh"), &swap).unwrap();
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let swaps = Arc::new(AtomicU64::new(0));
+    let swapper = {
+        let (stop, swaps) = (stop.clone(), swaps.clone());
+        let a = std::ffi::CString::new(s(&inbox)).unwrap();
+        let b = std::ffi::CString::new(s(&swap)).unwrap();
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                // SAFETY: two valid C strings.
+                let done = unsafe {
+                    libc::renameat2(
+                        libc::AT_FDCWD,
+                        a.as_ptr(),
+                        libc::AT_FDCWD,
+                        b.as_ptr(),
+                        libc::RENAME_EXCHANGE,
+                    )
+                };
+                assert_eq!(done, 0, "RENAME_EXCHANGE: {}", std::io::Error::last_os_error());
+                swaps.fetch_add(1, Ordering::Relaxed);
+            }
+        })
+    };
+    let path = s(&inbox.join("id_rsa")).to_owned();
+    let upload = json!({ "tab_id": tab, "ref": input, "paths": [path] });
+    let (mut innocent, mut refused) = (0, 0);
+    for _ in 0..150 {
+        let result = mcp.call("upload_file", upload.clone()).await;
+        let said = text(&result);
+        if result.is_error == Some(true) {
+            assert!(!said.contains(&format!("({key_len} bytes)")), "{said}");
+            refused += 1;
+        } else {
+            assert!(said.contains("id_rsa (8 bytes)"), "the key was uploaded: {said}");
+            innocent += 1;
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    swapper.join().unwrap();
+    eprintln!("{innocent} innocent uploads, {refused} refused, {} swaps", swaps.load(Ordering::Relaxed));
+    assert!(innocent > 0 && refused > 0, "the race ran both ways");
+    let got = received(&mcp, &tab).await;
+    assert!(!got.contains("s3cret"), "{got}");
+}

@@ -11,11 +11,15 @@
 //! - nothing on its way down from that directory is hidden (`.ssh`, `.env`, `.git`): where keys
 //!   and credentials live;
 //! - it is not in `/proc`, `/sys` or `/dev`, whatever the user allowed;
-//! - it is a regular file of the user's own.
+//! - it is a regular file of the user's own;
+//! - no folder from the allowed directory down to it can be written by another user.
 //!
-//! The bytes read are those of the file judged (opened without following a link, then checked
-//! to be the same file), and the whole upload is read before the user is asked, so what the
-//! user agrees to is what the page gets. Where the client can ask the user (MCP elicitation),
+//! A path is only a question, which another process may change the answer to between two
+//! looks (swap a folder for a link to `~/.ssh`). So the file is opened from the allowed
+//! directory down, one part at a time, following no link, and then what was opened is judged
+//! again: its kind and owner from the open file, where it is from the open file's own path.
+//! The bytes read are those of that open file, and the whole upload is read before the user is
+//! asked, so what the user agrees to is what the page gets. Where the client can ask the user (MCP elicitation),
 //! each upload waits for their yes, seeing every file with its size and the origin it goes to.
 
 use std::collections::BTreeMap;
@@ -52,10 +56,18 @@ struct Config {
     directories: Vec<String>,
 }
 
+/// A directory the user named, as it is.
+enum Root {
+    Usable(PathBuf),
+    /// Another user can write in it (why), so it is not used: they could put there, or swap
+    /// in, whatever they like while a file of it is read.
+    Shared(PathBuf, String),
+}
+
 /// The directories uploads may come from, now.
 pub struct Allowed {
     /// Each as the user wrote it, and the directory it is (None: it does not exist).
-    dirs: Vec<(String, Option<PathBuf>)>,
+    dirs: Vec<(String, Option<Root>)>,
     /// The file that says so (absent: the default).
     file: PathBuf,
 }
@@ -91,21 +103,33 @@ impl Allowed {
             .into_iter()
             .map(|name| {
                 let dir = expand(&name, cwd, home).and_then(|d| std::fs::canonicalize(d).ok());
-                (name, dir.filter(|d| d.is_dir()))
+                let dir = dir.and_then(|d| std::fs::metadata(&d).ok().map(|m| (d, m)));
+                let dir = dir.filter(|(_, m)| m.is_dir()).map(|(d, m)| match shared(&m) {
+                    None => Root::Usable(d),
+                    Some(by) => Root::Shared(d, by),
+                });
+                (name, dir)
             })
             .collect();
         Allowed { dirs, file }
     }
 
     fn roots(&self) -> Vec<PathBuf> {
-        self.dirs.iter().filter_map(|(_, dir)| dir.clone()).collect()
+        let usable = self.dirs.iter().filter_map(|(_, dir)| match dir {
+            Some(Root::Usable(d)) => Some(d.clone()),
+            _ => None,
+        });
+        usable.collect()
     }
 
     /// `{cwd} (/home/me/proj), ~/Downloads (missing)`
     fn describe(&self) -> String {
         let each = self.dirs.iter().map(|(name, dir)| match dir {
-            Some(d) if d.as_os_str() == name.as_str() => name.clone(),
-            Some(d) => format!("{name} ({})", d.display()),
+            Some(Root::Usable(d)) if d.as_os_str() == name.as_str() => name.clone(),
+            Some(Root::Usable(d)) => format!("{name} ({})", d.display()),
+            Some(Root::Shared(d, by)) => {
+                format!("{name} ({}, not used: {by}, so they could swap files in it)", d.display())
+            }
             None if name == "{cwd}" => format!("{name} (/, which allows nothing)"),
             None => format!("{name} (missing)"),
         });
@@ -166,6 +190,8 @@ enum Refusal {
     NotAFile(&'static str),
     /// Its owner's uid.
     NotYours(u32),
+    /// A folder on its way down that another user can write in, and who.
+    Shared(PathBuf, String),
 }
 
 /// What the rules need to know of a file besides where it really is.
@@ -193,28 +219,38 @@ impl Facts {
     }
 }
 
-/// The rules, over a path with every symlink resolved (`real`).
-fn judge(real: &Path, facts: Facts, roots: &[PathBuf], me: u32) -> Result<(), Refusal> {
+/// The rules, over a path with every symlink resolved (`real`); Ok is the allowed directory it
+/// is reached from.
+fn judge<'r>(
+    real: &Path,
+    facts: Facts,
+    roots: &'r [PathBuf],
+    me: u32,
+) -> Result<&'r Path, Refusal> {
     if NEVER.iter().any(|n| real.starts_with(n)) {
         return Err(Refusal::System);
     }
-    let below: Vec<&Path> = roots.iter().filter_map(|r| real.strip_prefix(r).ok()).collect();
+    let below: Vec<(&Path, &Path)> = roots
+        .iter()
+        .filter_map(|r| real.strip_prefix(r).ok().map(|rest| (r.as_path(), rest)))
+        .collect();
     if below.is_empty() {
         return Err(Refusal::Outside);
     }
     // Allowed through any one root whose way down to the file shows nothing hidden: refused
-    // only when every way down has a hidden part (collecting gives Some only then).
-    let hidden: Option<Vec<String>> = below.iter().map(|rest| hidden_part(rest)).collect();
-    if let Some(parts) = hidden {
-        return Err(Refusal::Hidden(parts[0].clone()));
-    }
+    // only when every way down has a hidden part.
+    let Some(root) = below.iter().find(|(_, rest)| hidden_part(rest).is_none()).map(|b| b.0)
+    else {
+        let part = hidden_part(below[0].1).expect("every way down has a hidden part");
+        return Err(Refusal::Hidden(part));
+    };
     if facts.kind != "regular file" {
         return Err(Refusal::NotAFile(facts.kind));
     }
     if facts.uid != me {
         return Err(Refusal::NotYours(facts.uid));
     }
-    Ok(())
+    Ok(root)
 }
 
 /// The first part of `rest` whose name starts with a dot.
@@ -223,6 +259,35 @@ fn hidden_part(rest: &Path) -> Option<String> {
         .map(|c| c.as_os_str().to_string_lossy())
         .find(|name| name.starts_with('.'))
         .map(|name| name.into_owned())
+}
+
+/// Who besides the user can write in a directory (`mode`), if anyone: a folder others can
+/// write in is one whose files they can swap while they are read. Root's own folders
+/// (`/srv/share`) count as the user's; a group-writable folder of the user's own primary group
+/// (Debian's private groups, umask 002) too.
+#[cfg(unix)]
+fn shared(meta: &std::fs::Metadata) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let me = tabwire_proto::runtime_dir::current_uid();
+    // SAFETY: getgid cannot fail.
+    let my_group = unsafe { libc::getgid() };
+    let mode = meta.mode() & 0o7777;
+    if mode & 0o002 != 0 {
+        Some(format!("every user can write in it (mode {mode:o})"))
+    } else if meta.uid() != me && meta.uid() != 0 {
+        Some(format!("it belongs to another user (uid {})", meta.uid()))
+    } else if mode & 0o020 != 0 && meta.gid() != my_group {
+        Some(format!("the users of group {} can write in it (mode {mode:o})", meta.gid()))
+    } else {
+        None
+    }
+}
+
+/// On Windows, a folder's access list decides, which this does not read: the user's own
+/// folders (their profile) are not writable by other users unless the user made them so.
+#[cfg(not(unix))]
+fn shared(_meta: &std::fs::Metadata) -> Option<String> {
+    None
 }
 
 fn refused(asked: &str, real: &Path, why: Refusal, allowed: &Allowed) -> CallError {
@@ -254,6 +319,12 @@ fn refused(asked: &str, real: &Path, why: Refusal, allowed: &Allowed) -> CallErr
         Refusal::NotYours(uid) => format!(
             "{what} belongs to another user (uid {uid}): only the user's own files are uploaded"
         ),
+        Refusal::Shared(dir, by) => format!(
+            "{what} is in {}, and {by}: they could swap files in it while it is read, so \
+             nothing below it is uploaded. The user can make it theirs alone (chmod go-w) or \
+             copy the file into a folder that is",
+            dir.display()
+        ),
     };
     CallError::new(code::FILE_NOT_ALLOWED, format!("nothing was uploaded: {reason}"))
 }
@@ -273,7 +344,7 @@ pub fn read(paths: &[String], allowed: &Allowed) -> Result<Vec<Upload>, CallErro
     }
     let roots = allowed.roots();
     let me = tabwire_proto::runtime_dir::current_uid();
-    let mut judged = Vec::new();
+    let mut opened = Vec::new();
     for p in paths {
         let path = Path::new(p);
         if !path.is_absolute() {
@@ -285,16 +356,31 @@ pub fn read(paths: &[String], allowed: &Allowed) -> Result<Vec<Upload>, CallErro
         let cannot = |e: std::io::Error| {
             CallError::new(code::BAD_REQUEST, format!("cannot read {p}: {e}; check the path"))
         };
+        // First by its path, for an answer that names where it leads and the allowed
+        // directory to open it from; then by what was opened, which is what counts.
         let real = std::fs::canonicalize(path).map_err(cannot)?;
         let meta = std::fs::metadata(&real).map_err(cannot)?;
-        judge(&real, Facts::of(&meta), &roots, me)
+        let root = judge(&real, Facts::of(&meta), &roots, me)
             .map_err(|why| refused(p, &real, why, allowed))?;
-        judged.push((p, real, meta));
+        let file = open_below(root, &real).map_err(|e| match e {
+            Opened::Refused(why) => refused(p, &real, why, allowed),
+            Opened::Failed(e) => cannot(e),
+        })?;
+        let facts = Facts::of(&file.metadata().map_err(cannot)?);
+        let now = where_open(&file).unwrap_or_else(|| real.clone());
+        judge(&now, facts, &roots, me).map_err(|why| refused(p, &now, why, allowed))?;
+        if now != real {
+            let changed = std::io::Error::other("it moved while being checked; try again");
+            return Err(cannot(changed));
+        }
+        opened.push((p, real, file));
     }
     let mut left = MAX_TOTAL;
     let mut out = Vec::new();
-    for (p, real, meta) in judged {
-        let bytes = read_judged(&real, &meta, left)
+    for (p, real, file) in opened {
+        let mut bytes = Vec::new();
+        file.take(left + 1)
+            .read_to_end(&mut bytes)
             .map_err(|e| CallError::new(code::BAD_REQUEST, format!("cannot read {p}: {e}")))?;
         let Some(rest) = left.checked_sub(bytes.len() as u64) else {
             return Err(CallError::new(
@@ -312,31 +398,138 @@ pub fn read(paths: &[String], allowed: &Allowed) -> Result<Vec<Upload>, CallErro
     Ok(out)
 }
 
-/// The bytes of the file judged, at most `limit` + 1 of them: opened without following a link
-/// or waiting on a pipe, and refused if it is no longer the regular file that was judged.
-fn read_judged(real: &Path, judged: &std::fs::Metadata, limit: u64) -> std::io::Result<Vec<u8>> {
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(
-        &mut options,
-        libc::O_NOFOLLOW | libc::O_NONBLOCK,
-    );
-    let file = options.open(real)?;
-    let now = file.metadata()?;
-    #[cfg(unix)]
-    let same = {
-        use std::os::unix::fs::MetadataExt;
-        (now.dev(), now.ino(), now.uid()) == (judged.dev(), judged.ino(), judged.uid())
-    };
-    #[cfg(not(unix))]
-    let same = judged.is_file();
-    if !now.is_file() || !same {
-        return Err(std::io::Error::other("it changed while being checked; try again"));
+enum Opened {
+    /// A folder on the way is one others can write in.
+    Refused(Refusal),
+    /// It could not be opened as judged: gone, or no longer what it was (a part became a link).
+    Failed(std::io::Error),
+}
+
+impl From<std::io::Error> for Opened {
+    fn from(e: std::io::Error) -> Opened {
+        Opened::Failed(e)
     }
-    let mut bytes = Vec::new();
-    file.take(limit + 1).read_to_end(&mut bytes)?;
-    Ok(bytes)
+}
+
+/// `real` (below `root`), opened from `root` down one part at a time, following no link and
+/// waiting on no pipe: a part swapped for a link since it was judged fails the open (ELOOP,
+/// ENOTDIR) rather than leading elsewhere. Each folder on the way is checked, as an open
+/// folder, to be writable by no other user.
+#[cfg(unix)]
+fn open_below(root: &Path, real: &Path) -> Result<std::fs::File, Opened> {
+    use std::ffi::CString;
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::unix::ffi::OsStrExt;
+
+    fn at(dir: Option<&OwnedFd>, name: &std::ffi::OsStr, flags: libc::c_int) -> std::io::Result<OwnedFd> {
+        let name = CString::new(name.as_bytes()).map_err(std::io::Error::other)?;
+        let dir = dir.map_or(libc::AT_FDCWD, |d| d.as_raw_fd());
+        // SAFETY: a valid C string; the fd returned is ours alone.
+        let fd = unsafe { libc::openat(dir, name.as_ptr(), flags | libc::O_CLOEXEC) };
+        if fd < 0 {
+            let e = std::io::Error::last_os_error();
+            return Err(match e.raw_os_error() {
+                Some(libc::ELOOP | libc::ENOTDIR) => std::io::Error::other(
+                    "a part of its path was replaced by a link while it was being checked; try again",
+                ),
+                _ => e,
+            });
+        }
+        // SAFETY: fd is a fresh descriptor nobody else owns.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    }
+    #[cfg(target_os = "linux")]
+    const DIR: libc::c_int = libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW;
+    #[cfg(not(target_os = "linux"))]
+    const DIR: libc::c_int = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW;
+
+    let rest = real.strip_prefix(root).map_err(std::io::Error::other)?;
+    let parts: Vec<&std::ffi::OsStr> = rest.iter().collect();
+    let Some((last, folders)) = parts.split_last() else {
+        return Err(Opened::Refused(Refusal::NotAFile("directory")));
+    };
+    // The allowed directory itself by its path: a link above it is the user's own doing, and
+    // the open file's own path is judged at the end.
+    let mut dir = at(None, root.as_os_str(), DIR & !libc::O_NOFOLLOW)?;
+    let mut here = root.to_owned();
+    for folder in folders {
+        check_folder(&dir, &here)?;
+        dir = at(Some(&dir), folder, DIR)?;
+        here.push(folder);
+    }
+    check_folder(&dir, &here)?;
+    let file = at(Some(&dir), last, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK)?;
+    Ok(std::fs::File::from(file))
+}
+
+#[cfg(unix)]
+fn check_folder(dir: &std::os::fd::OwnedFd, here: &Path) -> Result<(), Opened> {
+    let meta = std::fs::File::from(dir.try_clone()?).metadata()?;
+    match shared(&meta) {
+        Some(by) => Err(Opened::Refused(Refusal::Shared(here.to_owned(), by))),
+        None => Ok(()),
+    }
+}
+
+/// On Windows, by handle: the file itself opened (a link at its end is opened as the link,
+/// and refused as no regular file), then judged by the path its handle really has.
+#[cfg(not(unix))]
+fn open_below(_root: &Path, real: &Path) -> Result<std::fs::File, Opened> {
+    use std::os::windows::fs::OpenOptionsExt;
+    use windows_sys::Win32::Storage::FileSystem::FILE_FLAG_OPEN_REPARSE_POINT;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true).custom_flags(FILE_FLAG_OPEN_REPARSE_POINT);
+    Ok(options.open(real)?)
+}
+
+/// Where the open file really is now, as the kernel has it.
+#[cfg(target_os = "linux")]
+fn where_open(file: &std::fs::File) -> Option<PathBuf> {
+    use std::os::fd::AsRawFd;
+    std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()
+}
+
+#[cfg(target_os = "macos")]
+fn where_open(file: &std::fs::File) -> Option<PathBuf> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    let mut buf = vec![0u8; libc::PATH_MAX as usize];
+    // SAFETY: F_GETPATH writes at most PATH_MAX bytes, NUL-terminated.
+    let done = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETPATH, buf.as_mut_ptr()) };
+    if done < 0 {
+        return None;
+    }
+    let end = buf.iter().position(|&b| b == 0)?;
+    Some(PathBuf::from(std::ffi::OsStr::from_bytes(&buf[..end])))
+}
+
+/// Elsewhere on Unix the walk alone vouches for the path.
+#[cfg(all(unix, not(any(target_os = "linux", target_os = "macos"))))]
+fn where_open(_file: &std::fs::File) -> Option<PathBuf> {
+    None
+}
+
+/// The handle's final path, in the form `std::fs::canonicalize` gives the allowed
+/// directories (`\\?\C:\…`).
+#[cfg(windows)]
+fn where_open(file: &std::fs::File) -> Option<PathBuf> {
+    use std::os::windows::ffi::OsStringExt;
+    use std::os::windows::io::AsRawHandle;
+    use windows_sys::Win32::Storage::FileSystem::{FILE_NAME_NORMALIZED, GetFinalPathNameByHandleW};
+    let mut buf = vec![0u16; 32_768];
+    // SAFETY: the handle is open; buf holds buf.len() wide characters.
+    let n = unsafe {
+        GetFinalPathNameByHandleW(
+            file.as_raw_handle(),
+            buf.as_mut_ptr(),
+            buf.len() as u32,
+            FILE_NAME_NORMALIZED,
+        )
+    } as usize;
+    if n == 0 || n >= buf.len() {
+        return None;
+    }
+    Some(PathBuf::from(std::ffi::OsString::from_wide(&buf[..n])))
 }
 
 /// `report.txt (17 bytes), notes.md (2 bytes)`
@@ -455,7 +648,7 @@ mod tests {
     }
 
     fn judge_at(path: &str, facts: Facts) -> Result<(), Refusal> {
-        judge(Path::new(path), facts, &roots(), ME)
+        judge(Path::new(path), facts, &roots(), ME).map(|_| ())
     }
 
     #[test]
@@ -479,16 +672,18 @@ mod tests {
     fn proc_sys_and_dev_are_never_uploaded_even_under_an_allowed_root() {
         for path in ["/proc/self/environ", "/proc/1/mem", "/sys/kernel/x", "/dev/sda"] {
             assert_eq!(
-                judge(Path::new(path), file(), &[PathBuf::from("/")], ME),
+                judge(Path::new(path), file(), &[PathBuf::from("/")], ME).map(|_| ()),
                 Err(Refusal::System)
             );
         }
         // A hidden part above the allowed directory does not count; one below it does.
         let root = [PathBuf::from("/home/me/.config/proj")];
-        assert_eq!(judge(Path::new("/home/me/.config/proj/a.txt"), file(), &root, ME), Ok(()));
+        let at = Path::new("/home/me/.config/proj/a.txt");
+        assert_eq!(judge(at, file(), &root, ME), Ok(root[0].as_path()));
         // Any one root that reaches the file with nothing hidden is enough.
         let both = [PathBuf::from("/home/me"), PathBuf::from("/home/me/.local/share/x")];
-        assert_eq!(judge(Path::new("/home/me/.local/share/x/a"), file(), &both, ME), Ok(()));
+        let at = Path::new("/home/me/.local/share/x/a");
+        assert_eq!(judge(at, file(), &both, ME), Ok(both[1].as_path()));
     }
 
     struct Temp(PathBuf);
@@ -538,6 +733,84 @@ mod tests {
         let both = [s(&dir.0.join("allowed/ok.txt")), s(&dir.0.join("allowed/.hidden"))];
         let err = read(&both, &allowed).unwrap_err();
         assert!(err.is(code::FILE_NOT_ALLOWED) && err.message().contains("hidden"), "{err:?}");
+    }
+
+    /// The race of issue 44: a folder inside an allowed one swapped, atomically and over and
+    /// over, with a link to a folder of keys (`renameat2(RENAME_EXCHANGE)`, which any process
+    /// that can write in the allowed folder may do) while upload_file reads `inbox/id_rsa`.
+    /// Whatever moment the swap lands, what is read is the innocent file or nothing.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_folder_swapped_for_a_link_mid_upload_never_yields_what_it_leads_to() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+        let (dir, allowed) = home();
+        let inbox = dir.0.join("allowed/inbox");
+        std::fs::create_dir(&inbox).unwrap();
+        std::fs::write(inbox.join("id_rsa"), "innocent").unwrap();
+        std::fs::create_dir(dir.0.join("keys")).unwrap();
+        std::fs::write(dir.0.join("keys/id_rsa"), "PRIVATE KEY").unwrap();
+        let swap = dir.0.join("allowed/swap");
+        std::os::unix::fs::symlink(dir.0.join("keys"), &swap).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let swaps = Arc::new(AtomicU64::new(0));
+        let swapper = {
+            let (stop, swaps) = (stop.clone(), swaps.clone());
+            let a = std::ffi::CString::new(s(&inbox)).unwrap();
+            let b = std::ffi::CString::new(s(&swap)).unwrap();
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    // SAFETY: two valid C strings.
+                    let done = unsafe {
+                        libc::renameat2(
+                            libc::AT_FDCWD,
+                            a.as_ptr(),
+                            libc::AT_FDCWD,
+                            b.as_ptr(),
+                            libc::RENAME_EXCHANGE,
+                        )
+                    };
+                    assert_eq!(done, 0, "{}", std::io::Error::last_os_error());
+                    swaps.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        };
+        let path = [s(&inbox.join("id_rsa"))];
+        let (mut innocent, mut other) = (0, 0);
+        for _ in 0..20_000 {
+            match read(&path, &allowed) {
+                Ok(got) => {
+                    assert_eq!(got[0].bytes, b"innocent", "the key was read");
+                    innocent += 1;
+                }
+                Err(_) => other += 1,
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        swapper.join().unwrap();
+        eprintln!("{innocent} innocent reads, {other} refused, {} swaps", swaps.load(Ordering::Relaxed));
+        assert!(innocent > 0 && other > 0, "the race ran both ways");
+    }
+
+    #[test]
+    fn folders_other_users_can_write_in_give_nothing() {
+        use std::os::unix::fs::PermissionsExt;
+        let (dir, allowed) = home();
+        let open = dir.0.join("allowed/open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::write(open.join("a.txt"), "x").unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let err = read(&[s(&open.join("a.txt"))], &allowed).unwrap_err();
+        assert!(err.is(code::FILE_NOT_ALLOWED), "{err:?}");
+        let m = err.message();
+        assert!(m.contains(&s(&open)) && m.contains("every user can write in it"), "{m}");
+        assert!(m.contains("chmod go-w"), "says what to do: {m}");
+        // An allowed directory others can write in is not used, and the refusal says why.
+        let named = vec![s(&open)];
+        let shared = Allowed::resolve(dir.0.join(FILE), named, None, None);
+        assert!(shared.roots().is_empty());
+        let err = read(&[s(&open.join("a.txt"))], &shared).unwrap_err();
+        assert!(err.message().contains("not used: every user can write in it"), "{err:?}");
     }
 
     #[test]
