@@ -5,10 +5,10 @@
 // go through worker/sites.js and worker/pause.js, which here only write storage; the worker
 // follows storage (registration, `sites` event, ending calls).
 
-import { originOf } from '../lib/sites.js';
+import { everyPort, originOf } from '../lib/sites.js';
 import { WHEN_ENDED, giveTab, takers } from '../worker/groups.js';
 import { isPaused, onPauseChanged, sessionsPaused, setPaused, setSessionPaused } from '../worker/pause.js';
-import { allowSite, allowedBy, currentOptions, currentSites, onSitesChanged, revokeSite, setSwitch, sitesReady } from '../worker/sites.js';
+import { allowSite, allowedBy, cookiesNeedEveryPort, currentOptions, currentSites, onSitesChanged, revokeSite, setSwitch, sitesReady } from '../worker/sites.js';
 
 const el = (id) => document.getElementById(id);
 
@@ -113,6 +113,11 @@ function switchesOf(pattern) {
     box.checked = currentOptions()[pattern]?.[name] === true;
     const tag = document.createElement('label');
     tag.append(box, ` ${label}`);
+    // Cookies are per host, not per port: only a pattern of every port may have them (sites.js).
+    if (name === 'cookies' && !everyPort(pattern)) {
+      box.disabled = true;
+      tag.title = cookiesNeedEveryPort(pattern);
+    }
     switches.append(tag);
   }
   return switches;
@@ -186,18 +191,28 @@ Promise.all([sitesReady, findTarget()]).then(([, tab]) => {
   chrome.storage.session.get('handovers').then(({ handovers }) => showHandover(handovers));
 });
 
-// The hand-over of this popup's tab (ask_user; worker/handover.js), if one is open: the
-// assistant's message and the same Done and Cancel as the bar in the page.
+// The hand-over of this popup's tab (ask_user; worker/handover.js), if one is open: who asks,
+// the assistant's message, and Done and Cancel, the only buttons that answer it (the bar in the
+// page has none: a page can hide or copy anything drawn there). Done waits a moment after the
+// hand-over shows or changes, so that a click meant for what was there before cannot press it.
+let asked = null; // the hand-over shown: { id, message, session }
+let doneTimer = null;
 function showHandover(handovers) {
   const h = target ? handovers?.[target.id] : undefined;
   el('handover').hidden = !h;
+  el('handover-who').textContent = h?.session ? `${h.session} asks you, in this tab` : 'Your assistant asks you, in this tab';
   el('handover-message').textContent = h?.message ?? '';
+  if (h?.id === asked?.id) return;
+  asked = h ?? null;
+  el('handover-done').disabled = true;
+  clearTimeout(doneTimer);
+  doneTimer = setTimeout(() => (el('handover-done').disabled = false), 500);
 }
 chrome.storage.session.onChanged.addListener((changes) => {
   if (changes.handovers) showHandover(changes.handovers.newValue);
 });
 for (const answer of ['done', 'cancel']) {
-  el(`handover-${answer}`).addEventListener('click', () => attempt(() => chrome.storage.session.set({ handover_answer: { tab: target.id, answer, at: Date.now() } })));
+  el(`handover-${answer}`).addEventListener('click', () => asked && attempt(() => chrome.storage.session.set({ handover_answer: { tab: target.id, id: asked.id, answer, at: Date.now() } })));
 }
 
 // "Give this tab to": the running assistant sessions with a tab group in this tab's window

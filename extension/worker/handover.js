@@ -1,29 +1,30 @@
 // Hand-over to the user (ask_user; specs/tools.md, "ask_user"): the one call that brings a tab
-// to the front, shows the assistant's message in tabwire's own bar (isolated/handover.js) and
-// returns when the user presses Done or Cancel there, or the time is up. Meanwhile every call
-// naming that tab is refused with `waiting_for_user` (withHandover, in background.js), so the
-// assistant cannot act while the user does. The answer is the user's button and what the tab
-// shows then (origin, and the title on an allowed site), never what the user typed.
+// to the front, shows the assistant's message in a bar on the page (isolated/handover.js) and
+// returns when the user presses Done or Cancel in tabwire's toolbar popup (ui/popup.js), or the
+// time is up. Meanwhile every call naming that tab is refused with `waiting_for_user`
+// (withHandover, in background.js), so the assistant cannot act while the user does. The answer
+// is the user's button and what the tab shows then (origin, and the title on an allowed site),
+// never what the user typed.
 //
-// The popup (ui/popup.js) offers the same Done and Cancel for its tab: the open hand-overs are
-// kept in chrome.storage.session (`handovers`, tab id → message), which only the extension's
-// own pages and this worker can reach, and the popup's answer comes back the same way
-// (`handover_answer`: {tab, answer}). No page, content script or host message can write it.
+// The bar has no button: a page can hide or copy anything drawn in it, so the answer comes only
+// from the popup, which no page can draw on. The open hand-overs are kept in
+// chrome.storage.session (`handovers`, tab id → {id, message, session}), which only the
+// extension's own pages and this worker can reach, and the popup's answer comes back the same way
+// (`handover_answer`: {tab, id, answer}), naming the hand-over it was shown so that it cannot
+// answer a later one of the same tab. No page, content script or host message can write it.
 
 import { TabwireError, fail } from '../lib/errors.js';
 import { originOf } from '../lib/sites.js';
-import { debugging } from './dom/trusted.js';
-import { onTabMessage } from './router.js';
 import { allows, checkSite, sitesReady } from './sites.js';
 import { getTab, tabId } from './tabs.js';
 
 const MAX_MESSAGE = 500;
-const open = new Map(); // tab id → { token, finish(answer) }
+const open = new Map(); // tab id → { id, message, session, finish(answer) }
 const SHOWN = 'handovers'; // storage.session: the open hand-overs, for the popup
 const ANSWER = 'handover_answer'; // storage.session: the popup's Done or Cancel
 
 // The open hand-overs as the popup shows them.
-const publish = () => (hearLoads(), chrome.storage.session.set({ [SHOWN]: Object.fromEntries([...open].map(([id, h]) => [id, { message: h.message }])) }).catch(() => {}));
+const publish = () => (hearLoads(), chrome.storage.session.set({ [SHOWN]: Object.fromEntries([...open].map(([tab, h]) => [tab, { id: h.id, message: h.message, session: h.session }])) }).catch(() => {}));
 
 // Methods that still answer for a handed-over tab: they do nothing in it.
 const STILL_ANSWERED = new Set(['tabs.list']);
@@ -32,16 +33,16 @@ export function withHandover(table) {
   return Object.fromEntries(Object.entries(table).map(([method, fn]) => [method, STILL_ANSWERED.has(method) ? fn : (params, ctx) => {
     const id = params?.tab_id;
     if (Number.isInteger(id) && open.has(id)) {
-      throw new TabwireError('waiting_for_user', `tab ${id} is handed over to the user (ask_user) until they press Done or Cancel in tabwire's bar; nothing was done. Wait for ask_user to return`);
+      throw new TabwireError('waiting_for_user', `tab ${id} is handed over to the user (ask_user) until they press Done or Cancel in tabwire's toolbar popup; nothing was done. Wait for ask_user to return`);
     }
     return fn(params, ctx);
   }]));
 }
 
-async function showBar(id, message, token) {
+async function showBar(id, message) {
   const target = { tabId: id, frameIds: [0] };
   await chrome.scripting.executeScript({ target, files: ['isolated/handover.js'] });
-  await chrome.scripting.executeScript({ target, func: (m, t) => globalThis.tabwireHandover.show({ message: m, token: t }), args: [message, token] });
+  await chrome.scripting.executeScript({ target, func: (m) => globalThis.tabwireHandover.show({ message: m }), args: [message] });
 }
 
 const hideBar = (id) => chrome.scripting.executeScript({ target: { tabId: id, frameIds: [0] }, func: () => globalThis.tabwireHandover?.hide() }).catch(() => {});
@@ -50,7 +51,7 @@ const hideBar = (id) => chrome.scripting.executeScript({ target: { tabId: id, fr
 // there. Heard only while a hand-over is open, so that no other navigation wakes the worker.
 function loaded(d) {
   const h = open.get(d.tabId);
-  if (h && d.frameId === 0 && allows(originOf(d.url))) showBar(d.tabId, h.message, h.token).catch(() => {});
+  if (h && d.frameId === 0 && allows(originOf(d.url))) showBar(d.tabId, h.message).catch(() => {});
 }
 
 function hearLoads() {
@@ -60,26 +61,20 @@ function hearLoads() {
 }
 
 export function watchHandovers() {
-  onTabMessage('handover.answer', (msg, sender) => {
-    const h = open.get(sender.tab.id);
-    // Only the bar's own trusted click, from the tab's top frame, and not while tabwire's
-    // debugger input is attached there (its clicks are trusted too).
-    if (!h || sender.frameId !== 0 || msg.token !== h.token || debugging.has(sender.tab.id)) return;
-    if (msg.answer === 'done' || msg.answer === 'cancel') h.finish(msg.answer);
-  });
   chrome.tabs.onRemoved.addListener((id) => open.get(id)?.finish('tab_closed'));
-  // The popup's Done or Cancel, for the hand-over of its tab.
+  // The popup's Done or Cancel, for the hand-over it showed.
   chrome.storage.session.onChanged.addListener((changes) => {
     const a = changes[ANSWER]?.newValue;
     if (!a) return;
     chrome.storage.session.remove(ANSWER).catch(() => {});
-    if (a.answer === 'done' || a.answer === 'cancel') open.get(a.tab)?.finish(a.answer);
+    const h = open.get(a.tab);
+    if (h && a.id === h.id && (a.answer === 'done' || a.answer === 'cancel')) h.finish(a.answer);
   });
   publish(); // none open after a worker restart
 }
 
 export const handoverMethods = {
-  'handover.ask': async (params, { signal, timeoutMs }) => {
+  'handover.ask': async (params, { signal, timeoutMs, session }) => {
     await sitesReady;
     const id = tabId(params);
     const message = params?.message;
@@ -89,16 +84,15 @@ export const handoverMethods = {
     if (open.has(id)) fail('waiting_for_user', `tab ${id} is already handed over to the user; wait for that ask_user to return`);
     const tab = await getTab(id);
     checkSite(id, originOf(tab.url), undefined, tab.url);
-    const token = crypto.randomUUID();
     let finish;
     const answered = new Promise((resolve) => (finish = resolve));
-    open.set(id, { token, message, finish });
+    open.set(id, { id: crypto.randomUUID(), message, session: session?.name ?? null, finish });
     publish();
     try {
       // The one call that takes the user's attention: the tab to the front, its window focused.
       await chrome.tabs.update(id, { active: true });
       await chrome.windows.update(tab.windowId, { focused: true }).catch(() => {});
-      await showBar(id, message, token);
+      await showBar(id, message);
       const timer = setTimeout(() => finish('timeout'), Math.min(waitMs, timeoutMs - 500));
       signal?.addEventListener('abort', () => finish('cancelled_by_assistant'), { once: true });
       const answer = await answered;

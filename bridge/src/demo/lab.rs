@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::Session;
 
-pub(super) async fn show(session: &Session, base: &str) -> Result<()> {
+pub(super) async fn show(session: &Session, base: &str, headed: bool) -> Result<()> {
     let opened = session.call("open_tab", json!({ "url": format!("{base}lab.html") })).await?;
     let tab = opened["tab"]["id"].clone();
 
@@ -40,10 +40,13 @@ pub(super) async fn show(session: &Session, base: &str) -> Result<()> {
     let added = report["added"].as_array().context("the click's added lines")?;
     println!("      rule removed, the site answers again: {}", json!(added));
 
-    // The hand-over: a bar only the person can press. Headless, nobody does, so it times out;
-    // with `tabwire demo --headed`, press Done in the bar.
-    let message = "tabwire demo: press Done when you have read this page";
-    let ask = json!({ "tab_id": tab, "message": message, "timeout_secs": 10 });
+    // The hand-over: the bar on the page points to tabwire's toolbar popup, where only the
+    // person can answer. Headless, nobody does, so it times out; with `tabwire demo --headed`,
+    // open tabwire's popup (its icon in the toolbar) and press Done there.
+    let message =
+        "tabwire demo: when you have read this page, press Done in tabwire's toolbar popup";
+    let secs = if headed { 60 } else { 10 };
+    let ask = json!({ "tab_id": tab, "message": message, "timeout_secs": secs });
     let meanwhile = async {
         tokio::time::sleep(std::time::Duration::from_secs(1)).await;
         session.call_err("read_page", json!({ "tab_id": tab })).await

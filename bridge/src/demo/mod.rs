@@ -205,7 +205,7 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     let refused = session.call_err("get_state", json!({ "tab_id": stranger_tab })).await?;
     println!("      revoked, at once: {}", first_line(&refused));
     files::cookies(&session, &exe, &browser, &tab, &origin_of(&url)).await?; // the webdev set
-    lab::show(&session, &url).await?; // a WebMCP tool; a request mocked by network_rules
+    lab::show(&session, &url, args.headed).await?; // WebMCP, network_rules, ask_user
 
     println!("\n  timing {} reads of the page's state:", args.reads);
     for force in [false, true] {

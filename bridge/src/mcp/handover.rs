@@ -34,8 +34,8 @@ pub struct AskUserParams {
 #[tool_router(router = handover_tools, vis = "pub(super)")]
 impl TabwireServer {
     /// Hand a tab to the user for what only they may do (sign-in, CAPTCHA, 2FA, payment): shows
-    /// your message in a bar and returns when they press Done or Cancel. Meanwhile read_page,
-    /// click and the rest fail on that tab.
+    /// your message and returns when they press Done or Cancel in tabwire's popup. Meanwhile
+    /// read_page, click and the rest fail on that tab.
     #[tool(
         output_schema = schema_for_output::<HandedBack>(),
         annotations(

@@ -1,5 +1,6 @@
 //! `handover.ask`: a tab handed over to the user until they press Done or Cancel in tabwire's
-//! bar (`extension/worker/handover.js`, `extension/isolated/handover.js`).
+//! toolbar popup (`extension/worker/handover.js`, `extension/ui/popup.js`; the bar on the page,
+//! `extension/isolated/handover.js`, only points there).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
