@@ -163,3 +163,105 @@ async fn a_download_started_by_a_site_not_allowed_is_never_reported() {
     let err = mcp.err("downloads", json!({ "id": 1 })).await;
     assert!(err.starts_with("bad_request:") && err.contains("no download 1"), "{err}");
 }
+
+/// Wait (up to 10 s) until `path` holds `len` bytes: the browser did download it.
+async fn arrived(path: &Path, len: u64) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::fs::metadata(path).map(|m| m.len()).unwrap_or(0) < len {
+        assert!(Instant::now() < deadline, "{path:?} never reached the disk");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Issue 44, 1: a page of an allowed site points a link at another site, one the user never
+/// allowed (where they are signed in), and clicks it itself; the attachment that comes back,
+/// fetched with that site's cookies, is that site's file. tabwire says where it came from and
+/// nothing of what it holds: no name the server chose, no size, hash, path or text.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_file_an_allowed_page_fetched_from_a_site_not_allowed_is_not_given_to_the_assistant() {
+    let dir = bins::scratch_dir("dl");
+    let (browser, _cdp, mcp) = browser(&dir).await;
+    let site = Fixtures::serve();
+    let other = Fixtures::serve(); // another port of 127.0.0.1: another site, not allowed below
+    browser.sites(&["revoke", "http://127.0.0.1:*"]);
+    browser.sites(&["allow", &site.origin()]);
+    let export = other.url("download?name=account-export.csv&attach=1");
+    let tab = open(&mcp, site.url(&format!("attack/export-elsewhere.html#{export}"))).await;
+
+    let report = mcp.call("click", json!({ "tab_id": tab, "selector": "#export" })).await;
+    let started = report.structured_content.clone().unwrap()["download"].clone();
+    // The attack is real: the other site's file is on disk…
+    let file = dir.join("account-export.csv");
+    arrived(&file, 64).await;
+    // …and the click's report names the download by its source only.
+    assert_eq!(started["url_origin"], other.origin(), "{started:#}");
+    assert_eq!((&started["state"], &started["filename"]), (&json!("withheld"), &Value::Null));
+    assert!(!text(&report).contains("account-export"), "{}", text(&report));
+    let id = started["id"].as_i64().unwrap();
+
+    let listed = mcp.call("downloads", json!({ "id": id, "wait_secs": 10 })).await;
+    let d = listed.structured_content.clone().unwrap()["downloads"][0].clone();
+    assert_eq!(d["url_origin"], other.origin(), "{d:#}");
+    assert!(d["url_path"].as_str().is_some_and(|p| p.ends_with("/download")), "{d:#}");
+    assert_eq!(d["started_by"], site.origin(), "{d:#}");
+    assert_eq!(d["state"], "withheld", "{d:#}");
+    for field in ["filename", "path", "mime", "bytes", "total_bytes", "size", "sha256"] {
+        assert_eq!(d[field], Value::Null, "no {field} of the other site's file: {d:#}");
+    }
+    let why = d["withheld"].as_str().unwrap_or_else(|| panic!("why: {d:#}"));
+    assert!(why.contains(&other.origin()) && why.contains("not allowed"), "{why}");
+    let hash = sha256sum(&file);
+    let said = text(&listed);
+    assert!(!said.contains("account-export") && !said.contains(&hash), "{said}");
+
+    // Asked for its text: none, and the reply says why.
+    let read = mcp.call("downloads", json!({ "id": id, "read_text": true })).await;
+    let got = read.structured_content.clone().unwrap();
+    let content = &got["downloads"][0]["content"];
+    assert_eq!((&content["text"], &content["bytes_read"]), (&Value::Null, &json!(0)), "{got:#}");
+    let said = text(&read);
+    assert!(!said.contains("row,") && !said.contains(&hash), "not a byte of it: {said}");
+    assert!(said.contains("withheld") && said.contains("tabwire sites allow"), "{said}");
+    let all = mcp.call("downloads", json!({})).await;
+    assert!(!text(&all).contains("account-export"), "{}", text(&all));
+}
+
+/// Issue 44, 7: downloads are the browser's, not a session's; a second session is shown the
+/// user's downloads and its own, never those the first session's click started.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_second_session_neither_lists_nor_reads_the_first_sessions_download() {
+    let dir = bins::scratch_dir("dl");
+    let (browser, cdp, first) = browser(&dir).await;
+    let site = Fixtures::serve();
+    let page = site.url("dom/downloads.html");
+
+    // The user's own download, in a tab of no session.
+    let users = cdp.open(&page).await.unwrap();
+    cdp.wait_for(&users, "document.getElementById('attachment') !== null", Duration::from_secs(10))
+        .await
+        .unwrap();
+    cdp.eval(&users, "document.getElementById('attachment').click()").await.unwrap();
+    arrived(&dir.join("attached.csv"), 64).await;
+
+    let (started, _) = download_by_click(&first, &page, "#link").await;
+    let theirs = started["id"].as_i64().unwrap();
+
+    let second = Mcp::start(&browser.runtime_dir).await;
+    let listed = second.call("downloads", json!({})).await;
+    let names: Vec<Value> = listed.structured_content.clone().unwrap()["downloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["filename"].clone())
+        .collect();
+    assert_eq!(names, [json!("attached.csv")], "the user's only: {}", text(&listed));
+    assert!(!text(&listed).contains("report.csv"), "{}", text(&listed));
+    for args in [json!({ "id": theirs }), json!({ "id": theirs, "read_text": true })] {
+        let err = second.err("downloads", args).await;
+        assert!(err.starts_with("bad_request:") && err.contains(&format!("no download {theirs}")));
+        assert!(!err.contains("row,"), "{err}");
+    }
+    // The first session still has both.
+    let mine = first.ok("downloads", json!({})).await;
+    assert_eq!(mine["downloads"].as_array().map(Vec::len), Some(2), "{mine:#}");
+}

@@ -206,7 +206,7 @@ async function find(params) {
 // Acting
 
 // Run `action` in the frame its target is in, then wait for the page to settle and report.
-async function act(params, action, args, { signal, timeoutMs }) {
+async function act(params, action, args, { signal, timeoutMs, session }) {
   const id = tabId(params);
   const { top, frames } = await topFrame(id, params);
   const refs = [args.ref, args.to?.ref, ...(args.fields ?? []).map((f) => f.ref)].filter(Boolean).map(parseRef);
@@ -227,7 +227,7 @@ async function act(params, action, args, { signal, timeoutMs }) {
   const cap = capOf(params.settle_ms, timeoutMs);
   const started = performance.now();
   if (frameId !== 0) await checkFramesAround(id, frames, frame, message);
-  const activity = new Activity(id);
+  const activity = new Activity(id, session?.id ?? null);
   try {
     const done = await ask(id, frame, message);
     setFirstFreeRef(id, frameId, done.next); // the agent's snapshot before the action gave refs

@@ -244,6 +244,20 @@ export function eventOwner(tabId) {
   return s && !s.done ? s.id : null;
 }
 
+// Whose tab `tab` is (as Chrome gave it, with its group): a live session's id, or null for the
+// user's (downloads.js records whose each download is by it).
+export async function tabOwner(tab) {
+  await loaded;
+  const s = ownerOf(state, tab?.groupId);
+  return s && !s.done ? s.id : null;
+}
+
+// Whether session `id` is running: known here and not ended.
+export async function sessionLive(id) {
+  await loaded;
+  return state.sessions[id]?.done === false;
+}
+
 // Chrome's word on the group of `tab` ({id, groupId}), read for something else.
 function seen(tab) {
   if (!Number.isInteger(tab?.id) || !Number.isInteger(tab.groupId)) return;

@@ -6,8 +6,11 @@
 const activities = new Map(); // tab id → Set<Activity>
 
 export class Activity {
-  constructor(tabId) {
+  // `session`: the id of the session whose call this is (null for none): a download the action
+  // starts is that session's (downloads.js).
+  constructor(tabId, session = null) {
     this.tabId = tabId;
+    this.session = session;
     this.t0 = Date.now();
     this.navigation = null; // { url, committed, loaded }
     this.newTabs = [];

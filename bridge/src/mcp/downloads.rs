@@ -1,7 +1,9 @@
 //! The downloads tool: the files pages of allowed sites downloaded, as metadata. Chrome names
 //! them (`extension/worker/downloads.js`); the size and SHA-256 are read here from the disk
 //! (tabwire runs as the user who owns the browser). The content enters the reply only when
-//! asked (`read_text`), as text up to a budget, and only of a file that is UTF-8 text.
+//! asked (`read_text`), as text up to a budget, and only of a file that is UTF-8 text. A
+//! download the extension says is `withheld` (its bytes came from a site not allowed) is never
+//! hashed or read, whatever else it says.
 
 use std::io::Read;
 use std::time::Duration;
@@ -46,8 +48,8 @@ pub struct DownloadsParams {
 
 #[tool_router(router = download_tools, vis = "pub(super)")]
 impl TabwireServer {
-    /// Files pages of allowed sites downloaded (e.g. after a click): path, size, MIME type,
-    /// SHA-256, state. With the click's download id and wait_secs, waits for it to finish;
+    /// Files pages of allowed sites downloaded (e.g. after a click), this session's and the
+    /// user's: path, size, MIME type, SHA-256, state. With the click's download id and wait_secs, waits for it to finish;
     /// with read_text, returns a text file's content up to max_bytes.
     #[tool(
         output_schema = schema_for_output::<Downloads>(),
@@ -91,7 +93,8 @@ impl TabwireServer {
         let browser = p.target.browser.as_deref();
         let within = Duration::from_secs(secs + 5);
         let mut got = self.core.invoke_within::<DownloadsList>(browser, &args, within).await?;
-        for d in got.downloads.iter_mut().filter(|d| d.state == "complete") {
+        let readable = |d: &Download| d.state == "complete" && d.withheld.is_none();
+        for d in got.downloads.iter_mut().filter(|d| readable(d)) {
             let path = d.path.clone();
             (d.size, d.sha256) = match path {
                 Some(path) => {
@@ -102,6 +105,10 @@ impl TabwireServer {
         }
         if p.read_text {
             for d in got.downloads.iter_mut() {
+                if let Some(why) = &d.withheld {
+                    d.content = Some(no_text(why.clone()));
+                    continue;
+                }
                 d.content = Some(match (d.state.as_str(), d.path.clone()) {
                     ("complete", Some(path)) if d.sha256.is_some() => {
                         let mime = d.mime.clone();
@@ -184,15 +191,22 @@ fn read_text(path: &str, mime: Option<&str>, budget: u64) -> DownloadText {
 
 fn summary(got: &Downloads) -> String {
     if got.downloads.is_empty() {
-        return "no downloads from allowed sites".into();
+        return "no downloads from allowed sites, of this session or the user".into();
     }
     let line = |d: &Download| {
+        if let Some(why) = &d.withheld {
+            let path = d.url_path.as_deref().unwrap_or("");
+            return format!(
+                "download {}: withheld, from {}{path} (started by {}): {why}",
+                d.id, d.url_origin, d.started_by
+            );
+        }
         let what = match (&d.sha256, d.size) {
             (Some(sha), Some(size)) => format!("{size} bytes, sha256 {sha}"),
             _ if d.state == "complete" => "the file is no longer on disk".into(),
             _ => format!(
                 "{} of {} bytes",
-                d.bytes,
+                d.bytes.unwrap_or(0),
                 d.total_bytes.map_or("?".into(), |t| t.to_string())
             ),
         };
@@ -222,7 +236,7 @@ fn summary(got: &Downloads) -> String {
                     d.id, d.url_origin
                 ));
             }
-            Some(DownloadText { why: Some(why), .. }) => {
+            Some(DownloadText { why: Some(why), .. }) if d.withheld.is_none() => {
                 text.push(format!("no text of download {}: {why}", d.id));
             }
             _ => {}

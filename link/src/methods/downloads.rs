@@ -1,6 +1,7 @@
-//! `downloads.*`: the browser's downloads started by pages of allowed sites
-//! (`extension/worker/downloads.js`, through `chrome.downloads`). The answer is the
-//! `downloads` tool's structured result too, with what the bridge adds from the disk.
+//! `downloads.*`: the browser's downloads started by pages of allowed sites, those of the
+//! calling session and the user's (`extension/worker/downloads.js`, through
+//! `chrome.downloads`). The answer is the `downloads` tool's structured result too, with what
+//! the bridge adds from the disk.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -19,26 +20,34 @@ pub struct DownloadsArgs {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Download {
     pub id: i64,
-    /// The file's name, without its folders.
+    /// The file's name, without its folders (null when `withheld`).
     pub filename: Option<String>,
-    /// Where Chrome wrote it.
+    /// Where Chrome wrote it (null when `withheld`).
     pub path: Option<String>,
     /// Where the bytes came from: an origin, or `blob:` / `data:`.
     pub url_origin: String,
+    /// The path of the URL they came from (no query); null for `blob:` / `data:`.
+    #[serde(default)]
+    pub url_path: Option<String>,
     /// The allowed site whose page started it.
     pub started_by: String,
     /// The tab whose tabwire action started it, when one was running.
     pub tab_id: Option<i64>,
-    /// `in_progress`, `interrupted` or `complete`.
+    /// `in_progress`, `interrupted` or `complete`; `withheld` when the bytes came from a site
+    /// not allowed (`withheld` says why).
     pub state: String,
     /// Why it was interrupted.
     pub error: Option<String>,
     pub mime: Option<String>,
-    /// Bytes received so far.
-    pub bytes: u64,
+    /// Bytes received so far (null when `withheld`).
+    pub bytes: Option<u64>,
     pub total_bytes: Option<u64>,
     /// When it started (ISO 8601).
     pub started: String,
+    /// Why only the source is told: the bytes came from a site the user has not allowed (an
+    /// allowed page's link to it carried that site's cookies). No name, size, hash or text then.
+    #[serde(default)]
+    pub withheld: Option<String>,
     /// Of a complete download: the file's size on disk…
     #[serde(default)]
     pub size: Option<u64>,
@@ -74,6 +83,7 @@ pub struct Downloads {
 }
 
 methods! {
-    /// The downloads started by pages of allowed sites; waits for them to finish if asked.
+    /// The downloads started by pages of allowed sites, of the calling session or the user;
+    /// waits for them to finish if asked.
     DownloadsList = "downloads.list": DownloadsArgs => Downloads, crate::limits::QUICK_CALL;
 }
