@@ -264,4 +264,12 @@ async fn a_second_session_neither_lists_nor_reads_the_first_sessions_download() 
     // The first session still has both.
     let mine = first.ok("downloads", json!({})).await;
     assert_eq!(mine["downloads"].as_array().map(Vec::len), Some(2), "{mine:#}");
+
+    // Once the first session has ended, its downloads are the user's, as its tabs are.
+    first.client.cancel().await.expect("end the first session");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while second.call("downloads", json!({ "id": theirs })).await.is_error == Some(true) {
+        assert!(Instant::now() < deadline, "the ended session's download is still hidden");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
