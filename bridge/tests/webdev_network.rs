@@ -226,3 +226,113 @@ async fn install_warnings_are_the_specs() {
     }
     eprintln!("install warnings: {ours}");
 }
+
+/// A URL as the value of a query parameter.
+fn escaped(url: &str) -> String {
+    url.replace('%', "%25")
+        .replace(':', "%3A")
+        .replace('/', "%2F")
+        .replace('?', "%3F")
+        .replace('=', "%3D")
+        .replace('&', "%26")
+}
+
+/// A tab's rules reach only the documents of the origin they were made for: a frame of another
+/// allowed site in the tab (`localhost`, served by the same server) neither finds them in its
+/// storage or events nor has its requests answered by them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn network_rules_reach_only_the_pages_of_their_own_origin() {
+    let browser = Chromium::start();
+    let mcp = Mcp::start(&browser.runtime_dir).await;
+    let pages = Fixtures::serve();
+    let api = pages.url("webdev/api.json");
+    let spy = format!(
+        "{}?api={}",
+        pages.url("webdev/frame-spy.html").replace("127.0.0.1", "localhost"),
+        escaped(&api)
+    );
+    let page = format!("{}?frame={}", pages.url("webdev/framed.html"), escaped(&spy));
+    let tab = mcp.open_tab(&page).await;
+    // The other site's frame cannot read the app's API (no CORS): its fetch fails.
+    mcp.title_with(tab, &["frame: api failed; rules none"]).await;
+
+    let mock = json!({ "action": "mock", "tab_id": tab, "url_pattern": format!("{api}*"), "body": r#"{"user":"mocked"}"# });
+    mcp.ok("network_rules", mock).await;
+    let title = mcp.reload(tab, &page, &["frame: "]).await;
+    assert_eq!(title, "frame: api failed; rules none", "the frame met the app's rule");
+
+    // The app's own pages in that tab still get it.
+    let own = pages.url("webdev/network.html");
+    mcp.reload(tab, &own, &[r#"api 200 {"user":"mocked"}"#]).await;
+}
+
+/// What the browser timed and what the page says of its requests stay apart: a page cannot
+/// lend a method of its own to the browser's record, nor evict that record by flooding its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_cannot_pass_its_word_for_the_browsers_record_nor_evict_it() {
+    let browser = Chromium::start();
+    let mcp = Mcp::start(&browser.runtime_dir).await;
+    let pages = Fixtures::serve();
+    let tab = mcp.open_tab(&pages.url("webdev/network.html")).await;
+    mcp.title_with(tab, &[REAL]).await;
+    let browser_seen = |got: &Value, part: &str| -> Vec<Value> {
+        got["requests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["seen"] == "browser" && r["url"].as_str().unwrap().contains(part))
+            .cloned()
+            .collect()
+    };
+    let got = mcp.ok("network_requests", json!({ "tab_id": tab, "filter": "api.json" })).await;
+    assert_eq!(browser_seen(&got, "api.json").len(), 1, "{got:#}");
+
+    // The page's own script (the user let it run the assistant's: the attacker's code is the
+    // page's) says a DELETE went to a URL, then really GETs it.
+    browser.sites(&["allow", "--scripts", "http://127.0.0.1:*"]);
+    let masquerade = r#"async () => {
+        const url = new URL('api.json?again', location.href).href;
+        dispatchEvent(new CustomEvent('tabwire:request', { detail: JSON.stringify({ kind: 'start', id: 1e9, url, method: 'DELETE', by: 'fetch' }) }));
+        await (await fetch(url)).text();
+        return url;
+    }"#;
+    mcp.ok("evaluate", json!({ "tab_id": tab, "function": masquerade })).await;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let got = loop {
+        let got = mcp.ok("network_requests", json!({ "tab_id": tab, "filter": "again" })).await;
+        if !browser_seen(&got, "again").is_empty() {
+            break got;
+        }
+        assert!(Instant::now() < deadline, "the browser never timed the real GET: {got:#}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    for entry in got["requests"].as_array().unwrap() {
+        let page_said = entry["method"] == "DELETE";
+        assert!(
+            !page_said || entry["seen"] == "page",
+            "the page's word passed for the browser's: {got:#}"
+        );
+    }
+
+    // A flood of forged events: the browser's record of the first fetch stays.
+    let flood = r#"() => {
+        for (let i = 0; i < 1200; i++)
+            dispatchEvent(new CustomEvent('tabwire:request', { detail: JSON.stringify({ kind: 'start', id: 2e9 + i, url: `${location.origin}/forged/${i}`, method: 'GET' }) }));
+        return true;
+    }"#;
+    mcp.ok("evaluate", json!({ "tab_id": tab, "function": flood })).await;
+    let got = mcp
+        .ok("network_requests", json!({ "tab_id": tab, "filter": "api.json", "limit": 500 }))
+        .await;
+    assert_eq!(
+        browser_seen(&got, "api.json").len(),
+        2,
+        "the browser's record was evicted: {got:#}"
+    );
+    let all = mcp.ok("network_requests", json!({ "tab_id": tab, "limit": 500 })).await;
+    assert!(
+        all["dropped"].as_u64().unwrap() >= 700,
+        "the page's own words went: {}",
+        all["dropped"]
+    );
+}

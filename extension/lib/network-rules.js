@@ -39,3 +39,11 @@ export function dataUrl(body, type) {
   for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
   return { url: `data:${type.replace(/;\s+/g, ';')};base64,${btoa(bin)}`, bytes: bytes.length };
 }
+
+// What a document of `origin` gets of its tab's rules (worker/network.js): those made for a page
+// of that origin (`page`, the tab's origin when the rule was made), as page-world/requests.js
+// reads them. A page sees, and its requests meet, the rules of its own tab and origin only —
+// never those made for another allowed site's page that embeds it or that it embeds.
+export function rulesForDocument(rules, origin) {
+  return rules.filter((r) => r.page === origin).map((r) => ({ action: r.action === 'mock' ? 'mock' : 'block', pattern: r.pattern, data: r.data ?? null }));
+}

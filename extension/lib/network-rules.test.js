@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 
-import { MAX_BODY, dataUrl, parsePattern } from './network-rules.js';
+import { MAX_BODY, dataUrl, parsePattern, rulesForDocument } from './network-rules.js';
 
 const local = (o) => o === 'http://localhost:5173' || o === 'http://127.0.0.1:8080';
 const code = (c) => (e) => e.code === c;
@@ -31,4 +31,18 @@ test('a mocked body is a base64 data: URL of its type', () => {
   assert.throws(() => dataUrl('x', 'text/html,<script>'), code('bad_request'));
   assert.throws(() => dataUrl(undefined, 'text/plain'), code('bad_request'));
   assert.throws(() => dataUrl('x'.repeat(MAX_BODY + 1), 'text/plain'), code('too_large'));
+});
+
+test('a document gets only the rules made for a page of its own origin', () => {
+  const rules = [
+    { page: 'http://127.0.0.1:8080', action: 'mock', pattern: 'http://127.0.0.1:8080/api/*', data: 'data:,x' },
+    { page: 'http://127.0.0.1:8080', action: 'offline', pattern: 'http://127.0.0.1:8080/*' },
+    { page: 'http://localhost:5173', action: 'block', pattern: 'http://127.0.0.1:8080/api/*' },
+  ];
+  assert.deepEqual(rulesForDocument(rules, 'http://127.0.0.1:8080'), [
+    { action: 'mock', pattern: 'http://127.0.0.1:8080/api/*', data: 'data:,x' },
+    { action: 'block', pattern: 'http://127.0.0.1:8080/*', data: null },
+  ]);
+  assert.deepEqual(rulesForDocument(rules, 'http://localhost:5173'), [{ action: 'block', pattern: 'http://127.0.0.1:8080/api/*', data: null }]);
+  assert.deepEqual(rulesForDocument(rules, 'http://localhost:3000'), []);
 });

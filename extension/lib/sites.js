@@ -115,6 +115,20 @@ function ipv6(bracketed, bad) {
   return host;
 }
 
+// Cookies are kept per host, not per port (nor per scheme, unless Secure): a cookie one port
+// of a host sets, every other port of it gets. So the Cookies switch, which hands the assistant
+// a site's cookies, holds only on a pattern that covers every port of its hosts (worker/sites.js):
+// the switch of http://127.0.0.1:3000 would hand over the sign-in of whatever else runs on
+// 127.0.0.1. `everyPort(pattern)` says whether it does; `withEveryPort(pattern)`, the pattern
+// that would (the one to suggest).
+export function everyPort(pattern) {
+  return parse(pattern).port === '*';
+}
+
+export function withEveryPort(pattern) {
+  return format({ ...parse(pattern), port: '*' });
+}
+
 // Chrome's match pattern for a site, for registerContentScripts. Chrome treats a missing port
 // as any port, so https://example.com injects on every port of example.com too; allowedBy()
 // narrows that to the default port for everything the worker does.

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import test from 'node:test';
 
-import { DEFAULT_SITES, allowedBy, bareUrl, compile, globMatch, matchPattern, normalise, originOf, withoutFragment } from './sites.js';
+import { DEFAULT_SITES, allowedBy, bareUrl, compile, everyPort, globMatch, matchPattern, normalise, originOf, withEveryPort, withoutFragment } from './sites.js';
 
 const table = JSON.parse(readFileSync(new URL('../../specs/site-patterns.json', import.meta.url), 'utf8'));
 
@@ -62,4 +62,15 @@ test("adapters' URL globs", () => {
   assert.ok(globMatch('https://x/', 'https://x/'));
   assert.ok(!globMatch('https://x/', 'https://x/y'));
   assert.ok(!globMatch('a*bb', 'ab'), 'the parts may not overlap');
+});
+
+test('only a pattern of every port of its hosts can hold cookies, which are kept per host', () => {
+  for (const p of DEFAULT_SITES) assert.ok(everyPort(p), p);
+  assert.ok(everyPort('https://*.example.com:*'));
+  for (const p of ['http://127.0.0.1:3000', 'https://example.com', 'https://example.com:443', 'http://[::1]:8080', 'https://*.example.com'])
+    assert.ok(!everyPort(p), p);
+  assert.equal(withEveryPort('http://127.0.0.1:3000'), 'http://127.0.0.1:*');
+  assert.equal(withEveryPort('https://example.com'), 'https://example.com:*');
+  assert.equal(withEveryPort('https://*.example.com'), 'https://*.example.com:*');
+  assert.equal(withEveryPort('http://[::1]:8080'), 'http://[::1]:*');
 });

@@ -8,7 +8,10 @@
 //
 // Only requests to an allowed site: a rule's pattern starts with an allowed origin and its `/`,
 // matched from the start of the URL, so it cannot match a URL of any other site. Each rule
-// names its tab; the user's other tabs are untouched.
+// names its tab, and the origin of the page it was made for (`page`): only documents of that
+// origin in that tab get it (each frame is sent its own, lib/network-rules.js rulesForDocument),
+// so a frame of another allowed site in the tab neither sees a rule nor meets it. The user's
+// other tabs are untouched.
 //
 // Every rule belongs to the session that made it (`session`, a key the bridge makes up per MCP
 // session): only that session lists and removes it. A session holds `webdev.network_hold` open
@@ -27,7 +30,8 @@
 // data URL's type as its Content-Type; a block fails the request as a network error.
 
 import { TabwireError, fail } from '../lib/errors.js';
-import { dataUrl, parsePattern } from '../lib/network-rules.js';
+import { dataUrl, parsePattern, rulesForDocument } from '../lib/network-rules.js';
+import { originOf } from '../lib/sites.js';
 import { allows, onSitesChanged } from './sites.js';
 import { tabId } from './tabs.js';
 import { topDocument } from './dom/target.js';
@@ -39,17 +43,26 @@ const HOLD_SLACK_MS = 20_000; // a hold ends this long before its timeout
 const LEASE_MS = 90_000;
 const RENEW_MS = 30_000;
 
-const rules = new Map(); // rule id → { id, session, tab_id, action, url_pattern, origin, pattern, content_type?, bytes?, data? }
+const rules = new Map(); // rule id → { id, session, tab_id, page, action, url_pattern, origin, pattern, content_type?, bytes?, data? }
 const holds = new Map(); // session → holds in flight
 const orphans = new Map(); // session → timer that removes its rules unless a hold comes
 let nextId = 1;
 
 let renewing = null; // the timer that sends the rules again while there are some
 
-// Tab `id`'s rules as they are now, to each of its pages (expiring unless sent again).
-function send(id) {
-  const list = [...rules.values()].filter((r) => r.tab_id === id).map((r) => ({ action: r.action === 'mock' ? 'mock' : 'block', pattern: r.pattern, data: r.data ?? null }));
-  return chrome.tabs.sendMessage(id, { type: 'netrules.set', rules: list, expires: Date.now() + LEASE_MS }).catch(() => {});
+// Tab `id`'s rules as they are now (expiring unless sent again), to each document of an allowed
+// site in it: those of its own origin, none to another (an empty list clears what it had).
+// Addressed by documentId, so a frame that navigated meanwhile gets nothing.
+async function send(id) {
+  const mine = [...rules.values()].filter((r) => r.tab_id === id);
+  const frames = (await chrome.webNavigation.getAllFrames({ tabId: id }).catch(() => null)) ?? [];
+  const expires = Date.now() + LEASE_MS;
+  await Promise.all(frames.map((f) => {
+    const origin = originOf(f.url);
+    if (origin === null || !f.documentId || !allows(origin)) return null;
+    const message = { type: 'netrules.set', rules: rulesForDocument(mine, origin), expires };
+    return chrome.tabs.sendMessage(id, message, { documentId: f.documentId }).catch(() => {});
+  }));
 }
 
 // After a change: the tabs it touched, and the renewal as long as rules are left.
@@ -101,7 +114,7 @@ async function addRule(session, info) {
   return rule;
 }
 
-const shown = ({ session, data, pattern, ...r }) => r;
+const shown = ({ session, data, pattern, page, ...r }) => r;
 
 export const networkMethods = {
   // {session, action: block|mock|offline|online|list|remove, tab_id?, url_pattern?, body?,
@@ -116,7 +129,7 @@ export const networkMethods = {
         const id = tabId(params);
         const doc = await topDocument(id, params);
         const { origin, pattern } = parsePattern(params.url_pattern, allows);
-        const info = { tab_id: id, action, url_pattern: params.url_pattern, origin, pattern };
+        const info = { tab_id: id, page: doc.origin, action, url_pattern: params.url_pattern, origin, pattern };
         if (action === 'block') return { origin: doc.origin, url: doc.url, rules: [shown(await addRule(session, info))] };
         const type = params.content_type ?? 'application/json';
         const data = dataUrl(params.body, type);
@@ -126,7 +139,7 @@ export const networkMethods = {
       case 'offline': {
         const id = tabId(params);
         const doc = await topDocument(id, params);
-        const info = { tab_id: id, action, url_pattern: `${doc.origin}/*`, origin: doc.origin, pattern: `${doc.origin}/*` };
+        const info = { tab_id: id, page: doc.origin, action, url_pattern: `${doc.origin}/*`, origin: doc.origin, pattern: `${doc.origin}/*` };
         return { origin: doc.origin, url: doc.url, rules: [shown(await addRule(session, info))] };
       }
       case 'online': {

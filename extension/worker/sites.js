@@ -9,7 +9,7 @@
 // step with storage, so `allows()` is synchronous: it runs on every call and every page event.
 
 import { TabwireError, fail } from '../lib/errors.js';
-import { DEFAULT_SITES, allowedBy as allowedByRules, bareUrl, compile, matchPattern, normalise, originOf } from '../lib/sites.js';
+import { DEFAULT_SITES, allowedBy as allowedByRules, bareUrl, compile, everyPort, matchPattern, normalise, originOf, parse, withEveryPort } from '../lib/sites.js';
 
 const KEY = 'sites';
 // The per-site switches, beside the list so that older versions, which read only `sites`, keep
@@ -84,6 +84,8 @@ export function requireSwitch(tabId, origin, name) {
   if (name === 'scripts')
     fail('scripts_not_allowed', `running scripts is off for ${pattern} (tab ${tabId} shows ${origin}); only the user can turn it on: ` +
       `the "Run scripts" switch for this site in the tabwire popup, or \`tabwire sites allow --scripts ${pattern}\`. Until then use read_page, find and the other page tools`);
+  if (name === 'cookies' && allowedBy(origin) !== null && !everyPort(pattern))
+    fail('cookies_not_allowed', `cookies and storage are off for ${pattern} (tab ${tabId} shows ${origin}): ${cookiesNeedEveryPort(pattern)}`);
   if (name === 'cookies')
     fail('cookies_not_allowed', `cookies and storage are off for ${pattern} (tab ${tabId} shows ${origin}): a cookie is a credential, so only the user can turn this on: ` +
       `the "Cookies" switch for this site in the tabwire popup, or \`tabwire sites allow --cookies ${pattern}\``);
@@ -91,11 +93,22 @@ export function requireSwitch(tabId, origin, name) {
     `the "Trusted input" switch for this site in the tabwire popup, or \`tabwire sites allow --trusted-input ${pattern}\`. It attaches Chrome's debugger for each such action, which shows the "is being debugged" bar`);
 }
 
-// The switches of the pattern that allows `origin` (all off when none does).
+// Why the Cookies switch cannot be on for `pattern` (lib/sites.js, everyPort), and what to allow.
+export function cookiesNeedEveryPort(pattern) {
+  const wide = withEveryPort(pattern);
+  return `a cookie is a credential, and cookies are kept per host, not per port: every other port of ${parse(pattern).host} ` +
+    `(another service's sign-in too) shares the cookies of ${pattern}, so the Cookies switch is only for a site pattern that covers every port of its host. ` +
+    `If the user accepts that, they allow ${wide} with its "Cookies" switch in the tabwire popup, or run \`tabwire sites allow --cookies ${wide}\``;
+}
+
+// The switches of the pattern that allows `origin` (all off when none does). Cookies, being the
+// host's, are on when any pattern of every port of the host has them on, even where a narrower
+// pattern, listed before it, allows the origin.
 export function switchesFor(origin) {
   const by = allowedBy(origin);
   const on = by === null ? {} : options[by] ?? {};
-  return Object.fromEntries(SWITCHES.map((name) => [name, on[name] === true]));
+  const cookies = by !== null && Object.keys(options).some((p) => options[p].cookies && allowedByRules(origin, compile([p])) !== null);
+  return Object.fromEntries(SWITCHES.map((name) => [name, name === 'cookies' ? cookies : on[name] === true]));
 }
 
 export function currentOptions() {
@@ -170,7 +183,8 @@ function cleanOptions(value) {
     } catch {
       continue;
     }
-    const kept = Object.fromEntries(SWITCHES.filter((name) => on?.[name] === true).map((name) => [name, true]));
+    // Cookies only on a pattern of every port (an older version let others have it).
+    const kept = Object.fromEntries(SWITCHES.filter((name) => on?.[name] === true && (name !== 'cookies' || everyPort(p))).map((name) => [name, true]));
     if (Object.keys(kept).length > 0) out[p] = kept;
   }
   return out;
@@ -210,6 +224,7 @@ function change(edit, pattern) {
 export async function allowSite(pattern, switches) {
   const p = normalise(pattern);
   const on = switches === undefined ? undefined : checkSwitches(switches);
+  if (on?.cookies && !everyPort(p)) fail('bad_request', `${p} was not allowed: ${cookiesNeedEveryPort(p)}`);
   if (!(await chromeGrants(p)))
     fail('site_not_allowed', `Chrome does not let tabwire read ${p}: tabwire's "Site access" setting in Chrome leaves that site out. ` +
       `Add the site there first (${SITE_ACCESS} → Site access → "On specific sites" → Add a site, or "On all sites"), then allow it again`);
@@ -227,6 +242,7 @@ export async function allowSite(pattern, switches) {
 export function setSwitch(pattern, name, value) {
   const p = normalise(pattern);
   if (!SWITCHES.includes(name)) fail('bad_request', `there is no switch ${JSON.stringify(name)}; the switches are ${SWITCHES.join(', ')}`);
+  if (name === 'cookies' && value === true && !everyPort(p)) fail('bad_request', `the Cookies switch stays off for ${p}: ${cookiesNeedEveryPort(p)}`);
   return change(({ list, options: opts }) => {
     if (!list.includes(p)) fail('bad_request', `${p} is not an allowed site; allow it first`);
     const on = { ...opts[p] };

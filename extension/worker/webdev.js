@@ -1,8 +1,10 @@
 // webdev.*: a web developer's tools for the tab's own origin, on allowed sites only. Cookies and
 // web storage hold the user's sign-ins, so every method here needs the site's "Cookies" switch
 // (sites.js), which only the user turns on; and each works on the top document's own host alone:
-// a cookie of a parent domain, or of another site, is neither read nor written (cookies are kept
-// per host, not per port, so the host is the unit).
+// a cookie of a parent domain, or of another site, is neither read nor written. Cookies are kept
+// per host, not per port, so the host is the unit, and the switch holds only on a pattern of
+// every port of it (lib/sites.js, everyPort). A Secure cookie is the https site's: an http page
+// neither sees nor writes one, as its own scripts and requests would not over a network.
 
 import { fail } from '../lib/errors.js';
 import { requireSwitch } from './sites.js';
@@ -20,10 +22,12 @@ async function cookieDocument(params) {
   return { id, doc, url: new URL(doc.origin), where: `${doc.origin} (tab ${id})` };
 }
 
-// The cookies of exactly this host: not those of a parent domain, which other sites share.
+// The cookies of exactly this host: not those of a parent domain, which other sites share; and
+// on an http page not the Secure ones, which belong to the host's https pages.
 async function hostCookies(url) {
   const all = await chrome.cookies.getAll({ domain: url.hostname });
-  return all.filter((c) => c.domain.replace(/^\./, '') === url.hostname).slice(0, MAX_COOKIES);
+  const http = url.protocol === 'http:';
+  return all.filter((c) => c.domain.replace(/^\./, '') === url.hostname && !(http && c.secure)).slice(0, MAX_COOKIES);
 }
 
 const shown = (c) => ({
@@ -39,6 +43,8 @@ async function setCookie(url, c, where) {
   if (typeof path !== 'string' || !path.startsWith('/')) fail('bad_request', '`path` must start with /');
   const details = { url: `${url.origin}${path}`, name: c.name, value: c.value, path };
   if (c.host_only === false) details.domain = url.hostname;
+  if (c.secure === true && url.protocol === 'http:')
+    fail('bad_request', `cookie ${c.name} is Secure, which is for the https pages of ${url.hostname}; ${where} is http, so it neither reads nor writes Secure cookies. Leave \`secure\` out, or use a tab on https`);
   if (c.secure !== undefined) details.secure = c.secure === true;
   if (c.http_only !== undefined) details.httpOnly = c.http_only === true;
   if (['no_restriction', 'lax', 'strict'].includes(c.same_site)) details.sameSite = c.same_site;
