@@ -295,6 +295,7 @@ async fn a_page_that_hides_the_bar_and_draws_its_own_cannot_make_cancel_done() {
 async fn the_popup_shows_the_hand_over_of_its_tab_and_cancel_there_ends_it() {
     let Plain { _browser, cdp, mcp, site, tab, session } = Plain::open().await;
     let message = "Enter the 2FA code, then press Done";
+    let badge = format!("chrome.action.getBadgeText({{ tabId: {tab} }})");
     let ask =
         mcp.call("ask_user", json!({ "tab_id": tab, "message": message, "timeout_secs": 60 }));
     let user = async {
@@ -306,12 +307,19 @@ async fn the_popup_shows_the_hand_over_of_its_tab_and_cancel_there_ends_it() {
             who.as_ref().unwrap().as_str().unwrap().ends_with("asks you, in this tab"),
             "{who:?}"
         );
+        // tabwire's toolbar icon says so too, for that tab.
+        assert_eq!(cdp.eval(&popup, &badge).await.unwrap(), "ask");
         press_in_popup(&cdp, &popup, "cancel").await;
+        popup
     };
-    let (asked, ()) = tokio::join!(ask, user);
+    let (asked, popup) = tokio::join!(ask, user);
     let got = asked.structured_content.clone().unwrap_or_else(|| panic!("{}", text(&asked)));
     assert_eq!(got["answer"], "cancel", "{got:#}");
     assert_eq!(got["origin"], site.origin());
+    // The icon is back to what it shows for every tab: the connection.
+    cdp.wait_for(&popup, &format!("{badge}.then((t) => t === 'on')"), Duration::from_secs(5))
+        .await
+        .unwrap();
     // The bar in the page is gone too, and the tab answers again.
     let gone = "document.querySelector('tabwire-handover') === null";
     cdp.wait_for(&session, gone, Duration::from_secs(5)).await.unwrap();

@@ -45,13 +45,26 @@ async function showBar(id, message) {
   await chrome.scripting.executeScript({ target, func: (m) => globalThis.tabwireHandover.show({ message: m }), args: [message] });
 }
 
+// tabwire's toolbar icon says, for that tab only, where the answer is: "ask" on it. Chrome drops
+// a tab's own badge when the tab loads a page (loaded() marks it again); null gives the tab back
+// the badge of every tab (worker/status.js).
+function markIcon(tabId, asking) {
+  try {
+    chrome.action.setBadgeText({ tabId, text: asking ? 'ask' : null }).catch(() => {});
+  } catch {
+    // A mark is a hint; the hand-over goes on without it.
+  }
+}
+
 const hideBar = (id) => chrome.scripting.executeScript({ target: { tabId: id, frameIds: [0] }, func: () => globalThis.tabwireHandover?.hide() }).catch(() => {});
 
 // A page the tab loads meanwhile (a sign-in redirect) gets the bar again, if tabwire may be
 // there. Heard only while a hand-over is open, so that no other navigation wakes the worker.
 function loaded(d) {
   const h = open.get(d.tabId);
-  if (h && d.frameId === 0 && allows(originOf(d.url))) showBar(d.tabId, h.message).catch(() => {});
+  if (!h || d.frameId !== 0) return;
+  markIcon(d.tabId, true);
+  if (allows(originOf(d.url))) showBar(d.tabId, h.message).catch(() => {});
 }
 
 function hearLoads() {
@@ -92,6 +105,7 @@ export const handoverMethods = {
       // The one call that takes the user's attention: the tab to the front, its window focused.
       await chrome.tabs.update(id, { active: true });
       await chrome.windows.update(tab.windowId, { focused: true }).catch(() => {});
+      markIcon(id, true);
       await showBar(id, message);
       const timer = setTimeout(() => finish('timeout'), Math.min(waitMs, timeoutMs - 500));
       signal?.addEventListener('abort', () => finish('cancelled_by_assistant'), { once: true });
@@ -104,6 +118,7 @@ export const handoverMethods = {
       open.delete(id);
       publish();
       hideBar(id);
+      markIcon(id, false);
     }
   },
 };
