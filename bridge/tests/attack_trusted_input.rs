@@ -1,8 +1,9 @@
 //! Trusted input (`trusted: true`, real input through Chrome's debugger) on an allowed site
 //! whose page is hostile: it moves focus into a frame of another site, slides such a frame over
 //! the button being clicked, or adds one after the first key. Real input must never reach a
-//! site the user did not allow, and the assistant is told why nothing was done. In real
-//! Chromium through the real `tabwire mcp`.
+//! site the user did not allow, and the assistant is told why nothing was done. The same rule
+//! holds for captures of the tab (`screenshot`, `print_pdf`), which would show such a frame's
+//! pixels and words. In real Chromium through the real `tabwire mcp`.
 //!
 //! `127.0.0.2` stands in for any website the user did not allow.
 
@@ -146,4 +147,184 @@ async fn trusted_input_still_reaches_a_page_whose_frames_are_all_allowed() {
         cdp.eval(&page, "document.getElementById('own').contentWindow.got").await.unwrap(),
         json!([])
     );
+}
+
+/// The pixels of a PNG as Chrome encodes a screenshot (8-bit RGB or RGBA, not interlaced):
+/// width, height and RGB triples, row by row.
+fn png_pixels(png: &[u8]) -> (usize, usize, Vec<[u8; 3]>) {
+    use std::io::Read;
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "a PNG");
+    let (mut at, mut data, mut head) = (8, Vec::new(), None);
+    while at + 8 <= png.len() {
+        let len = u32::from_be_bytes(png[at..at + 4].try_into().unwrap()) as usize;
+        let (kind, body) = (&png[at + 4..at + 8], &png[at + 8..at + 8 + len]);
+        match kind {
+            b"IHDR" => head = Some(body.to_vec()),
+            b"IDAT" => data.extend_from_slice(body),
+            _ => {}
+        }
+        at += 12 + len;
+    }
+    let head = head.expect("an IHDR chunk");
+    let width = u32::from_be_bytes(head[0..4].try_into().unwrap()) as usize;
+    let height = u32::from_be_bytes(head[4..8].try_into().unwrap()) as usize;
+    let bpp = match (head[8], head[9], head[12]) {
+        (8, 2, 0) => 3,
+        (8, 6, 0) => 4,
+        other => panic!("a PNG of depth, colour type, interlace {other:?}"),
+    };
+    let mut raw = Vec::new();
+    flate2::read::ZlibDecoder::new(&data[..]).read_to_end(&mut raw).unwrap();
+    let stride = width * bpp;
+    let (mut rows, mut prev) = (Vec::with_capacity(width * height), vec![0u8; stride]);
+    for y in 0..height {
+        let line = &raw[y * (stride + 1)..(y + 1) * (stride + 1)];
+        let mut row = line[1..].to_vec();
+        for i in 0..stride {
+            let a = if i >= bpp { row[i - bpp] as i16 } else { 0 };
+            let (b, c) = (prev[i] as i16, if i >= bpp { prev[i - bpp] as i16 } else { 0 });
+            let add = match line[0] {
+                0 => 0,
+                1 => a,
+                2 => b,
+                3 => (a + b) / 2,
+                4 => {
+                    let p = a + b - c;
+                    let (pa, pb, pc) = ((p - a).abs(), (p - b).abs(), (p - c).abs());
+                    if pa <= pb && pa <= pc {
+                        a
+                    } else if pb <= pc {
+                        b
+                    } else {
+                        c
+                    }
+                }
+                f => panic!("PNG filter {f}"),
+            };
+            row[i] = row[i].wrapping_add(add as u8);
+        }
+        rows.extend(row.chunks(bpp).map(|p| [p[0], p[1], p[2]]));
+        prev = row;
+    }
+    (width, height, rows)
+}
+
+/// The pixels of a screenshot result's image block.
+fn screenshot_pixels(result: &CallToolResult) -> (usize, usize, Vec<[u8; 3]>) {
+    use base64::Engine;
+    let image = result
+        .content
+        .iter()
+        .find_map(|c| c.as_image())
+        .unwrap_or_else(|| panic!("an image block in {}", text(result)));
+    png_pixels(&base64::engine::general_purpose::STANDARD.decode(&image.data).unwrap())
+}
+
+/// How many pixels are (within a little of) `rgb`.
+fn count(pixels: &[[u8; 3]], rgb: [u8; 3]) -> usize {
+    pixels.iter().filter(|p| p.iter().zip(rgb).all(|(&a, b)| a.abs_diff(b) <= 8)).count()
+}
+
+/// What a person reads in a PDF (pdftotext, from poppler-utils), words joined by single spaces.
+fn pdf_words(path: &str) -> String {
+    let out = std::process::Command::new("pdftotext")
+        .args([path, "-"])
+        .output()
+        .expect("pdftotext (poppler-utils: scripts/setup.sh installs it)");
+    String::from_utf8_lossy(&out.stdout).split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A capture refused: `site_not_allowed`, naming the other site and what to do.
+fn capture_refused(result: &CallToolResult, other_origin: &str) {
+    let said = text(result);
+    assert_eq!(result.is_error, Some(true), "should have been refused, it said: {said}");
+    assert!(said.starts_with("site_not_allowed:"), "{said}");
+    assert!(said.contains(&format!("frame of {other_origin}")), "names the frame's site: {said}");
+    assert!(
+        said.contains("read_page") && said.contains("tabwire sites allow"),
+        "says what to do: {said}"
+    );
+}
+
+const MAGENTA: [u8; 3] = [0xff, 0x00, 0xff];
+const FRAMER: [u8; 3] = [0xe0, 0xf0, 0xe0];
+const SECRET: &str = "hushhush quokka ledger";
+
+/// `screenshot` (no switch) and `print_pdf` of an allowed page that embeds another site's page:
+/// neither the frame's pixels nor its words come back — the capture is refused while the frame
+/// is there, and works once it is gone. Neither capture shows tabwire's acting mark, even while
+/// another call acts in the tab.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn captures_carry_nothing_of_a_frame_of_a_site_not_allowed_nor_the_acting_mark() {
+    let (_browser, cdp, mcp) = hostile_setup().await; // print_pdf needs the Trusted input switch
+    let pages = Fixtures::serve();
+    let stranger = Fixtures::serve_on("127.0.0.2");
+    let other = stranger.origin();
+    let framer =
+        pages.url(&format!("attack/framer.html?frame={}", stranger.url("attack/secret.html")));
+    let opened = mcp.ok("open_tab", json!({ "url": framer, "active": true })).await;
+    let tab = opened["tab"]["id"].as_i64().unwrap();
+    session(&cdp, "iframe", "secret.html").await;
+    let page = session(&cdp, "page", "framer.html").await;
+    // The frame is on screen: two frames painted in the top page after the other site's loaded.
+    let painted =
+        "new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))";
+    cdp.eval(&page, painted).await.unwrap();
+
+    for args in
+        [json!({ "tab_id": tab, "max_dim": 8000 }), json!({ "tab_id": tab, "full_page": true })]
+    {
+        let shot = mcp.call("screenshot", args.clone()).await;
+        if shot.is_error != Some(true) {
+            let (_, _, pixels) = screenshot_pixels(&shot);
+            assert_eq!(
+                count(&pixels, MAGENTA),
+                0,
+                "{args}: the other site's frame is in the screenshot"
+            );
+        }
+        capture_refused(&shot, &other);
+    }
+    let printed = mcp.call("print_pdf", json!({ "tab_id": tab })).await;
+    if printed.is_error != Some(true) {
+        let path =
+            printed.structured_content.as_ref().unwrap()["path"].as_str().unwrap().to_owned();
+        let words = pdf_words(&path);
+        assert!(!words.contains(SECRET), "the other site's words are in the PDF: {words:?}");
+    }
+    capture_refused(&printed, &other);
+
+    // Without the frame, both work; the mark of a call acting in the tab meanwhile is in neither.
+    mcp.ok("click", json!({ "tab_id": tab, "selector": "#drop" })).await;
+    cdp.wait_for(&page, "!document.getElementById('other')", Duration::from_secs(5)).await.unwrap();
+    let badge = "document.querySelector('tabwire-badge') !== null";
+    let acting =
+        mcp.call("wait_for", json!({ "tab_id": tab, "text": "never here", "timeout_ms": 8_000 }));
+    let captures = async {
+        cdp.wait_for(&page, badge, Duration::from_secs(5))
+            .await
+            .expect("the mark while a call acts");
+        cdp.eval(&page, painted).await.unwrap();
+        let shot = mcp.call("screenshot", json!({ "tab_id": tab, "max_dim": 8000 })).await;
+        assert_ne!(shot.is_error, Some(true), "{}", text(&shot));
+        let (width, height, pixels) = screenshot_pixels(&shot);
+        assert!(count(&pixels, FRAMER) > width * height / 2, "the page's own background");
+        // The mark's border runs along the edges, its label sits in the bottom-right corner.
+        let edge = |x: usize, y: usize| x < 4 || y < 4 || x + 4 >= width || y + 4 >= height;
+        let corner = |x: usize, y: usize| x + 400 >= width && y + 40 >= height;
+        let marked = (0..width * height)
+            .filter(|i| edge(i % width, i / width) || corner(i % width, i / width))
+            .filter(|&i| count(&pixels[i..=i], FRAMER) == 0)
+            .count();
+        assert_eq!(marked, 0, "pixels of the acting mark on the screenshot's edges");
+        // The mark is back while the call still acts.
+        cdp.wait_for(&page, badge, Duration::from_secs(5)).await.expect("the mark again");
+        let printed = mcp.ok("print_pdf", json!({ "tab_id": tab })).await;
+        let words = pdf_words(printed["path"].as_str().unwrap());
+        assert!(words.contains("Framer's own paragraph"), "{words:?}");
+        assert!(!words.contains("acting in this tab"), "the acting mark is printed: {words:?}");
+        assert!(!words.contains(SECRET), "{words:?}");
+    };
+    let (acted, ()) = tokio::join!(acting, captures);
+    assert_eq!(acted.is_error, Some(true), "the wait timed out as asked: {}", text(&acted));
 }

@@ -1,8 +1,9 @@
 // ISOLATED world, top frame of every allowed page (worker/content-scripts.js): while the
 // assistant acts in this tab (worker/pause.js tells `badge.show` when a call starts and
 // `badge.done` when it ends), a thin border round the page and a small label naming the
-// session's tab group, kept a moment after the last call ends; taken off for a screenshot
-// (`badge.hide`).
+// session's tab group, kept a moment after the last call ends; held off while a screenshot or a
+// PDF is taken, or the user has the tab for a hand-over (`badge.hide` … `badge.release`), and
+// drawn again after it if a call still acts.
 //
 // Drawn as isolated/handover.js draws its bar: a closed shadow root on a host element of
 // documentElement, so the page's scripts cannot read it, and tabwire's page reader does not
@@ -20,6 +21,9 @@
   let watch = null;
   let calls = 0;
   let hideTimer = null;
+  let held = 0; // captures (and hand-overs) under way: no mark meanwhile
+  let holdTimer = null;
+  let last = ['assistant', 'grey']; // the name and colour of the last call shown
 
   function draw() {
     host = document.createElement('tabwire-badge');
@@ -53,6 +57,8 @@
     clearTimeout(hideTimer);
     // A call whose end never comes (the worker restarted) does not keep it for ever.
     hideTimer = setTimeout(() => ((calls = 0), hide()), 120_000);
+    last = [name, color];
+    if (held > 0) return;
     if (!host) draw();
     const c = COLORS[color] ?? COLORS.grey;
     frame.style.setProperty('--c', c);
@@ -66,6 +72,29 @@
     host = label = frame = watch = null;
   }
 
+  // Off for a capture: answered once the page was painted without the mark (two animation
+  // frames; a tab that paints none is not waited for long).
+  function hold() {
+    held += 1;
+    clearTimeout(holdTimer);
+    // A release that never comes (the worker restarted) does not keep it off for ever.
+    holdTimer = setTimeout(() => release(true), 600_000);
+    const drawn = host !== null;
+    hide();
+    if (!drawn) return true;
+    return new Promise((done) => {
+      requestAnimationFrame(() => requestAnimationFrame(() => done(true)));
+      setTimeout(() => done(true), 100);
+    });
+  }
+
+  function release(all = false) {
+    held = all ? 0 : Math.max(0, held - 1);
+    if (held > 0) return;
+    clearTimeout(holdTimer);
+    if (calls > 0) show(...last);
+  }
+
   globalThis.tabwireBadge = { hide };
   globalThis.tabwireAnswer('badge', (verb, msg) => {
     const name = String(msg.name ?? 'assistant').slice(0, 80);
@@ -73,9 +102,9 @@
       calls += 1;
       show(name, msg.color);
     } else if (verb === 'hide') {
-      // A screenshot is taken: the page without the mark, drawn again by the next call.
-      hide();
-      return true;
+      return hold();
+    } else if (verb === 'release') {
+      release();
     } else if (verb === 'done') {
       calls = Math.max(0, calls - 1);
       if (calls === 0) {

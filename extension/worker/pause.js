@@ -7,7 +7,7 @@
 // stays stopped.
 //
 // While a call acts in a tab, the tab shows it: isolated/badge.js draws a border and the name of
-// the session's group, during the call and a moment after (but not in its screenshots).
+// the session's group, during the call and a moment after (but not in a screenshot or a PDF).
 
 import { TabwireError } from '../lib/errors.js';
 import { colorFor } from '../lib/groups.js';
@@ -72,9 +72,10 @@ export function withPause(table) {
     const call = { session, stop };
     running.add(call);
     const tab = Number.isInteger(params?.tab_id) && !UNMARKED.has(method) ? params.tab_id : null;
-    // A screenshot shows the page as it is, without the mark (taken off first, for a moment).
-    // A hand-over is the user's turn, with its own bar: no mark either.
-    const shot = method === 'dom.screenshot' || method === 'handover.ask';
+    // A screenshot or a PDF shows the page as it is, without the mark: it is held off until the
+    // capture ends (badge.js waits for the page to be painted without it; the capture does not
+    // wait longer than 300 ms). A hand-over is the user's turn, with its own bar: no mark either.
+    const shot = SHOTS.has(method);
     if (tab !== null && shot) await Promise.race([badge(tab, 'hide', session), sleep(300)]);
     else if (tab !== null) badge(tab, 'show', session);
     try {
@@ -82,10 +83,12 @@ export function withPause(table) {
     } finally {
       running.delete(call);
       ctx.signal?.removeEventListener('abort', onAbort);
-      if (tab !== null && !shot) badge(tab, 'done', session);
+      if (tab !== null) badge(tab, shot ? 'release' : 'done', session);
     }
   }]));
 }
+
+const SHOTS = new Set(['dom.screenshot', 'webdev.pdf', 'handover.ask']);
 
 // Reads of what a page declares (its state, its commands, the benchmark's echo) change nothing a
 // person sees and are the hottest calls: no mark, so no two extra messages into the tab each.

@@ -7,11 +7,12 @@
 //   to stay attached while it lasts: not offered.
 // - timing: the page's own performance entries, read in the isolated world (no debugger).
 // - pdf: the debugger's Page.printToPDF, only where the user turned on the site's "Trusted
-//   input" switch (as trusted input, dom/trusted.js: attached for this one call).
+//   input" switch (as trusted input, dom/trusted.js: attached for this one call), and not while
+//   the tab holds a frame of a site not allowed.
 
 import { fail } from '../lib/errors.js';
 import { tabId } from './tabs.js';
-import { withDebugger } from './dom/trusted.js';
+import { whileNoForeignFrame, withDebugger } from './dom/trusted.js';
 import { runIn, stillThere, topDocument } from './dom/target.js';
 
 const MIN_SIZE = 200;
@@ -137,9 +138,11 @@ export const webdevPageMethods = {
     const doc = await topDocument(id, params);
     return withDebugger(id, doc, 'to print it', `printing tab ${id} to PDF`, async (target) => {
       await stillThere(doc, 'prepared to print');
-      const got = await chrome.debugger.sendCommand(target, 'Page.printToPDF', {
+      // The print carries every frame's words and pixels: none while a frame of a site not
+      // allowed is there.
+      const got = await whileNoForeignFrame(doc, 'a PDF', () => chrome.debugger.sendCommand(target, 'Page.printToPDF', {
         landscape: params.landscape === true, printBackground: params.print_background !== false, transferMode: 'ReturnAsBase64',
-      });
+      }));
       await stillThere(doc, 'printed it');
       return { origin: doc.origin, url: doc.url, title: doc.tab.title ?? '', data: got.data };
     });

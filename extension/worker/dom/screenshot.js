@@ -3,10 +3,14 @@
 // OffscreenCanvas here in the worker; an element is cut out of the visible area. The image is
 // scaled so that its longer side is at most `max_dim` (what vision models take in without
 // scaling it down themselves).
+//
+// A capture shows every frame of the tab, so none is taken while the tab holds a frame of a
+// site that is not allowed (dom/trusted.js, `whileNoForeignFrame`: the rule trusted input keeps).
 
 import { fail } from '../../lib/errors.js';
 import { tabId } from '../tabs.js';
 import { runIn, stillThere, topDocument } from './target.js';
+import { whileNoForeignFrame } from './trusted.js';
 
 const MAX_DIM_DEFAULT = 1568;
 const MAX_DIM_LIMIT = 8000;
@@ -48,7 +52,7 @@ export const screenshotMethods = {
 };
 
 // One captureVisibleTab of the document's window, as an ImageBitmap; checks that the tab still
-// shows the document before and after.
+// shows the document, and no frame of a site not allowed, before and after.
 async function capture(doc) {
   const run = captures.then(async () => {
     const wait = lastCapture + CAPTURE_SPACING_MS - Date.now();
@@ -56,7 +60,7 @@ async function capture(doc) {
     await stillThere(doc, 'took the screenshot');
     let dataUrl;
     try {
-      dataUrl = await chrome.tabs.captureVisibleTab(doc.tab.windowId, { format: 'png' });
+      dataUrl = await whileNoForeignFrame(doc, 'a screenshot', () => chrome.tabs.captureVisibleTab(doc.tab.windowId, { format: 'png' }));
     } finally {
       lastCapture = Date.now();
     }

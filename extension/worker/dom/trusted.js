@@ -11,6 +11,10 @@
 // checked as reliably: the debugger session sees no frame of another site (Page.getFrameTree
 // lists only the frames in the page's own process), and clicks are routed by what was last
 // painted, not by the layout a check would read.
+//
+// The same rule, every frame of the tab of an allowed site, holds for what captures the tab
+// whole (`whileNoForeignFrame`): a screenshot (dom/screenshot.js) shows every frame's pixels
+// and a PDF (webdev-page.js) carries every frame's words, though read_page leaves such a frame out.
 
 import { TabwireError, fail } from '../../lib/errors.js';
 import { bareUrl, originOf } from '../../lib/sites.js';
@@ -79,21 +83,63 @@ export const trustedMethods = {
   'dom.trusted_input': (params) => trustedInput(tabId(params), params),
 };
 
+// The origin of a frame of tab `id` whose site is not allowed (its top document's, once it
+// navigated to one), or null when every frame's is. `doing` says what tabwire was doing if the
+// tab closed. The one rule of which frames real input and captures may meet.
+async function foreignFrame(id, doing) {
+  const frames = await chrome.webNavigation.getAllFrames({ tabId: id }).catch(() => null);
+  if (!frames) fail('no_such_tab', `tab ${id} closed while tabwire ${doing}`);
+  const byId = new Map(frames.map((f) => [f.frameId, f]));
+  for (const frame of frames) {
+    const origin = frameOrigin(frame, byId);
+    if (!allows(origin)) return origin;
+  }
+  return null;
+}
+
+const allowHint = (origin) => (originOf(origin) ? `; or, if the user trusts that site, the user can allow it (\`tabwire sites allow ${origin}\`)` : '');
+
 // Throws `not_actionable` when tab `doc.tab.id` holds a frame of a site that is not allowed,
 // or when its top document is not (it navigated); `sent` of `total` steps were sent already.
 async function checkFrames(doc, sent, total) {
   const id = doc.tab.id;
-  const frames = await chrome.webNavigation.getAllFrames({ tabId: id }).catch(() => null);
-  if (!frames) fail('no_such_tab', `tab ${id} closed while tabwire sent trusted input to it`);
-  const byId = new Map(frames.map((f) => [f.frameId, f]));
-  for (const frame of frames) {
-    const origin = frameOrigin(frame, byId);
-    if (allows(origin)) continue;
-    const done = sent === 0 ? 'nothing was sent' : `${sent} of its ${total} steps were sent before the frame was there, the rest were not`;
-    const allow = originOf(origin) ? `; or, if the user trusts that site, the user can allow it (\`tabwire sites allow ${origin}\`)` : '';
-    fail('not_actionable', `tab ${id} (${doc.url}) holds a frame of ${origin}, a site tabwire is not allowed on; real input could reach it ` +
-      `(the page can move focus into that frame or slide it under the pointer at any moment), so trusted input is refused while it is there: ${done}. ` +
-      `Act without \`trusted\` (tabwire's own events reach only the element)${allow}`);
+  const origin = await foreignFrame(id, 'sent trusted input to it');
+  if (origin === null) return;
+  const done = sent === 0 ? 'nothing was sent' : `${sent} of its ${total} steps were sent before the frame was there, the rest were not`;
+  fail('not_actionable', `tab ${id} (${doc.url}) holds a frame of ${origin}, a site tabwire is not allowed on; real input could reach it ` +
+    `(the page can move focus into that frame or slide it under the pointer at any moment), so trusted input is refused while it is there: ${done}. ` +
+    `Act without \`trusted\` (tabwire's own events reach only the element)${allowHint(origin)}`);
+}
+
+// `capture()` — a screenshot or a print of tab `doc.tab.id`, named by `what` ("a screenshot") —
+// only while every frame of the tab is of an allowed site: checked before it, watched during it
+// (a frame that commits another site's document meanwhile, even if gone again by the end), and
+// checked after it; otherwise what it captured is dropped and `site_not_allowed` names the frame's
+// site. Refused rather than the frame hidden for the capture: the page's own scripts could show
+// it again (or put it in a shadow root or an allowed frame, out of a hiding rule's reach) in the
+// moment between hiding it and capturing.
+export async function whileNoForeignFrame(doc, what, capture) {
+  const id = doc.tab.id;
+  let seen = null;
+  const watch = (d) => {
+    // about: and data: documents are their parent's, whose own origin the checks see.
+    if (d.tabId !== id || seen !== null || /^(about|data):/i.test(d.url)) return;
+    const origin = frameOrigin(d, new Map());
+    if (!allows(origin)) seen = origin;
+  };
+  const refuse = (origin) => {
+    if (origin === null) return;
+    fail('site_not_allowed', `tab ${id} (${doc.url}) holds a frame of ${origin}, a site tabwire is not allowed on; ${what} would show that site's page too, ` +
+      `so none is taken while the frame is there. read_page reads this tab without that frame${allowHint(origin)}`);
+  };
+  chrome.webNavigation.onCommitted.addListener(watch);
+  try {
+    refuse(await foreignFrame(id, `took ${what} of it`));
+    const got = await capture();
+    refuse(seen ?? (await foreignFrame(id, `took ${what} of it`)));
+    return got;
+  } finally {
+    chrome.webNavigation.onCommitted.removeListener(watch);
   }
 }
 
