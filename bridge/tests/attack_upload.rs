@@ -244,7 +244,10 @@ async fn a_folder_swapped_for_a_link_to_the_keys_mid_upload_never_gives_the_key(
     }
     stop.store(true, Ordering::Relaxed);
     swapper.join().unwrap();
-    eprintln!("{innocent} innocent uploads, {refused} refused, {} swaps", swaps.load(Ordering::Relaxed));
+    eprintln!(
+        "{innocent} innocent uploads, {refused} refused, {} swaps",
+        swaps.load(Ordering::Relaxed)
+    );
     assert!(innocent > 0 && refused > 0, "the race ran both ways");
     let got = received(&mcp, &tab).await;
     assert!(!got.contains("s3cret"), "{got}");

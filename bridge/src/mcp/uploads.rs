@@ -239,8 +239,7 @@ fn judge<'r>(
     }
     // Allowed through any one root whose way down to the file shows nothing hidden: refused
     // only when every way down has a hidden part.
-    let Some(root) = below.iter().find(|(_, rest)| hidden_part(rest).is_none()).map(|b| b.0)
-    else {
+    let Some(root) = below.iter().find(|(_, rest)| hidden_part(rest).is_none()).map(|b| b.0) else {
         let part = hidden_part(below[0].1).expect("every way down has a hidden part");
         return Err(Refusal::Hidden(part));
     };
@@ -421,7 +420,11 @@ fn open_below(root: &Path, real: &Path) -> Result<std::fs::File, Opened> {
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
     use std::os::unix::ffi::OsStrExt;
 
-    fn at(dir: Option<&OwnedFd>, name: &std::ffi::OsStr, flags: libc::c_int) -> std::io::Result<OwnedFd> {
+    fn at(
+        dir: Option<&OwnedFd>,
+        name: &std::ffi::OsStr,
+        flags: libc::c_int,
+    ) -> std::io::Result<OwnedFd> {
         let name = CString::new(name.as_bytes()).map_err(std::io::Error::other)?;
         let dir = dir.map_or(libc::AT_FDCWD, |d| d.as_raw_fd());
         // SAFETY: a valid C string; the fd returned is ours alone.
@@ -515,7 +518,9 @@ fn where_open(_file: &std::fs::File) -> Option<PathBuf> {
 fn where_open(file: &std::fs::File) -> Option<PathBuf> {
     use std::os::windows::ffi::OsStringExt;
     use std::os::windows::io::AsRawHandle;
-    use windows_sys::Win32::Storage::FileSystem::{FILE_NAME_NORMALIZED, GetFinalPathNameByHandleW};
+    use windows_sys::Win32::Storage::FileSystem::{
+        FILE_NAME_NORMALIZED, GetFinalPathNameByHandleW,
+    };
     let mut buf = vec![0u16; 32_768];
     // SAFETY: the handle is open; buf holds buf.len() wide characters.
     let n = unsafe {
@@ -788,7 +793,10 @@ mod tests {
         }
         stop.store(true, Ordering::Relaxed);
         swapper.join().unwrap();
-        eprintln!("{innocent} innocent reads, {other} refused, {} swaps", swaps.load(Ordering::Relaxed));
+        eprintln!(
+            "{innocent} innocent reads, {other} refused, {} swaps",
+            swaps.load(Ordering::Relaxed)
+        );
         assert!(innocent > 0 && other > 0, "the race ran both ways");
     }
 
