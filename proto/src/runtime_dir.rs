@@ -132,10 +132,9 @@ pub fn sessions_dir(root: &Path) -> PathBuf {
 }
 
 /// Where the process whose record is `dir/<stem>.json` listens. On Unix its socket beside the
-/// record, `dir/<stem>.sock`. On Windows a named pipe: pipes live in one namespace for the
-/// whole machine, so the name says whose it is and which runtime directory it belongs to
-/// (`\\.\pipe\tabwire-<user>-<hash of dir>-<dir's name>-<stem>`, well within the 256
-/// characters a pipe name may have). Clients read it from the record, never derive it.
+/// record, `dir/<stem>.sock`. On Windows a named pipe ([`pipe_name`]), with a random part drawn
+/// here: each call names a new pipe, so call it once and keep the name in the record. Clients
+/// read it from the record, never derive it.
 pub fn endpoint(dir: &Path, stem: &str) -> PathBuf {
     #[cfg(not(windows))]
     {
@@ -143,22 +142,34 @@ pub fn endpoint(dir: &Path, stem: &str) -> PathBuf {
     }
     #[cfg(windows)]
     {
-        let short = |s: &str, max: usize| -> String {
-            s.chars().filter(|c| c.is_alphanumeric() || "-_.".contains(*c)).take(max).collect()
-        };
-        let user = short(&std::env::var("USERNAME").unwrap_or_default(), 32);
-        let folder = short(&dir.file_name().unwrap_or_default().to_string_lossy(), 16);
-        // FNV-1a of the whole path: two runtime directories never share a pipe.
-        let hash =
-            dir.as_os_str().as_encoded_bytes().iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-                (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
-            });
-        PathBuf::from(format!(
-            r"\\.\pipe\tabwire-{user}-{:08x}-{folder}-{}",
-            hash as u32,
-            short(stem, 80)
-        ))
+        let user = std::env::var("USERNAME").unwrap_or_default();
+        pipe_name(&user, dir, stem, crate::win::random_bytes())
     }
+}
+
+/// `\\.\pipe\tabwire-<user>-<hash of dir>-<dir's name>-<stem>-<32 random hex digits>`, well
+/// within the 256 characters a pipe name may have. Pipes live in one namespace for the whole
+/// machine, which every user can create names in: the name says whose it is and which runtime
+/// directory it belongs to, and its random part, known only from the record (in the user's
+/// private runtime directory), keeps another user from creating it first to stop the host or
+/// session from starting (a name taken first is refused, never joined: `socket::bind_private`).
+#[cfg_attr(not(windows), allow(dead_code))]
+fn pipe_name(user: &str, dir: &Path, stem: &str, random: [u8; 16]) -> PathBuf {
+    let short = |s: &str, max: usize| -> String {
+        s.chars().filter(|c| c.is_alphanumeric() || "-_.".contains(*c)).take(max).collect()
+    };
+    let folder = short(&dir.file_name().unwrap_or_default().to_string_lossy(), 16);
+    // FNV-1a of the whole path: two runtime directories never share a pipe.
+    let hash = dir.as_os_str().as_encoded_bytes().iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    let random: String = random.iter().map(|b| format!("{b:02x}")).collect();
+    PathBuf::from(format!(
+        r"\\.\pipe\tabwire-{}-{:08x}-{folder}-{}-{random}",
+        short(user, 32),
+        hash as u32,
+        short(stem, 80)
+    ))
 }
 
 /// Create `dir` (and its parents) with mode 0700 if missing, then check that it is ours and
@@ -377,6 +388,24 @@ pub fn now_ms() -> u64 {
 
 #[cfg(all(test, unix))]
 mod tests {
+    #[test]
+    fn a_pipe_name_says_whose_it_is_and_ends_in_a_part_no_one_else_can_know() {
+        let dir = &Path::new("tabwire").join("run").join("hosts");
+        let name = pipe_name("ann", dir, "4242", [0xab; 16]);
+        let name = name.to_str().unwrap();
+        let prefix = r"\\.\pipe\tabwire-ann-";
+        assert!(name.starts_with(prefix) && name.contains("-hosts-4242-"), "{name}");
+        assert!(name.ends_with(&"ab".repeat(16)), "{name}");
+        // The same user, folder and pid: another random part, another name. A squatter who
+        // knows all but the random part (pids are easy to guess) cannot make the host's first.
+        let other = pipe_name("ann", dir, "4242", [0xac; 16]);
+        assert_ne!(other.to_str().unwrap(), name);
+        // Whatever the user's and folder's names, well within 256 characters.
+        let long = "x".repeat(300);
+        let name = pipe_name(&long, &Path::new("C:").join(&long), &long, [0xff; 16]);
+        assert!(name.as_os_str().len() < 256, "{}", name.display());
+    }
+
     #[cfg(target_os = "linux")]
     #[test]
     fn a_dead_unreaped_child_is_not_alive() {
@@ -530,6 +559,12 @@ mod tests {
 #[cfg(all(test, windows))]
 mod windows_tests {
     use super::*;
+
+    #[test]
+    fn each_endpoint_is_a_new_name() {
+        let dir = Path::new(r"C:\run\hosts");
+        assert_ne!(endpoint(dir, "1"), endpoint(dir, "1"));
+    }
 
     /// A bridge reading a host's record while the host rewrites it (the hello's browser name
     /// arrives): the rewrite goes through once the reader lets go.

@@ -1,6 +1,7 @@
 //! The few Win32 calls tabwire's local channels need on Windows, each wrapped once with its
 //! `unsafe` kept small: who a process runs as (its token's user SID), whether a process is
-//! alive, and the security descriptor that lets only this user open a named pipe.
+//! alive, the security descriptor that lets only this user open a named pipe, and the random
+//! part of its name.
 
 use std::io;
 use std::ptr;
@@ -97,6 +98,27 @@ fn token_user(process: HANDLE) -> io::Result<Sid> {
     check(unsafe { ConvertSidToStringSidW(sid, &mut text) })?;
     // SAFETY: the string came from ConvertSidToStringSidW just now.
     Ok(unsafe { take_local_wide(text) })
+}
+
+/// 16 bytes from the system's random number generator, for names no one else can guess.
+pub fn random_bytes() -> [u8; 16] {
+    use windows_sys::Win32::Security::Cryptography::{
+        BCRYPT_USE_SYSTEM_PREFERRED_RNG, BCryptGenRandom,
+    };
+    let mut bytes = [0u8; 16];
+    // SAFETY: writes exactly bytes.len() bytes into `bytes`; no algorithm handle is needed
+    // with BCRYPT_USE_SYSTEM_PREFERRED_RNG.
+    let status = unsafe {
+        BCryptGenRandom(
+            ptr::null_mut(),
+            bytes.as_mut_ptr(),
+            bytes.len() as u32,
+            BCRYPT_USE_SYSTEM_PREFERRED_RNG,
+        )
+    };
+    // The system RNG fails only on a broken system; a guessable name would be worse than none.
+    assert!(status >= 0, "the system random number generator failed (NTSTATUS {status:#x})");
+    bytes
 }
 
 /// Whether process `pid` is running (it may belong to another user: then it cannot be opened
