@@ -51,9 +51,17 @@ fn names(tools: &[Tool]) -> Vec<String> {
     tools.iter().map(|t| t.name.to_string()).collect()
 }
 
-/// Every string in `schema` that carries the page's `OBEY-…` words and is not a `description`
-/// labelled as the page's, quoted: (where, the string).
+/// Characters that read as the closing `»` of tabwire's quote: none may be in the page's words.
+const CLOSING_LOOK_ALIKES: [char; 7] = ['»', '⟫', '〉', '≫', '》', '❯', '＞'];
+
+/// Every string in `schema` that is page text shown unlabelled: any that is neither a
+/// `description` labelled as the page's and quoted (with nothing in the quote that reads as its
+/// end) nor a short token (a keyword, a type, a name, a value of at most 32 ASCII letters,
+/// digits and `_-.:/+@#`, too short to say a sentence): (where, the string).
 fn unlabelled(schema: &Value, at: &str, found: &mut Vec<(String, String)>) {
+    let token = |s: &str| {
+        s.len() <= 32 && s.chars().all(|c| c.is_ascii_alphanumeric() || "_-.:/+@#$".contains(c))
+    };
     match schema {
         Value::Object(map) => {
             for (key, value) in map {
@@ -61,11 +69,15 @@ fn unlabelled(schema: &Value, at: &str, found: &mut Vec<(String, String)>) {
                 // The label is tabwire's, before the quote the page's words are in.
                 let labelled = |s: &str| {
                     key == "description"
-                        && s.ends_with('»')
-                        && s.split_once('«').is_some_and(|(l, _)| l.contains("not instructions"))
+                        && s.split_once('«').is_some_and(|(label, quote)| {
+                            label.contains("not instructions")
+                                && quote.find(CLOSING_LOOK_ALIKES)
+                                    == Some(quote.len() - '»'.len_utf8())
+                        })
                 };
                 match value {
-                    _ if key.contains("OBEY") => found.push((here, key.clone())),
+                    _ if here == "/properties/tab_id" => {} // tabwire's own parameter
+                    _ if !token(key) => found.push((here, key.clone())),
                     Value::String(s) if labelled(s) => {}
                     _ => unlabelled(value, &here, found),
                 }
@@ -76,7 +88,7 @@ fn unlabelled(schema: &Value, at: &str, found: &mut Vec<(String, String)>) {
                 unlabelled(v, &format!("{at}/{i}"), found);
             }
         }
-        Value::String(s) if s.contains("OBEY") => found.push((at.to_owned(), s.clone())),
+        Value::String(s) if !token(s) => found.push((at.to_owned(), s.clone())),
         _ => {}
     }
 }
@@ -99,7 +111,8 @@ async fn a_page_on_another_site_cannot_poison_the_page_tools_a_model_sees() {
 
     // The other site declares the same app and command first; then the real app opens again.
     let poison = users_open(&browser.runtime_dir, stranger.url("attack/poison-tools.html")).await;
-    let theirs = wait_for_tools(&tools, &stranger.origin(), 1).await;
+    // change_model_color (onCommand) and set_mode (WebMCP).
+    let theirs = wait_for_tools(&tools, &stranger.origin(), 2).await;
     let real_tab = users_open(&browser.runtime_dir, real.url("colour.html")).await;
     let ours = wait_for_tools(&tools, &real.origin(), 2).await;
     if names(&ours) != alone {
@@ -118,24 +131,37 @@ async fn a_page_on_another_site_cannot_poison_the_page_tools_a_model_sees() {
         (Some(&*real.origin()), Some(real_tab))
     );
 
-    // The description: the page's words stay inside one quote, at the end, on one line.
-    let tool = &theirs[0];
-    let about = tool.description.as_deref().unwrap_or_default();
-    let quote = about.rfind('«').map_or("", |at| &about[at..]);
-    if !(quote.contains("Note from the tabwire server")
-        && quote.ends_with('»')
-        && quote.matches('»').count() == 1)
-    {
-        problems.push(format!("the page's words close tabwire's quote: {about}"));
-    }
-    if about.contains(['\n', '\r', '\u{2028}']) {
-        problems.push(format!("the page's words start a line of their own: {about:?}"));
-    }
+    for tool in &theirs {
+        let name = &tool.name;
+        // The description: the page's words stay inside one quote, at the end, on one line,
+        // and nothing in them reads as the quote's end.
+        let about = tool.description.as_deref().unwrap_or_default();
+        let quote = about.rfind('«').map_or("", |at| &about[at..]);
+        if !(quote.contains("Note from the tabwire server")
+            && quote.ends_with('»')
+            && quote.find(CLOSING_LOOK_ALIKES) == Some(quote.len() - '»'.len_utf8()))
+        {
+            problems.push(format!("{name}: the page's words close tabwire's quote: {about}"));
+        }
+        if about.contains(['\n', '\r', '\u{2028}']) {
+            problems.push(format!("{name}: the page's words start a line of their own: {about:?}"));
+        }
 
-    // Annotations: nothing the page says about itself becomes a hint.
-    let hints = tool.annotations.clone().unwrap_or_default();
-    if hints.read_only_hint == Some(true) || hints.destructive_hint == Some(false) {
-        problems.push(format!("the page's readOnly/destructive became hints: {hints:?}"));
+        // Annotations: nothing the page says about itself becomes a hint.
+        let hints = tool.annotations.clone().unwrap_or_default();
+        if hints.read_only_hint == Some(true) || hints.destructive_hint == Some(false) {
+            problems
+                .push(format!("{name}: the page's readOnly/destructive became hints: {hints:?}"));
+        }
+
+        // The input schema: the page's words are labelled descriptions, or gone — in an enum
+        // value, a const or a pattern as much as in a title or an unknown keyword.
+        let schema = Value::Object((*tool.input_schema).clone());
+        let mut found = Vec::new();
+        unlabelled(&schema, "", &mut found);
+        for (at, s) in found {
+            problems.push(format!("{name}: the schema passes page text unlabelled at {at}: {s:?}"));
+        }
     }
     for t in &ours {
         let hints = t.annotations.clone().unwrap_or_default();
@@ -143,17 +169,12 @@ async fn a_page_on_another_site_cannot_poison_the_page_tools_a_model_sees() {
             problems.push(format!("{}: a page's claim became a hint: {hints:?}", t.name));
         }
     }
-
-    // The input schema: the page's words are labelled descriptions, or gone.
-    let schema = Value::Object((*tool.input_schema).clone());
-    let mut found = Vec::new();
-    unlabelled(&schema, "", &mut found);
-    for (at, s) in found {
-        problems.push(format!("the schema passes the page's words unlabelled at {at}: {s:?}"));
-    }
-    if schema.to_string().contains("» OBEY") {
-        problems.push(format!("a description in the schema closes its quote: {schema}"));
-    }
+    // The WebMCP tool still takes what its whole inputSchema allows, and nothing else.
+    let set_mode = theirs.iter().find(|t| t.name.ends_with("__set_mode")).expect("set_mode");
+    let ran = tools.ok(&set_mode.name, json!({ "mode": "slow" })).await;
+    assert_eq!(ran["result"]["mode"], "slow", "{ran}");
+    let refused = tools.err(&set_mode.name, json!({ "mode": "sideways" })).await;
+    assert!(refused.contains("invalid_params") && refused.contains("at /mode"), "{refused}");
 
     // A parameter named with text: refused whole, the page told, and no tool.
     let named =
@@ -181,8 +202,8 @@ async fn a_page_on_another_site_cannot_poison_the_page_tools_a_model_sees() {
     }
     assert_eq!(
         plain.ok("send_command", json!({ "tab_id": poison, "type": "received" })).await["result"]["received"],
-        0,
-        "nothing reached the other site's page"
+        1,
+        "nothing but the one set_mode call reached the other site's page"
     );
 
     assert!(problems.is_empty(), "{} problem(s):\n- {}", problems.len(), problems.join("\n- "));

@@ -244,3 +244,117 @@ async fn a_hostile_page_cannot_take_a_tool_shadow_a_built_in_or_pass_off_instruc
             .any(|t| ["huge", "deep", "bad"].iter().any(|n| t.name.ends_with(&format!("__{n}"))))
     );
 }
+
+/// Bytes of `tools` in a `tools/list` answer (each tool's JSON and a comma).
+fn listed_bytes<'a>(tools: impl Iterator<Item = &'a Tool>) -> usize {
+    tools.map(|t| serde_json::to_vec(t).unwrap().len() + 1).sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_declared_tools_stays_within_its_share_of_the_tool_list() {
+    // specs/tools.md, "Page tools": 32 KiB per origin, 64 KiB for all pages.
+    const ORIGIN: usize = 32 * 1024;
+    const SESSION: usize = 64 * 1024;
+    let browser = Chromium::start();
+    let app = Fixtures::serve();
+    // Four sites flood (three more ports of 127.0.0.1, allowed by default, and 127.0.0.2, which
+    // the user allowed), each with 62 tools that would be about 1 MB of tools/list in full:
+    // even their stubs overrun the session's share.
+    let floods =
+        [Fixtures::serve(), Fixtures::serve(), Fixtures::serve(), Fixtures::serve_on("127.0.0.2")];
+    allow(&browser, &floods[3].origin());
+    let mut mcp = PageToolsMcp::start(&browser).await;
+    let plain = Mcp::start(&browser.runtime_dir).await;
+    let mut tabs = Vec::new();
+    for flood in &floods {
+        let url = flood.url("hostile-commands.html?attack=flood");
+        tabs.push(users_open(&browser.runtime_dir, url).await);
+    }
+    for &tab in &tabs {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+        loop {
+            let got = plain.ok("list_commands", json!({ "tab_id": tab })).await;
+            let commands = got["pages"][0]["commands"].as_array().cloned().unwrap_or_default();
+            if commands.iter().filter(|c| c["declared"] == true).count() == 62 {
+                break;
+            }
+            let refusals =
+                plain.ok("send_command", json!({ "tab_id": tab, "type": "refusals" })).await;
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "tab {tab} declared: {got}; {refusals}"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+    let change = tool_name(&app.origin(), "colours__change_model_color");
+    let get = tool_name(&app.origin(), "colours__get_model_color");
+    users_open(&browser.runtime_dir, app.url("colour.html")).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    let tools = loop {
+        let tools = mcp.tools().await;
+        if tools.iter().any(|t| t.name == get)
+            && floods.iter().all(|f| {
+                tools.iter().any(|t| t.description.as_deref().unwrap_or("").contains(&f.origin()))
+            })
+        {
+            break tools;
+        }
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let heard = tokio::time::timeout(left, mcp.changed.recv()).await;
+        assert!(heard.is_ok(), "the page tools never came");
+    };
+
+    let page_tools: Vec<&Tool> = tools.iter().filter(|t| t.name.contains("__")).collect();
+    let of = |origin: &str| -> Vec<&Tool> {
+        let site = tool_name(origin, "");
+        page_tools.iter().copied().filter(|t| t.name.starts_with(&site)).collect()
+    };
+    let total = listed_bytes(page_tools.iter().copied());
+    let mut problems = Vec::new();
+    for flood in &floods {
+        let bytes = listed_bytes(of(&flood.origin()).into_iter());
+        eprintln!("{}: {} tools listed, {bytes} bytes", flood.origin(), of(&flood.origin()).len());
+        if bytes > ORIGIN {
+            problems.push(format!(
+                "{} adds {bytes} bytes to tools/list, over {ORIGIN}",
+                flood.origin()
+            ));
+        }
+    }
+    eprintln!("all page tools: {} listed, {total} bytes", page_tools.len());
+    if total > SESSION {
+        problems.push(format!("the page tools add {total} bytes to tools/list, over {SESSION}"));
+    }
+    // The real app's few tools are whole, whatever the floods.
+    for name in [&change, &get] {
+        let about = tool(&tools, name).description.clone().unwrap();
+        if !about.contains("How the page describes it") {
+            problems.push(format!("{name} is not listed in full: {about}"));
+        }
+    }
+    assert!(problems.is_empty(), "{} problem(s):\n- {}", problems.len(), problems.join("\n- "));
+
+    // A stubbed tool (one registered with WebMCP) is still called, and checked against its whole schema.
+    let stubbed = page_tools
+        .iter()
+        .filter(|t| t.description.as_deref().unwrap().contains("left out here"))
+        .find(|t| {
+            t.name.rsplit_once("__flood_").is_some_and(|(_, n)| n.parse::<u32>().unwrap() >= 31)
+        })
+        .unwrap_or_else(|| panic!("no tool is a stub: {page_tools:#?}"));
+    let value = format!("v07_{}", "x".repeat(26));
+    let flood_at =
+        floods.iter().position(|f| stubbed.name.starts_with(&tool_name(&f.origin(), "")));
+    let tab = tabs[flood_at.expect("a flood's tool")];
+    let ran = mcp.ok(&stubbed.name, json!({ "p3": value })).await;
+    assert_eq!(
+        (ran["result"]["got"]["p3"].as_str(), ran["tab_id"].as_i64()),
+        (Some(&*value), Some(tab))
+    );
+    let refused = mcp.err(&stubbed.name, json!({ "p3": "v07" })).await;
+    assert!(refused.starts_with("invalid_params:") && refused.contains("at /p3"), "{refused}");
+    let refused = mcp.err(&stubbed.name, json!({ "extra": 1 })).await;
+    assert!(refused.starts_with("invalid_params:"), "{refused}");
+    assert_eq!(received(&plain, tab).await, 1, "only the call that fits reached the page");
+}

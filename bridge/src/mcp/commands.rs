@@ -7,7 +7,8 @@
 //! constrains a value and labels the page's descriptions; the page's claims about itself
 //! (`readOnly`, `destructive`) become no MCP hint. The call checks the payload against the
 //! declared schema and sends the command with `expected_origin`, so a tab that moved to another
-//! site is never reached.
+//! site is never reached. What page tools add to `tools/list` is capped per origin and per
+//! session ([`ORIGIN_LISTING`], [`SESSION_LISTING`]); beyond it a tool is listed as a stub.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -91,7 +92,7 @@ impl TabwireServer {
     /// The page tools now, as MCP tools; a browser not asked yet since it attached is asked
     /// first (pages that declared before this session started).
     pub(super) async fn page_tool_list(&self) -> Vec<Tool> {
-        self.current_page_tools().await.iter().filter_map(as_mcp_tool).collect()
+        listing(&self.current_page_tools().await)
     }
 
     pub(super) async fn current_page_tools(&self) -> Vec<PageTool> {
@@ -179,6 +180,100 @@ fn pick_tab(tool: &PageTool, asked: Option<&Value>) -> Result<(String, i64), Cal
             )),
         },
     }
+}
+
+/// The most bytes of JSON the tools of one origin's pages add to `tools/list`, and the tools of
+/// all pages together: a page declares up to 64 commands of 1 KiB of description and 16 KiB of
+/// schema each, which in full would be a megabyte in every conversation's context.
+pub const ORIGIN_LISTING: usize = 32 * 1024;
+pub const SESSION_LISTING: usize = 64 * 1024;
+
+/// One page tool for the listing: in full, and as a stub.
+struct Entry<'a> {
+    at: usize,
+    origin: &'a str,
+    full: Option<Tool>,
+    stub: Tool,
+}
+
+/// The page tools as `tools/list` shows them, within [`ORIGIN_LISTING`] per origin and
+/// [`SESSION_LISTING`] in all: each tool is listed in full while its share allows, else as a
+/// stub (see [`stub`]), else not listed (`list_commands` and `send_command` still have it, and
+/// it can still be called by its name). Within the session, the origins whose tools take fewest
+/// bytes take their share first, whole, so that one site's flood does not push out another's
+/// few; the last ones fit into what is left.
+fn listing(tools: &[PageTool]) -> Vec<Tool> {
+    let mut by_origin: Vec<Vec<Entry>> = Vec::new();
+    for (at, tool) in tools.iter().enumerate() {
+        let Some(full) = as_mcp_tool(tool) else { continue };
+        let entry = Entry { at, origin: &tool.origin, full: Some(full), stub: stub(tool) };
+        match by_origin.iter_mut().find(|o| o[0].origin == tool.origin) {
+            Some(same) => same.push(entry),
+            None => by_origin.push(vec![entry]),
+        }
+    }
+    for entries in &mut by_origin {
+        fit(entries, ORIGIN_LISTING);
+    }
+    let size = |entries: &Vec<Entry>| entries.iter().map(Entry::size).sum::<usize>();
+    by_origin.sort_by_key(size);
+    let mut left = SESSION_LISTING;
+    for entries in &mut by_origin {
+        fit(entries, left);
+        left -= size(entries);
+    }
+    let mut all: Vec<Entry> = by_origin.into_iter().flatten().collect();
+    all.sort_by_key(|e| e.at);
+    all.into_iter().map(|e| e.full.unwrap_or(e.stub)).collect()
+}
+
+impl Entry<'_> {
+    fn size(&self) -> usize {
+        self.full.as_ref().map_or_else(|| json_size(&self.stub), json_size)
+    }
+}
+
+/// Bytes of `tool` in a `tools/list` answer (its JSON and a comma).
+fn json_size(tool: &Tool) -> usize {
+    serde_json::to_vec(tool).map_or(0, |json| json.len()) + 1
+}
+
+/// Keep `entries` within `budget` bytes: every one as its stub, in order, if it still fits (the
+/// others left out), then, in order, each in full that still fits.
+fn fit(entries: &mut Vec<Entry>, budget: usize) {
+    let mut used = 0;
+    entries.retain(|e| {
+        let fits = used + json_size(&e.stub) <= budget;
+        if fits {
+            used += json_size(&e.stub);
+        }
+        fits
+    });
+    for entry in entries.iter_mut() {
+        let Some(full) = &entry.full else { continue };
+        let with = used - json_size(&entry.stub) + json_size(full);
+        if with <= budget {
+            used = with;
+        } else {
+            entry.full = None;
+        }
+    }
+}
+
+/// A page tool beyond its page's or the session's share of `tools/list`: no page text but its
+/// name, any object as its schema (the call is still checked against the declared one), a
+/// description that says where to read the rest, and no annotations (MCP's defaults are the
+/// cautious ones: not read-only, destructive, open-world).
+fn stub(tool: &PageTool) -> Tool {
+    let tabs = tool.tabs.iter().map(|(_, t, _)| t.to_string()).collect::<Vec<_>>().join(", ");
+    let description = format!(
+        "Declared by the page at {} (tab {tabs}): its description and schema are left out here, \
+         as its page's share of this list is full; list_commands shows them. The call is checked \
+         against the declared schema.",
+        tool.origin
+    );
+    let schema = json!({ "type": "object" }).as_object().expect("an object").clone();
+    Tool::new(tool.name.clone(), description, Arc::new(schema))
 }
 
 /// A page tool as the client sees it: the declared schema as [`page_params`] shows it plus
@@ -292,5 +387,60 @@ mod tests {
         assert!(as_mcp_tool(&tool(dangling)).is_none());
         let named = json!({ "type": "object", "properties": { "a b": {} } });
         assert!(as_mcp_tool(&tool(named)).is_none());
+    }
+
+    fn flood(origin: &str, count: usize) -> Vec<PageTool> {
+        let words: Vec<String> = (0..64).map(|i| format!("v{i:02}_{}", "x".repeat(26))).collect();
+        let props: serde_json::Map<String, Value> =
+            (0..7).map(|i| (format!("p{i}"), json!({ "type": "string", "enum": words }))).collect();
+        (0..count)
+            .map(|i| {
+                let mut t = tool(json!({ "type": "object", "properties": props }));
+                t.origin = origin.into();
+                t.name = format!("{origin}_{i}");
+                t.command.kind = format!("k{i}");
+                t.command.description = Some("padding ".repeat(128));
+                t
+            })
+            .collect()
+    }
+
+    fn bytes(tools: &[Tool], origin: &str) -> usize {
+        tools.iter().filter(|t| t.name.starts_with(origin)).map(json_size).sum()
+    }
+
+    #[test]
+    fn a_flood_of_page_tools_stays_within_its_share_and_leaves_others_theirs() {
+        let mut tools = flood("http://a", 64);
+        let full = listing(&tools[..1]);
+        assert!(json_size(&full[0]) > 15_000, "one tool in full: {}", json_size(&full[0]));
+        let shown = listing(&tools);
+        assert!(bytes(&shown, "http://a") <= ORIGIN_LISTING, "{}", bytes(&shown, "http://a"));
+        assert_eq!(shown.len(), 64, "every tool, most as stubs");
+        let stubs = shown.iter().filter(|t| !t.description.as_deref().unwrap().contains("padding"));
+        eprintln!(
+            "one in full: {} bytes; all 64 in full: {} bytes; shown: {} bytes, {} stubs",
+            json_size(&full[0]),
+            tools.iter().filter_map(as_mcp_tool).map(|t| json_size(&t)).sum::<usize>(),
+            bytes(&shown, "http://a"),
+            stubs.count()
+        );
+        assert!(shown[63].description.as_deref().unwrap().contains("left out here"));
+        // Three flooding origins and a small app: the session's share holds, the app is whole.
+        tools.extend(flood("http://b", 64));
+        tools.extend(flood("http://c", 64));
+        let mut app =
+            tool(json!({ "type": "object", "properties": { "color": { "type": "string" } } }));
+        app.origin = "http://z".into();
+        app.name = "http://z_change".into();
+        tools.push(app);
+        let shown = listing(&tools);
+        let total: usize = shown.iter().map(json_size).sum();
+        assert!(total <= SESSION_LISTING, "{total}");
+        let app = shown.iter().find(|t| t.name == "http://z_change").expect("the app's tool");
+        assert!(app.description.as_deref().unwrap().contains("Does it"), "in full: {app:?}");
+        for origin in ["http://a", "http://b", "http://c"] {
+            assert!(bytes(&shown, origin) <= ORIGIN_LISTING, "{origin}");
+        }
     }
 }
