@@ -307,6 +307,12 @@ async fn the_popup_shows_the_hand_over_of_its_tab_and_cancel_there_ends_it() {
             who.as_ref().unwrap().as_str().unwrap().ends_with("asks you, in this tab"),
             "{who:?}"
         );
+        // As a person sees it, popup-sized (`target/test-output/ask_user_popup.png`).
+        let size = json!({ "width": 360, "height": 420, "deviceScaleFactor": 1, "mobile": false });
+        cdp.call("Emulation.setDeviceMetricsOverride", size, Some(&popup)).await.unwrap();
+        let out = bins::repo_root().join("target/test-output");
+        std::fs::create_dir_all(&out).unwrap();
+        cdp.screenshot(&popup, &out.join("ask_user_popup.png")).await.unwrap();
         // tabwire's toolbar icon says so too, for that tab.
         assert_eq!(cdp.eval(&popup, &badge).await.unwrap(), "ask");
         press_in_popup(&cdp, &popup, "cancel").await;
