@@ -98,19 +98,19 @@
   globalThis.tabwireBadge = { hide };
   globalThis.tabwireAnswer('badge', (verb, msg) => {
     const name = String(msg.name ?? 'assistant').slice(0, 80);
+    // The worker tells `show` when its first call here starts (or one of another session), and
+    // `done` when its last ends (worker/pause.js).
     if (verb === 'show') {
-      calls += 1;
+      calls = 1;
       show(name, msg.color);
     } else if (verb === 'hide') {
       return hold();
     } else if (verb === 'release') {
       release();
     } else if (verb === 'done') {
-      calls = Math.max(0, calls - 1);
-      if (calls === 0) {
-        clearTimeout(hideTimer);
-        hideTimer = setTimeout(hide, LINGER_MS);
-      }
+      calls = 0;
+      clearTimeout(hideTimer);
+      hideTimer = setTimeout(hide, LINGER_MS);
     }
     return true;
   });

@@ -4,12 +4,18 @@
 // through withActivity() once, in background.js; those whose params name a tab are recorded.
 
 import { originOf } from '../lib/sites.js';
+import { lastUrl } from './tabs.js';
 
 const KEY = 'activity';
 const MAX = 50;
-const SAVE_AFTER_MS = 50; // calls in a burst are written once
+// Calls in a burst are written once: a write of the whole log costs the worker about as much as
+// several calls (docs/performance.md, "Soak"), and the popup reads it when opened.
+const SAVE_AFTER_MS = 500;
 // Bookkeeping the bridges do on their own, not an action of the assistant.
 const QUIET = new Set(['page.drained', 'chat.status']);
+// Calls refused because the tab is another session's did nothing: not kept, so that a session
+// refused on every call cannot push what the others did out of the log.
+const NOT_KEPT = new Set(['tab_owned_by_other_session']);
 
 let kept = null; // newest last; null until read from storage
 let saving = null;
@@ -30,16 +36,16 @@ export function withActivity(table) {
       record({ method, tab: tab ?? result?.id ?? null, origin: result?.origin ?? null, url: result?.url ?? params?.url, time: started, ms: Date.now() - started, result: 'ok', session });
       return result;
     } catch (e) {
-      record({ method, tab, origin: null, url: null, time: started, ms: Date.now() - started, result: e?.code ?? 'internal', message: String(e?.message ?? e).slice(0, 300), session });
+      if (!NOT_KEPT.has(e?.code)) record({ method, tab, origin: null, url: null, time: started, ms: Date.now() - started, result: e?.code ?? 'internal', message: String(e?.message ?? e).slice(0, 300), session });
       throw e;
     }
   }]));
 }
 
 // Recorded after the answer is on its way: the tab's origin is looked up only when the result
-// did not name it.
+// did not name it, in what tabs.js last heard of the tab before asking Chrome.
 async function record({ url, ...entry }) {
-  if (!entry.origin) entry.origin = originOf(url) ?? (entry.tab === null ? null : await chrome.tabs.get(entry.tab).then((t) => originOf(t.url), () => null));
+  if (!entry.origin) entry.origin = originOf(url ?? lastUrl(entry.tab) ?? '') ?? (entry.tab === null ? null : await chrome.tabs.get(entry.tab).then((t) => originOf(t.url), () => null));
   await loaded;
   kept.push(entry);
   if (kept.length > MAX) kept.splice(0, kept.length - MAX);

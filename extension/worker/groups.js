@@ -63,6 +63,7 @@ export function withGroups(table) {
       return { ...listed, pages: listed.pages.filter((_, i) => access(state, groups[i], caller?.id ?? null).kind !== 'refused') };
     }
     const look = othersLive(state, caller?.id ?? null) || Object.values(state.sessions).some((s) => s.done && s.groups.length > 0);
+    hearMoves(look);
     if (!UNCHECKED.has(method) && Number.isInteger(params?.tab_id) && look) await check(params.tab_id, caller);
     const opened = caller && method === 'tabs.open' ? (tab) => adopt(tab, caller) : undefined;
     const open = opened ? { id: caller.id, url: normalized(params?.url) } : null;
@@ -82,16 +83,20 @@ export function withGroups(table) {
 }
 
 async function check(tabId, caller) {
-  const tab = await chrome.tabs.get(tabId).catch(() => null);
-  if (!tab) return; // the method itself says no_such_tab
-  seen(tab);
-  const { kind, owner } = access(state, tab.groupId, caller?.id ?? null);
+  let groupId = fresh.has(tabId) ? groupOf.get(tabId) : undefined;
+  if (groupId === undefined) {
+    const tab = await chrome.tabs.get(tabId).catch(() => null);
+    if (!tab) return; // the method itself says no_such_tab
+    seen(tab);
+    groupId = tab.groupId;
+  }
+  const { kind, owner } = access(state, groupId, caller?.id ?? null);
   if (kind === 'refused') throw new TabwireError('tab_owned_by_other_session', ownedMessage(tabId, owner, caller?.name));
   // A tab of an ended session's collapsed group that a call works in is shown again: the user
   // sees where the assistant acts, and Chrome runs the page as any background tab (in a
   // collapsed group an upload_file never settled).
   if (owner?.done) {
-    const group = await chrome.tabGroups.get(tab.groupId).catch(() => null);
+    const group = await chrome.tabGroups.get(groupId).catch(() => null);
     if (group?.collapsed) await chrome.tabGroups.update(group.id, { collapsed: false }).catch(() => {});
   }
 }
@@ -263,6 +268,22 @@ function seen(tab) {
   if (!Number.isInteger(tab?.id) || !Number.isInteger(tab.groupId)) return;
   groupOf.set(tab.id, tab.groupId);
   if (tab.groupId >= 0) joining.delete(tab.id);
+  if (chrome.tabs.onUpdated.hasListener(moved)) fresh.add(tab.id);
+}
+
+// While a call can be refused (`look` in withGroups: another live session, or an ended one, has
+// a group), every move of a tab into or out of a group is heard (tabs.onUpdated names the new
+// `groupId`), so a call's check reads the group of a tab whose group was read or heard since
+// (`fresh`) from memory: asking Chrome on every call (tabs.get) was a fifth of the worker's time
+// under load (docs/performance.md, "Soak"). Not heard otherwise: tabs.onUpdated fires for every
+// load of every tab (tabs.js says why tabwire avoids it); once it is not heard, nothing in
+// memory counts as fresh.
+const fresh = new Set();
+const moved = (id, change) => 'groupId' in change && seen({ id, groupId: change.groupId });
+function hearMoves(on) {
+  const event = chrome.tabs.onUpdated;
+  if (on && !event.hasListener(moved)) event.addListener(moved);
+  else if (!on && event.hasListener(moved)) (event.removeListener(moved), fresh.clear());
 }
 const reading = new Set(); // tabs whose group eventOwner reads again now
 
@@ -287,7 +308,7 @@ export function trackTabGroups() {
     if (owner) joining.set(tab.id, owner);
   });
   // After the other listeners: the tab's `removed` event still names its owner.
-  chrome.tabs.onRemoved.addListener((id) => setTimeout(() => (groupOf.delete(id), joining.delete(id)), 0));
+  chrome.tabs.onRemoved.addListener((id) => setTimeout(() => (groupOf.delete(id), joining.delete(id), fresh.delete(id)), 0));
 }
 
 // Tabs a page opens from a session's tab join its group; a group the user removed is forgotten.

@@ -77,13 +77,13 @@ export function withPause(table) {
     // wait longer than 300 ms). A hand-over is the user's turn, with its own bar: no mark either.
     const shot = SHOTS.has(method);
     if (tab !== null && shot) await Promise.race([badge(tab, 'hide', session), sleep(300)]);
-    else if (tab !== null) badge(tab, 'show', session);
+    else if (tab !== null) mark(tab, session);
     try {
       return await Promise.race([fn(params, { ...ctx, signal: ctl.signal }), ended]);
     } finally {
       running.delete(call);
       ctx.signal?.removeEventListener('abort', onAbort);
-      if (tab !== null) badge(tab, shot ? 'release' : 'done', session);
+      if (tab !== null) shot ? badge(tab, 'release', session) : unmark(tab, session);
     }
   }]));
 }
@@ -94,7 +94,26 @@ const SHOTS = new Set(['dom.screenshot', 'webdev.pdf', 'handover.ask']);
 // person sees and are the hottest calls: no mark, so no two extra messages into the tab each.
 const UNMARKED = new Set(['page.get_state', 'page.commands', 'page.echo', 'page.drained']);
 
-// Tell the tab's top frame (isolated/badge.js) that a call of `session` started or ended there.
+// The calls acting in each tab: the tab's mark is told when the first starts (or a call of
+// another session starts) and when the last ends, not twice for every call: under load those
+// two messages into the tab were the worker's largest cost (docs/performance.md, "Soak").
+const acting = new Map(); // tab id → { calls, by: session id of the mark shown }
+function mark(tab, session) {
+  const a = acting.get(tab) ?? { calls: 0, by: undefined };
+  acting.set(tab, a);
+  a.calls += 1;
+  const by = session?.id ?? null;
+  if (a.by !== by) badge(tab, 'show', session);
+  a.by = by;
+}
+function unmark(tab, session) {
+  const a = acting.get(tab);
+  if (!a || --a.calls > 0) return;
+  acting.delete(tab);
+  badge(tab, 'done', session);
+}
+
+// Tell the tab's top frame (isolated/badge.js) that calls of `session` started or ended there.
 // Best effort: a page without tabwire's scripts shows nothing, and the call does not wait.
 function badge(tab, verb, session) {
   const name = session?.name ?? 'assistant';

@@ -52,6 +52,10 @@ export const tabMethods = {
   },
 };
 
+// The URL tab `id` last showed as heard here (activity.js names the origin of a call's tab by
+// it), or null.
+export const lastUrl = (id) => known.get(id)?.url ?? null;
+
 // The `tab_id` parameter, checked.
 export function tabId(params) {
   const id = params?.tab_id;

@@ -23,6 +23,7 @@ use tokio_util::codec::{FramedRead, FramedWrite};
 use tokio_util::sync::CancellationToken;
 
 use super::BrowserInfo;
+use super::refusals::{Refusals, tab_of};
 use crate::error::CallError;
 use crate::inbox::Inbox;
 
@@ -49,6 +50,8 @@ pub struct Connection {
 struct Link {
     info: BrowserInfo,
     state: Mutex<State>,
+    /// The browser's last `tab_owned_by_other_session` refusals, repeated for a moment.
+    refusals: Refusals,
     /// Fired when the socket ends (or the [`Connection`] is dropped, which ends the reader).
     closed: CancellationToken,
 }
@@ -176,6 +179,7 @@ impl Connection {
         let link = Arc::new(Link {
             info,
             state: Mutex::new(State::Open(HashMap::new())),
+            refusals: Refusals::default(),
             closed: CancellationToken::new(),
         });
         tokio::spawn(write_loop(FramedWrite::new(write, FrameCodec::socket()), to_write));
@@ -213,6 +217,10 @@ impl Connection {
         params: Box<RawValue>,
         timeout: Duration,
     ) -> (Reply, u64) {
+        let tab = tab_of(&params);
+        if let Some(refused) = self.link.refusals.repeat(method, tab) {
+            return (Err(refused), 0);
+        }
         let id = uuid::Uuid::new_v4().to_string();
         let (tx, rx) = oneshot::channel();
         match &mut *self.link.state.lock().expect("connection state poisoned") {
@@ -247,6 +255,9 @@ impl Connection {
             ),
         };
         drop(in_flight);
+        if let Err(e) = &reply.0 {
+            self.link.refusals.note(method, tab, e);
+        }
         reply
     }
 }

@@ -5,6 +5,7 @@
 
 mod connection;
 mod identity;
+mod refusals;
 mod registry;
 mod watcher;
 

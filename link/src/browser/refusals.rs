@@ -1,0 +1,96 @@
+//! Refusals the browser just gave, repeated for a moment without asking it again.
+//!
+//! The extension refuses a call that names another live session's tab
+//! (`tab_owned_by_other_session`, specs/tools.md, "Sessions and their tab groups"). Asked again
+//! at once, it says the same; but each asking still costs its worker a message in and a message
+//! out, and a session refused on every call, as fast as it can, took the worker from every other
+//! session (docs/performance.md, "Soak"). So for [`HOLD`] after such a refusal, the same method
+//! on the same tab is answered here with the browser's own words. Fail-closed: a tab the user
+//! hands to this session meanwhile can be used at most [`HOLD`] later; nothing is ever allowed
+//! here that the browser did not allow.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use tabwire_proto::wire::code;
+
+use crate::error::CallError;
+
+/// How long a refusal is repeated without asking the browser.
+pub const HOLD: Duration = Duration::from_millis(500);
+/// Tabs remembered at most; the oldest refusals go first.
+const MAX_TABS: usize = 256;
+
+/// Per tab id: each method refused on it, when, and the browser's words.
+#[derive(Default)]
+pub struct Refusals(Mutex<HashMap<i64, Vec<(String, Instant, CallError)>>>);
+
+impl Refusals {
+    /// The refusal to repeat for `method` on `tab`, if the browser gave one within [`HOLD`].
+    pub fn repeat(&self, method: &str, tab: Option<i64>) -> Option<CallError> {
+        let held = self.0.lock().expect("refusals poisoned");
+        let by_method = held.get(&tab?)?;
+        let (_, at, error) = by_method.iter().find(|(m, _, _)| m == method)?;
+        (at.elapsed() < HOLD).then(|| error.clone())
+    }
+
+    /// Remember `error` if it is such a refusal of `method` on `tab`.
+    pub fn note(&self, method: &str, tab: Option<i64>, error: &CallError) {
+        let Some(tab) = tab.filter(|_| error.is(code::TAB_OWNED_BY_OTHER_SESSION)) else { return };
+        let mut held = self.0.lock().expect("refusals poisoned");
+        held.retain(|_, v| {
+            v.retain(|(_, at, _)| at.elapsed() < HOLD);
+            !v.is_empty()
+        });
+        if held.len() >= MAX_TABS && !held.contains_key(&tab) {
+            return;
+        }
+        let by_method = held.entry(tab).or_default();
+        by_method.retain(|(m, _, _)| m != method);
+        by_method.push((method.to_owned(), Instant::now(), error.clone()));
+    }
+}
+
+/// The `tab_id` a request's params name, if any.
+pub fn tab_of(params: &RawValue) -> Option<i64> {
+    #[derive(Deserialize)]
+    struct Tab {
+        tab_id: Option<i64>,
+    }
+    serde_json::from_str::<Tab>(params.get()).ok()?.tab_id
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(s: &str) -> Box<RawValue> {
+        RawValue::from_string(s.to_owned()).unwrap()
+    }
+
+    #[test]
+    fn a_refusal_is_repeated_for_the_same_method_and_tab_only_and_only_for_a_moment() {
+        let r = Refusals::default();
+        let owned = CallError::new(code::TAB_OWNED_BY_OTHER_SESSION, "tab 7 is session b's");
+        let on7 = tab_of(&raw(r#"{"tab_id":7,"type":"x","payload":{"tab_id":8}}"#));
+        assert_eq!(on7, Some(7));
+        assert_eq!(r.repeat("page.command", on7), None);
+        r.note("page.command", on7, &owned);
+        assert_eq!(r.repeat("page.command", on7), Some(owned.clone()));
+        assert_eq!(r.repeat("dom.read", on7), None, "another method asks the browser");
+        assert_eq!(r.repeat("page.command", Some(8)), None, "another tab");
+        assert_eq!(r.repeat("tabs.list", tab_of(&raw("null"))), None, "no tab named");
+        std::thread::sleep(HOLD);
+        assert_eq!(r.repeat("page.command", on7), None, "asked again after the hold");
+    }
+
+    #[test]
+    fn other_failures_are_never_repeated() {
+        let r = Refusals::default();
+        r.note("page.command", Some(7), &CallError::new(code::TIMEOUT, "slow"));
+        assert_eq!(r.repeat("page.command", Some(7)), None);
+    }
+}
