@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 use tabwire_tests::mcp::text;
-use tabwire_tests::{Chromium, Fixtures, Mcp};
+use tabwire_tests::{Chromium, Fixtures, Mcp, npm};
 
 async fn open(mcp: &Mcp, url: String) -> Value {
     mcp.ok("open_tab", json!({ "url": url })).await["tab"]["id"].clone()
@@ -451,4 +451,86 @@ async fn a_frame_under_the_pages_own_overlay_is_not_clicked_through() {
     click(&mcp, &tab, "button \"Close the veil\"").await;
     let done = mcp.ok("click", json!({ "tab_id": tab, "ref": button })).await;
     assert!(done["added"][0].as_str().unwrap().contains("Frame clicked in localhost"), "{done}");
+}
+
+/// The exported test's code: what export_test's text holds between its ```ts fence.
+fn exported_code(text: &str) -> String {
+    let code = text.split("```ts\n").nth(1).unwrap_or_else(|| panic!("no code in:\n{text}"));
+    code.split("```").next().unwrap().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_a_session_did_is_exported_as_a_playwright_test_that_catches_the_broken_build() {
+    let browser = Chromium::start();
+    let pages = Fixtures::serve();
+    let mcp = Mcp::start(&browser.runtime_dir).await;
+    let tab = open(&mcp, pages.url("dom/shop.html")).await;
+
+    // A session signs in, chooses, types, clicks by test id, places the order and waits for it.
+    let (email, password) = (
+        ref_of(&mcp, &tab, "textbox \"Email\"").await,
+        ref_of(&mcp, &tab, "textbox \"Password\"").await,
+    );
+    let fields = json!([{ "ref": email, "value": "ada@example.com" }, { "ref": password, "value": "hunter2" }]);
+    mcp.ok("fill", json!({ "tab_id": tab, "fields": fields })).await;
+    let signed_in = click(&mcp, &tab, "button \"Sign in\"").await;
+    assert!(signed_in["added"].to_string().contains("Welcome, ada@example.com"), "{signed_in}");
+    assert!(
+        signed_in["result"].get("targets").is_none(),
+        "the facts are not the model's: {signed_in}"
+    );
+    let fields = json!([
+        { "ref": ref_of(&mcp, &tab, "combobox \"Size\"").await, "value": "Large" },
+        { "ref": ref_of(&mcp, &tab, "checkbox \"Gift wrap\"").await, "value": true },
+        { "ref": ref_of(&mcp, &tab, "textbox \"Quantity\"").await, "value": "2" },
+    ]);
+    mcp.ok("fill", json!({ "tab_id": tab, "fields": fields })).await;
+    let note = ref_of(&mcp, &tab, "textbox \"Note\"").await;
+    mcp.ok("type", json!({ "tab_id": tab, "ref": note, "text": "ring twice" })).await;
+    let star = ref_of(&mcp, &tab, "clickable \"☆\"").await;
+    mcp.ok("click", json!({ "tab_id": tab, "ref": star })).await;
+    click(&mcp, &tab, "button \"Place order\"").await;
+    mcp.ok("wait_for", json!({ "tab_id": tab, "text": "Order placed: 2 × Large, gift wrapped" }))
+        .await;
+
+    let dir = format!("target/tabwire-export-{}", std::process::id());
+    let path = format!("{dir}/shop.spec.ts");
+    let args = json!({ "tab_id": tab, "name": "orders two large, gift wrapped", "path": path });
+    let exported = text(&mcp.call("export_test", args).await);
+    assert!(exported.contains("set PASSWORD in the environment"), "{exported}");
+    let spec = exported_code(&exported);
+    let written = std::fs::read_to_string(&path).expect("export_test wrote the file it named");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(written, spec);
+    // Locators are the roles and names tabwire resolved, else the test id; never an index.
+    for want in [
+        "page.getByRole('button', { name: 'Sign in', exact: true }).click()",
+        "page.getByRole('combobox', { name: 'Size', exact: true }).selectOption('Large')",
+        "page.getByRole('checkbox', { name: 'Gift wrap', exact: true }).check()",
+        "page.getByTestId('favourite').click()",
+        "toHaveValue('ring twice')",
+        "page.getByRole('textbox', { name: 'Password', exact: true }).fill(secret('PASSWORD'))",
+        "toContainText('Order placed: 2 × Large, gift wrapped')",
+        "getByRole('heading', { name: 'Welcome, ada@example.com', exact: true })).toBeVisible()",
+    ] {
+        assert!(spec.contains(want), "no {want:?} in:\n{spec}");
+    }
+    assert!(!spec.contains("hunter2"), "a password is never written:\n{spec}");
+    assert!(!spec.contains("nth(") && !spec.contains("[ref="), "{spec}");
+
+    // It runs green with @playwright/test on the app, and red on its broken build.
+    let env = [("PASSWORD", "hunter2")];
+    let (passed, out) =
+        npm::run_playwright_test(&spec, &env, &[]).unwrap_or_else(|e| panic!("{e}"));
+    assert!(passed, "the exported test fails on the working app:\n{out}\n{spec}");
+    let broken = [("x-fixture-variant", "broken")];
+    let (passed, out) = npm::run_playwright_test(&spec, &env, &broken).unwrap();
+    assert!(!passed, "the exported test passes on the broken build:\n{out}");
+    assert!(out.contains("Order placed: 2 × Large"), "it fails on the order's line:\n{out}");
+    // Without the password in the environment, it says what to set.
+    let (passed, out) = npm::run_playwright_test(&spec, &[], &[]).unwrap();
+    assert!(!passed && out.contains("set PASSWORD"), "{out}");
+
+    let err = mcp.err("export_test", json!({ "tab_id": tab, "path": "../escape.spec.ts" })).await;
+    assert!(err.contains("without `..`"), "{err}");
 }

@@ -178,9 +178,11 @@
       const w = startWatch();
       w.before = before;
       const notes = [];
+      const targets = []; // what each element acted on can be found by again (export_test)
       const got = (t) => {
         const g = element(t);
         if (g.rebound) notes.push(g.rebound);
+        targets.push(ns.facts(g.el));
         return g.el;
       };
       let result = {};
@@ -249,7 +251,7 @@
         w.mutations += pending;
         w.last = performance.now();
       }
-      return { ...result, notes, idle: performance.now() - Math.max(w.last, w.since), next: ns.nextRef() };
+      return { ...result, targets, notes, idle: performance.now() - Math.max(w.last, w.since), next: ns.nextRef() };
     },
 
     // Where the targets of an action in this frame are (centres, scrolled into view), for the

@@ -79,6 +79,24 @@
     return { el: now, rebound: `ref ${ref} (${entry.role} "${entry.name}") was re-rendered; it now names the one element with the same role, name and place` };
   };
 
+  // What a test runner can find `el` by again, for export_test (bridge/src/mcp/export.rs
+  // chooses among them, in one place): its role and name as read_page's line shows them, its
+  // test id, label, placeholder and text, and what kind of control it is (a password field's
+  // value is never written into a test).
+  ns.facts = (el) => {
+    const role = ns.roleOf(el);
+    const squash = (s) => globalThis.tabwireNameText.normalize(s).slice(0, 100);
+    const f = { role, name: role ? ns.lineName(el, role) : '', tag: el.localName };
+    if (el.localName === 'input') f.type = el.type;
+    const add = (k, v) => v && (f[k] = squash(v));
+    add('test_id', el.getAttribute('data-testid'));
+    add('label', el.labels?.[0]?.innerText || el.getAttribute('aria-label'));
+    add('placeholder', el.getAttribute('placeholder'));
+    if (!('value' in el) || el.localName === 'button') add('text', el.innerText);
+    if (window !== top) f.frame = true;
+    return f;
+  };
+
   // Where an element sits: tag names from the document (or shadow root) down, with the index
   // among same-tag siblings left out (re-rendered lists shift them).
   function ancestry(el) {

@@ -76,6 +76,20 @@ impl Fixtures {
                             let _ = sock.write_all(head.as_bytes()).await;
                             return;
                         }
+                        // A client asking for the broken build (`x-fixture-variant: broken`)
+                        // gets `NAME.broken.EXT` where there is one: how a test shows that an
+                        // exported test catches a regression (tests/fixtures/dom/shop.html).
+                        let broken = head.lines().any(|l| {
+                            l.to_ascii_lowercase().replace(' ', "") == "x-fixture-variant:broken"
+                        });
+                        let path = match path.rsplit_once('.') {
+                            Some((stem, ext)) if broken => {
+                                let variant = format!("{stem}.broken.{ext}");
+                                let file = variant.strip_prefix(&prefix).unwrap_or("");
+                                if dir.join(file).is_file() { variant } else { path }
+                            }
+                            _ => path,
+                        };
                         let (status, body, mime) = respond(&dir, &prefix, &path);
                         let header = format!(
                             "HTTP/1.1 {status}\r\ncontent-type: {mime}\r\ncontent-length: {}\r\n\

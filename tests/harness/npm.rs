@@ -59,3 +59,53 @@ pub fn install_apps() -> Result<(), String> {
         .any(|name| !dir.join("node_modules").join(name).join("package.json").exists());
     if missing { install(&dir, &[], &[]) } else { Ok(()) }
 }
+
+/// `@playwright/test` (pinned), installed once into the target dir — no browser download: the
+/// tests it runs use Debian's Chromium. What a test exported by export_test is run with.
+pub fn playwright_test() -> Result<std::path::PathBuf, String> {
+    let dir = crate::bins::bin("tabwire").parent().unwrap().join("playwright-test");
+    let _lock = lock(&dir);
+    if !dir.join("node_modules/@playwright/test/package.json").exists() {
+        let skip = [("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")];
+        install(&dir, &["@playwright/test@1.65.1"], &skip)?;
+    }
+    Ok(dir)
+}
+
+/// Run the test file `spec` with `@playwright/test` in Debian's Chromium (headless,
+/// `--no-sandbox`), with `env`, sending `headers` with every request: whether it passed, and
+/// what the runner printed.
+pub fn run_playwright_test(
+    spec: &str,
+    env: &[(&str, &str)],
+    headers: &[(&str, &str)],
+) -> Result<(bool, String), String> {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static RUN: AtomicU32 = AtomicU32::new(0);
+    let dir = playwright_test()?;
+    let run =
+        dir.join(format!("runs/{}-{}", std::process::id(), RUN.fetch_add(1, Ordering::SeqCst)));
+    let _ = std::fs::remove_dir_all(&run);
+    std::fs::create_dir_all(&run).map_err(|e| format!("create {}: {e}", run.display()))?;
+    std::fs::write(run.join("exported.spec.ts"), spec).unwrap();
+    let headers: serde_json::Map<String, serde_json::Value> =
+        headers.iter().map(|(k, v)| (k.to_string(), (*v).into())).collect();
+    let config = format!(
+        "export default {{ testDir: '.', reporter: 'line', timeout: 30000, retries: 0, workers: 1, \
+         use: {{ headless: true, extraHTTPHeaders: {}, launchOptions: {{ executablePath: \
+         '/usr/bin/chromium', args: ['--no-sandbox'] }} }} }};\n",
+        serde_json::Value::Object(headers)
+    );
+    std::fs::write(run.join("playwright.config.mjs"), config).unwrap();
+    let out = Command::new("node")
+        .arg(dir.join("node_modules/@playwright/test/cli.js"))
+        .args(["test", "--config", "playwright.config.mjs"])
+        .current_dir(&run)
+        .envs(env.iter().copied())
+        .env_remove("BASE_URL")
+        .output()
+        .map_err(|e| format!("cannot run node (is Node.js installed?): {e}"))?;
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    Ok((out.status.success(), text))
+}

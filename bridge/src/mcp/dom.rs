@@ -225,6 +225,7 @@ impl TabwireServer {
     ) -> Result<Reply<ActReport>, ToolError> {
         let mut r = self.dom::<M>(page, args, M::TIMEOUT).await?;
         r.tab_id = page.tab_id;
+        self.recording.acted(M::NAME, page.tab_id, args, &mut r);
         Ok(Reply::new(report_text(&what, &r), r))
     }
 }
@@ -645,6 +646,7 @@ impl TabwireServer {
         let timeout = Duration::from_millis(ms + 2000);
         let mut w = self.dom::<DomWaitFor>(&p.page, &args, timeout).await?;
         w.tab_id = p.page.tab_id;
+        self.recording.waited(p.page.tab_id, &args);
         let text =
             format!("{} showed what was awaited after {} ms", from(&w.origin, w.tab_id), w.ms);
         Ok(Reply::new(text, w))
@@ -672,6 +674,7 @@ impl TabwireServer {
             DialogArgs { page: p.page.on(), accept: p.accept, prompt_text: p.prompt_text.clone() };
         let mut d = self.dom::<DomHandleDialog>(&p.page, &args, DomHandleDialog::TIMEOUT).await?;
         d.tab_id = p.page.tab_id;
+        self.recording.dialog(p.page.tab_id, p.accept, p.prompt_text.clone());
         let answer = if p.accept { "OK" } else { "Cancel" };
         let text = format!(
             "the next dialog on {} will be answered {answer}{}",

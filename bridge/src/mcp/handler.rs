@@ -142,6 +142,7 @@ impl TabwireServer {
             + Self::webdev_tools()
             + Self::network_tools()
             + Self::webdev_page_tools()
+            + Self::export_tools()
             + Self::command_tools();
         let unserved: Vec<String> = router
             .list_all()

@@ -8,6 +8,7 @@ mod dom;
 mod downloads;
 mod evaluate;
 mod events;
+mod export;
 mod handler;
 mod handover;
 pub mod jsonrpc;

@@ -38,6 +38,8 @@ pub struct TabwireServer {
     pub(super) holds: Arc<Holds>,
     /// The least severe log message its client wants (`logging.rs`).
     pub(super) log_level: Arc<LogLevel>,
+    /// What this session did, for export_test (`export.rs`).
+    pub(super) recording: Arc<super::export::Recording>,
 }
 
 impl TabwireServer {
@@ -54,6 +56,7 @@ impl TabwireServer {
         TabwireServer {
             holds,
             log_level: Arc::default(),
+            recording: Arc::default(),
             core,
             operations,
             workers,

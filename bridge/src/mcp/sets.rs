@@ -99,6 +99,7 @@ pub const FAMILIES: [Family; 8] = [
             "viewport",
             "page_timing",
             "print_pdf",
+            "export_test",
         ],
     },
 ];

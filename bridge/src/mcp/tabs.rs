@@ -125,6 +125,7 @@ impl TabwireServer {
         let params = OpenTab { url: p.url, active: p.active, wait: Wait::Load };
         let tab = self.core.invoke::<TabsOpen>(browser, &params);
         let tab = tab.await?;
+        self.recording.went(tab.id, &tab.url);
         Ok(Reply::new(format!("opened {}", line(&tab)), OneTab { tab }))
     }
 
@@ -193,6 +194,7 @@ impl TabwireServer {
         let params = NavigateTab { tab_id: p.tab_id, url: p.url, wait: p.wait };
         let tab = self.core.invoke_within::<TabsNavigate>(browser, &params, p.wait.timeout());
         let tab = tab.await?;
+        self.recording.went(tab.id, &tab.url);
         Ok(Reply::new(format!("navigated {}", line(&tab)), OneTab { tab }))
     }
 }

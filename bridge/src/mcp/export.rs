@@ -1,0 +1,768 @@
+//! export_test: what this session did on a site, written as a Playwright Test file the developer
+//! keeps and runs. Each acting call (`dom.rs`, `act`) leaves a step here with what the extension
+//! resolved for its elements (`ns.facts` in extension/isolated/refs.js: role, name, test id,
+//! label, placeholder, text); navigate, open_tab, wait_for and handle_dialog leave theirs. The
+//! one rule that turns those facts into a locator is [`locator`]. The session is this process:
+//! the steps live in memory and end with it.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::{Component, Path, PathBuf};
+use std::sync::Mutex;
+
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::{tool, tool_router};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tabwire_link::error::CallError;
+use tabwire_link::methods::ActReport;
+use tabwire_proto::wire::code;
+
+use super::reply::{Text, ToolError};
+use super::server::TabwireServer;
+
+/// Steps kept per session; older ones go first (the export says how many).
+const MAX_STEPS: usize = 2000;
+/// Assertions taken from the lines one action added (what the session read back).
+const ASSERTIONS_PER_ACTION: usize = 3;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ExportParams {
+    /// Only this tab's steps; without it, every tab this session acted in (one test each).
+    #[serde(default)]
+    pub tab_id: Option<i64>,
+    /// The test's title.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// A step number: only that step and later ones (an earlier export says where it ended).
+    #[serde(default)]
+    pub since: Option<u64>,
+    /// Also write the file here: a `.spec.ts` or `.test.ts` path inside the working directory.
+    #[serde(default)]
+    pub path: Option<String>,
+}
+
+/// What this session did, step by step.
+#[derive(Default)]
+pub struct Recording(Mutex<Steps>);
+
+#[derive(Default)]
+struct Steps {
+    list: VecDeque<Step>,
+    next: u64,
+    dropped: u64,
+    /// Each tab's page as last seen: an action on a tab first met mid-session starts from it.
+    known: HashMap<i64, String>,
+}
+
+struct Step {
+    n: u64,
+    tab: i64,
+    what: What,
+}
+
+enum What {
+    Goto(String),
+    Act { method: &'static str, args: Value, targets: Vec<Value>, report: Value },
+    Wait(Value),
+    Dialog { accept: bool, text: Option<String> },
+}
+
+impl Recording {
+    fn push(&self, tab: i64, what: What) {
+        let mut s = self.0.lock().unwrap();
+        s.next += 1;
+        let n = s.next;
+        s.list.push_back(Step { n, tab, what });
+        if s.list.len() > MAX_STEPS {
+            s.list.pop_front();
+            s.dropped += 1;
+        }
+    }
+
+    /// The tab loaded `url` (navigate, open_tab).
+    pub(super) fn went(&self, tab: i64, url: &str) {
+        if !url.starts_with("http") {
+            return;
+        }
+        self.0.lock().unwrap().known.insert(tab, url.to_owned());
+        self.push(tab, What::Goto(url.to_owned()));
+    }
+
+    /// An acting call and its settled report. The elements' facts are taken out of the report's
+    /// `result`: they are for the export, not for the model to read.
+    pub(super) fn acted<A: Serialize + ?Sized>(
+        &self,
+        method: &'static str,
+        tab: i64,
+        args: &A,
+        r: &mut ActReport,
+    ) {
+        let targets = match r.result.as_object_mut().and_then(|o| o.remove("targets")) {
+            Some(Value::Array(t)) => t,
+            _ => Vec::new(),
+        };
+        let mut args = serde_json::to_value(args).unwrap_or_default();
+        if let Some(files) = args.get_mut("files").and_then(Value::as_array_mut) {
+            for f in files {
+                f.as_object_mut().map(|o| o.remove("base64"));
+            }
+        }
+        let first = !self.0.lock().unwrap().known.contains_key(&tab);
+        if first && !r.navigated {
+            self.went(tab, &r.url);
+        }
+        self.0.lock().unwrap().known.insert(tab, r.url.clone());
+        let report = serde_json::json!({
+            "result": r.result, "added": r.added, "navigated_to": r.navigated_to,
+            "new_tab": r.new_tab, "dialog": r.dialog.is_some(),
+        });
+        self.push(tab, What::Act { method, args, targets, report });
+    }
+
+    /// A wait_for that was met: `text`, `text_gone`, `selector`, `url`.
+    pub(super) fn waited(&self, tab: i64, args: &impl Serialize) {
+        self.push(tab, What::Wait(serde_json::to_value(args).unwrap_or_default()));
+    }
+
+    /// handle_dialog: how the tab's next dialog is to be answered.
+    pub(super) fn dialog(&self, tab: i64, accept: bool, text: Option<String>) {
+        self.push(tab, What::Dialog { accept, text });
+    }
+}
+
+/// A JavaScript string literal of `s`: whatever a page put in it stays a string.
+fn js(s: &str) -> String {
+    let mut out = String::from("'");
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\'' => out.push_str("\\'"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            c if (c as u32) < 0x20 || c == '\u{2028}' || c == '\u{2029}' => {
+                out.push_str(&format!("\\u{:04x}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
+}
+
+/// Roles whose name Playwright's getByRole reads as tabwire does: from the content (ARIA's
+/// roles named from content) or from a label.
+const NAMED_ROLES: &[&str] = &[
+    "button",
+    "link",
+    "heading",
+    "checkbox",
+    "radio",
+    "switch",
+    "tab",
+    "menuitem",
+    "menuitemcheckbox",
+    "menuitemradio",
+    "option",
+    "treeitem",
+    "cell",
+    "gridcell",
+    "columnheader",
+    "rowheader",
+    "tooltip",
+    "textbox",
+    "searchbox",
+    "combobox",
+    "listbox",
+    "spinbutton",
+    "slider",
+];
+
+/// `{ name: …, exact: true }`, or a prefix match for a name read_page cut at 100 characters.
+fn name_option(name: &str) -> String {
+    match name.strip_suffix('…') {
+        Some(prefix) => format!("{{ name: {} }}", js(prefix)),
+        None => format!("{{ name: {}, exact: true }}", js(name)),
+    }
+}
+
+/// The locator of an element from what tabwire resolved for it: its role and name; else its
+/// test id, label, placeholder or text; else the CSS selector the session gave. Never an index
+/// into the DOM: None when nothing names it.
+fn locator(f: &Value, selector: Option<&str>) -> Option<String> {
+    let s = |k: &str| f[k].as_str().filter(|v| !v.is_empty());
+    if let (Some(role), Some(name)) = (s("role"), s("name"))
+        && NAMED_ROLES.contains(&role)
+    {
+        return Some(format!("page.getByRole({}, {})", js(role), name_option(name)));
+    }
+    if let Some(id) = s("test_id") {
+        return Some(format!("page.getByTestId({})", js(id)));
+    }
+    if let Some(label) = s("label") {
+        return Some(format!("page.getByLabel({}, {{ exact: true }})", js(label)));
+    }
+    if let Some(p) = s("placeholder") {
+        return Some(format!("page.getByPlaceholder({}, {{ exact: true }})", js(p)));
+    }
+    if let Some(text) = s("text") {
+        return Some(format!("page.getByText({}, {{ exact: true }})", js(text)));
+    }
+    selector.map(|sel| format!("page.locator({})", js(sel)))
+}
+
+/// The environment variable a password field's value comes from: its name in capitals.
+fn secret_name(f: &Value) -> String {
+    let base = ["label", "name", "placeholder"]
+        .iter()
+        .find_map(|k| f[*k].as_str().filter(|v| !v.is_empty()))
+        .unwrap_or("password");
+    let mut name: String = base
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' })
+        .collect();
+    name = name.split('_').filter(|p| !p.is_empty()).collect::<Vec<_>>().join("_");
+    if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
+        name.insert_str(0, "SECRET_");
+    }
+    name
+}
+
+/// An assertion from a line an action added, as the session read it (`role "name" [ref=…]…`):
+/// what a person would check is there. None for lines that make no good check.
+fn assertion(line: &str) -> Option<String> {
+    let line = line.trim_start_matches(['+', ' ']);
+    if line.contains("[ref=f") {
+        return None; // inside a frame
+    }
+    let (role, rest) = line.split_once(' ')?;
+    let name: String =
+        serde_json::Deserializer::from_str(rest).into_iter::<String>().next()?.ok()?;
+    let shown = name.trim_end_matches('…');
+    if shown.trim().is_empty() {
+        return None;
+    }
+    match role {
+        "text" => Some(format!("await expect(page.locator('body')).toContainText({});", js(shown))),
+        "status" | "alert" => Some(format!(
+            "await expect(page.getByRole({})).toContainText({});",
+            js(role),
+            js(shown)
+        )),
+        "heading" | "link" | "button" | "cell" | "option" | "tab" | "listitem" => Some(format!(
+            "await expect(page.getByRole({}, {})).toBeVisible();",
+            js(role),
+            name_option(&name)
+        )),
+        _ => None,
+    }
+}
+
+/// A URL as the test goes to it: a path of the test's site (`baseURL`), else whole.
+fn relative(url: &str, site: &str) -> String {
+    match url.strip_prefix(site) {
+        Some(rest) if rest.starts_with('/') => rest.to_owned(),
+        Some("") => "/".to_owned(),
+        _ => url.to_owned(),
+    }
+}
+
+fn origin_of(url: &str) -> String {
+    let after = url.find("://").map(|i| i + 3).unwrap_or(0);
+    let end = url[after..].find('/').map(|i| after + i).unwrap_or(url.len());
+    url[..end].to_owned()
+}
+
+/// What one test is written from, and what it needs.
+struct Written {
+    body: Vec<String>,
+    secrets: Vec<String>,
+    left_out: Vec<String>,
+}
+
+/// One tab's steps as the body of a test, in `site`'s terms.
+fn write_steps(steps: &[&Step], site: &str) -> Written {
+    let mut w = Written { body: Vec::new(), secrets: Vec::new(), left_out: Vec::new() };
+    for step in steps {
+        let n = step.n;
+        match &step.what {
+            What::Goto(url) => {
+                w.body.push(format!("await page.goto({});", js(&relative(url, site))));
+            }
+            What::Dialog { accept, text } => {
+                let answer = match (accept, text) {
+                    (true, Some(t)) => format!("dialog.accept({})", js(t)),
+                    (true, None) => "dialog.accept()".to_owned(),
+                    (false, _) => "dialog.dismiss()".to_owned(),
+                };
+                w.body.push(format!("page.once('dialog', (dialog) => {answer});"));
+            }
+            What::Wait(a) => {
+                let s = |k: &str| a[k].as_str();
+                if let Some(t) = s("text") {
+                    w.body.push(format!(
+                        "await expect(page.locator('body')).toContainText({});",
+                        js(t)
+                    ));
+                }
+                if let Some(t) = s("text_gone") {
+                    w.body.push(format!(
+                        "await expect(page.locator('body')).not.toContainText({});",
+                        js(t)
+                    ));
+                }
+                if let Some(sel) = s("selector") {
+                    w.body.push(format!(
+                        "await page.locator({}).first().waitFor({{ state: 'attached' }});",
+                        js(sel)
+                    ));
+                }
+                if let Some(u) = s("url") {
+                    w.body.push(format!(
+                        "await page.waitForURL((url) => url.href.includes({}));",
+                        js(u)
+                    ));
+                }
+            }
+            What::Act { method, args, targets, report } => {
+                act(&mut w, n, method, args, targets, report, site);
+            }
+        }
+    }
+    w
+}
+
+fn act(
+    w: &mut Written,
+    n: u64,
+    method: &str,
+    args: &Value,
+    targets: &[Value],
+    report: &Value,
+    site: &str,
+) {
+    let selector = args["selector"].as_str();
+    let none = Value::Null;
+    let first = targets.first().unwrap_or(&none);
+    let frame = targets.iter().any(|t| t["frame"] == true);
+    if frame {
+        w.left_out.push(format!("step {n} acted inside a frame"));
+        w.body.push(format!(
+            "// step {n}: tabwire acted inside a frame here; write it with page.frameLocator(…)"
+        ));
+        return;
+    }
+    let loc = |f: &Value, sel: Option<&str>| locator(f, sel);
+    let missing = |w: &mut Written| {
+        w.left_out.push(format!("step {n}: an element with no role, name, test id, label or text"));
+        w.body.push(format!(
+            "throw new Error('step {n}: the element acted on has no role and name, test id, label \
+             or text to find it by; give it a data-testid and export again');"
+        ));
+    };
+    if args["trusted"] == true {
+        w.body.push(
+            "// tabwire used trusted input here; Playwright's input is the browser's own".into(),
+        );
+    }
+    let secret = |w: &mut Written, f: &Value| {
+        let name = secret_name(f);
+        if !w.secrets.contains(&name) {
+            w.secrets.push(name.clone());
+        }
+        format!("secret({})", js(&name))
+    };
+    let is_password = |f: &Value| f["type"] == "password";
+    match method {
+        "dom.click" => {
+            let Some(l) = loc(first, selector) else { return missing(w) };
+            let mut opts = Vec::new();
+            if let Some(b) = args["button"].as_str().filter(|b| *b != "left") {
+                opts.push(format!("button: {}", js(b)));
+            }
+            if let Some(m) = args["modifiers"].as_array().filter(|m| !m.is_empty()) {
+                let keys: Vec<String> = m.iter().filter_map(Value::as_str).map(js).collect();
+                opts.push(format!("modifiers: [{}]", keys.join(", ")));
+            }
+            let call = if args["count"].as_u64() == Some(2) { "dblclick" } else { "click" };
+            let opts =
+                if opts.is_empty() { String::new() } else { format!("{{ {} }}", opts.join(", ")) };
+            w.body.push(format!("await {l}.{call}({opts});"));
+        }
+        "dom.fill" => {
+            let fields = args["fields"].as_array().cloned().unwrap_or_default();
+            let values = report["result"]["values"].as_array().cloned().unwrap_or_default();
+            for (i, field) in fields.iter().enumerate() {
+                let f = targets.get(i).unwrap_or(&none);
+                let Some(l) = loc(f, field["selector"].as_str()) else { return missing(w) };
+                let value = &field["value"];
+                let kind = f["type"].as_str().unwrap_or("");
+                if f["tag"] == "select" {
+                    let v: Vec<String> = match value {
+                        Value::Array(a) => a.iter().map(|v| js(&text_of(v))).collect(),
+                        v => vec![js(&text_of(v))],
+                    };
+                    w.body.push(format!(
+                        "await {l}.selectOption({});",
+                        if v.len() == 1 { v[0].clone() } else { format!("[{}]", v.join(", ")) }
+                    ));
+                } else if kind == "checkbox" || kind == "radio" {
+                    let on = matches!(value, Value::Bool(true))
+                        || matches!(value.as_str(), Some("true" | "on" | "checked"));
+                    w.body.push(format!("await {l}.{}();", if on { "check" } else { "uncheck" }));
+                } else if is_password(f) {
+                    let s = secret(w, f);
+                    w.body.push(format!("await {l}.fill({s});"));
+                } else {
+                    let given = text_of(value);
+                    w.body.push(format!("await {l}.fill({});", js(&given)));
+                    // The page changed what it was given (a mask, a format): the session read it.
+                    if let Some(now) = values.get(i).and_then(Value::as_str).filter(|v| *v != given)
+                    {
+                        w.body.push(format!("await expect({l}).toHaveValue({});", js(now)));
+                    }
+                }
+            }
+        }
+        "dom.type" => {
+            let text = args["text"].as_str().unwrap_or("");
+            let (l, password) = match targets.first() {
+                Some(f) => match loc(f, selector) {
+                    Some(l) => (Some(l), is_password(f)),
+                    None => return missing(w),
+                },
+                None => (None, false),
+            };
+            let typed = if password { secret(w, first) } else { js(text) };
+            match &l {
+                Some(l) => w.body.push(format!("await {l}.pressSequentially({typed});")),
+                None => w.body.push(format!("await page.keyboard.type({typed});")),
+            }
+            if let (Some(l), false, Some(v)) = (&l, password, report["result"]["value"].as_str()) {
+                let field = matches!(first["tag"].as_str(), Some("input" | "textarea"));
+                if field {
+                    w.body.push(format!("await expect({l}).toHaveValue({});", js(v)));
+                }
+            }
+            if args["submit"] == true {
+                w.body.push(format!(
+                    "await {}.press('Enter');",
+                    l.as_deref().unwrap_or("page.keyboard")
+                ));
+            }
+        }
+        "dom.press_key" => {
+            let on = match targets.first() {
+                Some(f) => match loc(f, selector) {
+                    Some(l) => l,
+                    None => return missing(w),
+                },
+                None => "page.keyboard".to_owned(),
+            };
+            for chord in args["keys"].as_str().unwrap_or("").split(' ').filter(|c| !c.is_empty()) {
+                let chord = chord.replace("Space", " ");
+                w.body.push(format!("await {on}.press({});", js(&chord)));
+            }
+        }
+        "dom.pointer" => match args["action"].as_str() {
+            Some("hover") => match loc(first, selector) {
+                Some(l) => w.body.push(format!("await {l}.hover();")),
+                None => missing(w),
+            },
+            Some("drag") => match (loc(first, selector), targets.get(1).and_then(|t| loc(t, None)))
+            {
+                (Some(a), Some(b)) => w.body.push(format!("await {a}.dragTo({b});")),
+                _ => missing(w),
+            },
+            _ => match targets.first().and_then(|f| loc(f, selector)) {
+                Some(l) => w.body.push(format!("await {l}.scrollIntoViewIfNeeded();")),
+                None => w.body.push(format!(
+                    "await page.mouse.wheel({}, {});",
+                    args["dx"].as_f64().unwrap_or(0.0),
+                    args["dy"].as_f64().unwrap_or(0.0)
+                )),
+            },
+        },
+        "dom.upload" => {
+            let Some(l) = loc(first, None) else { return missing(w) };
+            let names: Vec<String> = args["files"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|f| f["name"].as_str())
+                .map(|name| format!("path.join(__dirname, {})", js(name)))
+                .collect();
+            w.body.push("// the files upload_file gave, expected beside this test file".into());
+            w.body.push(format!("await {l}.setInputFiles([{}]);", names.join(", ")));
+        }
+        _ => return,
+    }
+    if let Some(to) = report["navigated_to"].as_str() {
+        w.body.push(format!("await expect(page).toHaveURL({});", js(&relative(to, site))));
+    }
+    if let Some(id) = report["new_tab"].as_i64() {
+        w.left_out.push(format!("step {n} opened tab {id}, exported on its own"));
+        w.body.push(format!("// step {n} opened another tab: export_test {{\"tab_id\": {id}}} writes what was done there"));
+    }
+    // Lines of a role say what changed better than runs of text (a label's words among them):
+    // text only when the action added no such line.
+    let added: Vec<String> = report["added"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter_map(assertion)
+        .collect();
+    let by_role = added.iter().any(|a| !a.starts_with("await expect(page.locator('body'))"));
+    let mut checks: Vec<String> = Vec::new();
+    for a in added
+        .into_iter()
+        .filter(|a| !by_role || !a.starts_with("await expect(page.locator('body'))"))
+    {
+        if !checks.contains(&a) && checks.len() < ASSERTIONS_PER_ACTION {
+            checks.push(a);
+        }
+    }
+    w.body.extend(checks);
+}
+
+fn text_of(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        v => v.to_string(),
+    }
+}
+
+/// The whole file: one test per tab.
+fn spec(title: &str, tabs: &[(i64, Vec<&Step>)]) -> (String, Written) {
+    let site = tabs
+        .iter()
+        .flat_map(|(_, s)| s.iter())
+        .find_map(|s| match &s.what {
+            What::Goto(url) => Some(origin_of(url)),
+            _ => None,
+        })
+        .unwrap_or_default();
+    let mut all = Written { body: Vec::new(), secrets: Vec::new(), left_out: Vec::new() };
+    let mut tests = Vec::new();
+    for (tab, steps) in tabs {
+        let w = write_steps(steps, &site);
+        let name = if tabs.len() > 1 { format!("{title} (tab {tab})") } else { title.to_owned() };
+        let mut t = format!("test({}, async ({{ page }}) => {{\n", js(&name));
+        for line in &w.body {
+            t.push_str(&format!("  {line}\n"));
+        }
+        t.push_str("});\n");
+        tests.push(t);
+        for s in w.secrets {
+            if !all.secrets.contains(&s) {
+                all.secrets.push(s);
+            }
+        }
+        all.left_out.extend(w.left_out);
+    }
+    let mut out = String::from("import { test, expect } from '@playwright/test';\n");
+    if tests.iter().any(|t| t.contains("path.join(")) {
+        out.push_str("import path from 'node:path';\n");
+    }
+    out.push_str(&format!(
+        "\n// Written by tabwire's export_test from what an assistant did on {site}.\n\
+         // BASE_URL runs it against another copy of the app (a staging server, a preview).\n\
+         test.use({{ baseURL: process.env.BASE_URL ?? {} }});\n",
+        js(&site)
+    ));
+    if !all.secrets.is_empty() {
+        out.push_str(
+            "\n// What was typed into password fields is never written here: it comes from the\n\
+             // environment when the test runs.\n\
+             function secret(name: string): string {\n  \
+               const value = process.env[name];\n  \
+               if (value === undefined) throw new Error(`set ${name}: this test types it into a password field`);\n  \
+               return value;\n\
+             }\n",
+        );
+    }
+    for t in tests {
+        out.push('\n');
+        out.push_str(&t);
+    }
+    (out, all)
+}
+
+/// `path` made absolute inside `root`, refused when it leaves it or is not a test file's name.
+fn inside(root: &Path, path: &str) -> Result<PathBuf, CallError> {
+    let bad = |why: &str| {
+        CallError::new(
+            code::BAD_REQUEST,
+            format!(
+                "path {path:?} {why}; give a path such as e2e/checkout.spec.ts inside {}",
+                root.display()
+            ),
+        )
+    };
+    let p = Path::new(path);
+    let rel = if p.is_absolute() {
+        p.strip_prefix(root).map_err(|_| bad("is outside the working directory"))?
+    } else {
+        p
+    };
+    if rel.components().any(|c| !matches!(c, Component::Normal(_))) {
+        return Err(bad("must go down from the working directory, without `..`"));
+    }
+    let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    if ![".spec.ts", ".test.ts", ".spec.js", ".test.js"].iter().any(|e| name.ends_with(e)) {
+        return Err(bad("must name a test file (ending .spec.ts or .test.ts)"));
+    }
+    Ok(root.join(rel))
+}
+
+fn write(root: &Path, path: &str, text: &str) -> Result<PathBuf, CallError> {
+    let target = inside(root, path)?;
+    let fail = |e: std::io::Error| {
+        CallError::new(code::INTERNAL, format!("could not write {}: {e}", target.display()))
+    };
+    let dir = target.parent().unwrap_or(root);
+    std::fs::create_dir_all(dir).map_err(fail)?;
+    // A link inside the project may point out of it: where the file lands is checked, not named.
+    let real = dir.canonicalize().map_err(fail)?;
+    if !real.starts_with(root.canonicalize().map_err(fail)?) {
+        return Err(CallError::new(
+            code::BAD_REQUEST,
+            format!(
+                "{} leads outside the working directory (a symbolic link); give another path",
+                dir.display()
+            ),
+        ));
+    }
+    std::fs::write(&target, text).map_err(fail)?;
+    Ok(target)
+}
+
+#[tool_router(router = export_tools, vis = "pub(super)")]
+impl TabwireServer {
+    /// Write what this session did in a tab (navigate, click, fill, type, press_key, pointer,
+    /// upload_file, wait_for, handle_dialog) as a Playwright Test file: locators by role and
+    /// name (else test id, label, text), the waits tabwire saw settle and the lines it read after
+    /// acting as assertions; password fields read process.env. `path` also writes it.
+    #[tool(annotations(
+        title = "Export a Playwright test",
+        read_only_hint = false,
+        destructive_hint = false,
+        idempotent_hint = true,
+        open_world_hint = false
+    ))]
+    async fn export_test(
+        &self,
+        Parameters(p): Parameters<ExportParams>,
+    ) -> Result<Text, ToolError> {
+        let steps = self.recording.0.lock().unwrap();
+        let since = p.since.unwrap_or(0);
+        let chosen: Vec<&Step> = steps
+            .list
+            .iter()
+            .filter(|s| s.n >= since && p.tab_id.is_none_or(|t| s.tab == t))
+            .collect();
+        if !chosen.iter().any(|s| matches!(s.what, What::Act { .. } | What::Wait(_))) {
+            let which = p.tab_id.map(|t| format!(" in tab {t}")).unwrap_or_default();
+            return Err(CallError::new(
+                code::BAD_REQUEST,
+                format!(
+                    "nothing to export: this session has not acted{which}{} yet; navigate, click, \
+                     fill… first, then export",
+                    if since > 0 { format!(" since step {since}") } else { String::new() }
+                ),
+            )
+            .into());
+        }
+        let mut tabs: Vec<(i64, Vec<&Step>)> = Vec::new();
+        for s in &chosen {
+            match tabs.iter_mut().find(|(t, _)| *t == s.tab) {
+                Some((_, list)) => list.push(s),
+                None => tabs.push((s.tab, vec![s])),
+            }
+        }
+        let (first, last) = (chosen[0].n, chosen[chosen.len() - 1].n);
+        let dropped = steps.dropped;
+        let title = p.name.as_deref().unwrap_or("what the assistant did");
+        let (file, w) = spec(title, &tabs);
+        let mut head = format!(
+            "steps {first}–{last} as a Playwright test ({} tab{}); `since: {}` exports what comes next",
+            tabs.len(),
+            if tabs.len() == 1 { "" } else { "s" },
+            last + 1
+        );
+        if let Some(path) = &p.path {
+            let root = std::env::current_dir().map_err(|e| {
+                CallError::new(code::INTERNAL, format!("no working directory to write into: {e}"))
+            })?;
+            let at = write(&root, path, &file)?;
+            head.push_str(&format!("; written to {}", at.display()));
+        }
+        if !w.secrets.is_empty() {
+            head.push_str(&format!(
+                "; set {} in the environment to run it (password fields)",
+                w.secrets.join(", ")
+            ));
+        }
+        if dropped > 0 && since <= first {
+            head.push_str(&format!(
+                "; the first {dropped} steps of this session are no longer kept"
+            ));
+        }
+        for l in &w.left_out {
+            head.push_str(&format!("\nnot exported: {l}"));
+        }
+        Ok(Text(format!("{head}\n```ts\n{file}```")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn locators_prefer_role_and_name_and_never_an_index() {
+        let f = json!({"role": "button", "name": "Try it out", "test_id": "try"});
+        assert_eq!(
+            locator(&f, None).unwrap(),
+            "page.getByRole('button', { name: 'Try it out', exact: true })"
+        );
+        let f = json!({"role": null, "name": "", "test_id": "card-1", "text": "Open"});
+        assert_eq!(locator(&f, None).unwrap(), "page.getByTestId('card-1')");
+        let f = json!({"role": null, "name": "", "text": "It's \"here\"\n"});
+        assert_eq!(
+            locator(&f, None).unwrap(),
+            "page.getByText('It\\'s \"here\"\\n', { exact: true })"
+        );
+        assert_eq!(locator(&json!({"role": null, "name": ""}), None), None);
+        let cut = json!({"role": "link", "name": "A very long…"});
+        assert_eq!(locator(&cut, None).unwrap(), "page.getByRole('link', { name: 'A very long' })");
+    }
+
+    #[test]
+    fn assertions_come_from_the_lines_read_back() {
+        assert_eq!(
+            assertion("+ heading \"Welcome, Ada\" [ref=e4] [level=2]").unwrap(),
+            "await expect(page.getByRole('heading', { name: 'Welcome, Ada', exact: true })).toBeVisible();"
+        );
+        assert_eq!(
+            assertion("  text \"Order placed\"").unwrap(),
+            "await expect(page.locator('body')).toContainText('Order placed');"
+        );
+        assert_eq!(assertion("textbox \"Email\" [ref=e3] [value=\"a\"]"), None);
+        assert_eq!(assertion("button \"In frame\" [ref=f2e3]"), None);
+    }
+
+    #[test]
+    fn secrets_are_named_for_their_field_and_paths_stay_inside() {
+        assert_eq!(secret_name(&json!({"label": "Password", "type": "password"})), "PASSWORD");
+        assert_eq!(secret_name(&json!({"name": "API key (live)"})), "API_KEY_LIVE");
+        let root = Path::new("/work/app");
+        assert!(inside(root, "e2e/a.spec.ts").is_ok());
+        assert!(inside(root, "/work/app/e2e/a.spec.ts").is_ok());
+        assert!(inside(root, "../a.spec.ts").is_err());
+        assert!(inside(root, "/etc/a.spec.ts").is_err());
+        assert!(inside(root, "src/main.ts").is_err());
+    }
+}
