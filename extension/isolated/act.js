@@ -11,6 +11,42 @@
     throw Object.assign(new Error(message), { code });
   };
 
+  // Where the focus is, into open shadow roots.
+  const focused = () => {
+    let a = document.activeElement;
+    while (a?.shadowRoot?.activeElement) a = a.shadowRoot.activeElement;
+    return a;
+  };
+  // Chrome fires focus events only in the focused window's active tab (docs/performance.md,
+  // "Pages the user is not looking at"): in any other, `el.focus()` moves activeElement and
+  // fires nothing, and apps that open a menu or mark a field from `focus`/`focusin`
+  // (react-select opens its menu from the focus its mousedown handler gives) do nothing. So in
+  // a document without the focus, each move of the focus while tabwire acts — its own or the
+  // page's — gets the events a person's would: blur and focusout where it was, focus and
+  // focusin where it is. `focusFrom` at an action's start; `focusMoved` after each step.
+  let lastFocus = null;
+  ns.focusFrom = () => (lastFocus = focused());
+  ns.focusMoved = () => {
+    const now = focused();
+    const was = lastFocus;
+    lastFocus = now;
+    if (now === was || document.hasFocus()) return;
+    const fire = (el, type, bubbles, related) => el.dispatchEvent(new FocusEvent(type, { bubbles, composed: true, relatedTarget: related }));
+    if (was && was !== document.body && was.isConnected) {
+      fire(was, 'blur', false, now);
+      fire(was, 'focusout', true, now);
+    }
+    if (now && now !== document.body) {
+      fire(now, 'focus', false, was);
+      fire(now, 'focusin', true, was);
+    }
+  };
+  const focus = (el, opts = { preventScroll: true }) => {
+    el.focus(opts);
+    ns.focusMoved();
+  };
+  ns.focus = focus;
+
   // A short description of an element for messages: `button "Close" (div#overlay.modal)`.
   ns.describe = (el) => {
     const role = ns.roleOf(el);
@@ -122,6 +158,7 @@
       const o = { ...opts, detail: i, buttons: 1 << b };
       mouse('pointerdown', el, at, o);
       if (mouse('mousedown', el, at, o) && i === 1) focusable(el)?.focus({ preventScroll: true });
+      if (i === 1) ns.focusMoved(); // ours, or the one the page's mousedown handler gave
       mouse('pointerup', el, at, { ...opts, detail: i });
       mouse('mouseup', el, at, { ...opts, detail: i });
       if (b === 0) mouse('click', el, at, { ...opts, detail: i });
@@ -165,7 +202,7 @@
       const missing = wanted.filter((_, i) => !pick[i]);
       if (missing.length) fail('bad_request', `${ns.describe(el)} has no option ${missing.map((w) => JSON.stringify(w)).join(', ')}; its options are ${options.slice(0, 30).map((o) => JSON.stringify(o.label.trim())).join(', ')}`);
       if (!el.multiple && pick.length > 1) fail('bad_request', `${ns.describe(el)} takes one option; give one value`);
-      el.focus({ preventScroll: true });
+      focus(el);
       for (const o of options) o.selected = pick.includes(o);
       input(el, null, undefined);
       change(el);
@@ -182,7 +219,7 @@
     const text = String(value);
     if (!targeted) ns.target(el); // a field under an overlay is one a user could not click into either
     if (tag === 'input' || tag === 'textarea') {
-      el.focus({ preventScroll: true });
+      focus(el);
       nativeSet(el, 'value', text);
       if (el.value !== text && text !== '') fail('bad_request', `${ns.describe(el)} (an input of type ${kind}) did not take ${JSON.stringify(text)}${kind === 'date' ? ': a date is YYYY-MM-DD' : kind === 'time' ? ': a time is HH:MM' : ''}`);
       input(el, text, 'insertReplacementText');
@@ -190,7 +227,7 @@
       return el.value;
     }
     if (el.isContentEditable) {
-      el.focus({ preventScroll: true });
+      focus(el);
       const sel = getSelection();
       sel.selectAllChildren(el);
       // What rich-text editors listen for: the browser's own editing command, which fires
@@ -303,7 +340,7 @@
       let box = el;
       if (el.editContext) while (box.parentElement && box.getBoundingClientRect().width * box.getBoundingClientRect().height === 0) box = box.parentElement;
       ns.target(box);
-      el.focus({ preventScroll: true });
+      focus(el);
       if (el.editContext) {
         // Its text is the editor's, and not all of it: the caret goes to the end as a person
         // sends it there, with the editor's own Control+End.
@@ -351,7 +388,8 @@
     } else if (k === 'Tab') {
       const all = [...document.querySelectorAll('a[href], button, input, select, textarea, [tabindex], [contenteditable]')].filter((n) => n.tabIndex >= 0 && !n.disabled && n.checkVisibility?.());
       const i = all.indexOf(el);
-      all[(i + (mods.shiftKey ? all.length - 1 : 1)) % all.length]?.focus();
+      const next = all[(i + (mods.shiftKey ? all.length - 1 : 1)) % all.length];
+      if (next) focus(next, {});
     } else if (mods.ctrlKey && k.toLowerCase() === 'a') {
       if (field) el.select?.();
       else if (el.isContentEditable) getSelection().selectAllChildren(el);

@@ -54,6 +54,26 @@
     return w;
   }
 
+  // While tabwire acts in a hidden document (a background tab, a window covered or minimized),
+  // Chrome draws no frames and fires no focus events: the page's animation frames, which
+  // page-world/frames.js holds, are run here at 60 Hz on the worker's clock (isolated/clock.js;
+  // the page's own timers wake once a second), and each move of the focus gets its events
+  // (isolated/act.js), until the action's watch ends. `w.hidden` tells the worker, which then
+  // waits for the page's throttled timers too (worker/dom.js).
+  const STAND_IN_MS = 15_000;
+  function standIn(w) {
+    if (!document.hidden) return;
+    w.hidden = true;
+    const until = performance.now() + STAND_IN_MS;
+    const frame = () => {
+      if (w.stopped || performance.now() > until) return;
+      if (document.hidden) window.dispatchEvent(new Event('tabwire:frame'));
+      ns.focusMoved();
+      globalThis.tabwireLater(frame, 16);
+    };
+    globalThis.tabwireLater(frame, 0);
+  }
+
   function stopWatch() {
     if (!watch) return;
     watch.stopped = true;
@@ -177,6 +197,8 @@
       const before = lines();
       const w = startWatch();
       w.before = before;
+      ns.focusFrom();
+      standIn(w);
       const notes = [];
       const targets = []; // what each element acted on can be found by again (export_test)
       const got = (t) => {
@@ -203,7 +225,7 @@
             result.value = ns.type(args.ref || args.selector ? got(args) : null, args.text, args.submit);
             break;
           case 'press':
-            if (args.ref || args.selector) got(args).focus();
+            if (args.ref || args.selector) ns.focus(got(args), {});
             {
               const before = ns.caret();
               await ns.press(args.keys);
@@ -243,6 +265,7 @@
         watch = null;
         throw e;
       }
+      ns.focusMoved();
       // How long the DOM has been quiet already: the worker's first wait needs no question.
       // The action's own changes are not delivered to the observer until this task ends:
       // taken here, so that they count as now rather than as quiet.
@@ -251,7 +274,7 @@
         w.mutations += pending;
         w.last = performance.now();
       }
-      return { ...result, targets, notes, idle: performance.now() - Math.max(w.last, w.since), next: ns.nextRef() };
+      return { ...result, targets, notes, idle: performance.now() - Math.max(w.last, w.since), next: ns.nextRef(), ...(w.hidden ? { hidden: true } : {}) };
     },
 
     // Where the targets of an action in this frame are (centres, scrolled into view), for the

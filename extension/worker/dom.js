@@ -10,7 +10,7 @@
 // navigated meanwhile answers nothing it was not checked for.
 
 import { TabwireError, fail } from '../lib/errors.js';
-import { NAV_CAP_MS, QUIET_MS, capOf, effectOf, quietFor } from '../lib/settle.js';
+import { HIDDEN_QUIET_MS, NAV_CAP_MS, QUIET_MS, capOf, effectOf, quietFor } from '../lib/settle.js';
 import { originOf, withoutFragment } from '../lib/sites.js';
 import { childFrames, diffLines, fit, inFrame, parseRef, tokens } from '../lib/snapshot-text.js';
 import { firstFreeRef, nextSnapshotId, numberingLoaded, setFirstFreeRef, tabState } from './dom/numbering.js';
@@ -235,9 +235,17 @@ async function act(params, action, args, { signal, timeoutMs, session }) {
       await trustedAct(id, action, args, done);
       done.idle = 0; // the real input came after the agent's answer: quiet counts from it
     }
-    const report = await settle(id, frame, activity, cap, signal, done.idle ?? 0, done.selection_moved === true);
+    const quiet = done.hidden ? HIDDEN_QUIET_MS : QUIET_MS;
+    const report = await settle(id, frame, activity, cap, signal, done.idle ?? 0, done.selection_moved === true, quiet);
     const origin = originOf(top.url);
-    return { origin, url: withoutFragment(top.url), ...report, ms: Math.round(performance.now() - started), result: { ...done, notes: undefined, idle: undefined, next: undefined }, notes: done.notes };
+    const notes = done.notes ?? [];
+    if (done.hidden) {
+      // Nothing seen in a hidden page may still come when it is shown (a canvas, a video, what
+      // waits for a ResizeObserver): not "none".
+      if (report.effect === 'none') report.effect = 'unknown';
+      notes.push(`tab ${id} was hidden (not its window's active tab, or its window covered or minimized): Chrome draws no frames there and wakes its timers once a second, so tabwire ran the page's animation frames, gave it the focus events Chrome does not, and waited ${quiet} ms of quiet for its timers; if the page must be seen to work, activate_tab {"tab_id": ${id}} shows it (it takes the user's screen)`);
+    }
+    return { origin, url: withoutFragment(top.url), ...report, ...(done.hidden ? { hidden: true, hidden_quiet_ms: quiet } : {}), ms: Math.round(performance.now() - started), result: { ...done, notes: undefined, idle: undefined, next: undefined, hidden: undefined }, notes };
   } finally {
     activity.stop();
   }
@@ -292,7 +300,7 @@ async function trustedAct(id, action, args, done) {
 // network layer is done before the page runs its handler, later still on a loaded machine),
 // the DOM has been quiet for QUIET_MS (`idle`: how long it had been when the agent answered)
 // and a navigation loaded, then end the action's watch.
-async function settle(id, frame, activity, cap, signal, idle, selection = false) {
+async function settle(id, frame, activity, cap, signal, idle, selection = false, quietMs = QUIET_MS) {
   const deadline = performance.now() + cap;
   const left = () => deadline - performance.now();
   let page = { mutations: 0, dialogs: [], added: [], removed: [], more: 0, pending: [] };
@@ -308,13 +316,13 @@ async function settle(id, frame, activity, cap, signal, idle, selection = false)
       break;
     }
     const quiet = quietFor({ idle, measured, now: performance.now() });
-    if (quiet < QUIET_MS && left() > 0) {
-      await activity.changed(Math.min(QUIET_MS - quiet, left()));
+    if (quiet < quietMs && left() > 0) {
+      await activity.changed(Math.min(quietMs - quiet, left()));
       continue;
     }
     try {
       // At the cap, end whatever the page is doing.
-      const q = await ask(id, frame, { type: 'dom.finish', quiet: left() > 0 ? QUIET_MS : 0 });
+      const q = await ask(id, frame, { type: 'dom.finish', quiet: left() > 0 ? quietMs : 0 });
       requests = q.requests ?? requests;
       if (q.added) {
         page = q;
@@ -322,7 +330,7 @@ async function settle(id, frame, activity, cap, signal, idle, selection = false)
         break;
       }
       // The document started a navigation: wait for the browser to report it (or the cap).
-      if (q.leaving) await activity.changed(Math.min(QUIET_MS, left()));
+      if (q.leaving) await activity.changed(Math.min(quietMs, left()));
       idle = q.idle; // the DOM changed meanwhile, or a request runs: wait again
       measured = performance.now();
     } catch (e) {

@@ -65,12 +65,14 @@ export function withGroups(table) {
     const look = othersLive(state, caller?.id ?? null) || Object.values(state.sessions).some((s) => s.done && s.groups.length > 0);
     hearMoves(look);
     if (!UNCHECKED.has(method) && Number.isInteger(params?.tab_id) && look) await check(params.tab_id, caller);
+    if (!UNCHECKED.has(method) && Number.isInteger(params?.tab_id) && caller) await inFront(params.tab_id, caller);
     const opened = caller && method === 'tabs.open' ? (tab) => adopt(tab, caller) : undefined;
     const open = opened ? { id: caller.id, url: normalized(params?.url) } : null;
     if (open) opening.push(open);
     let result;
     try {
-      result = await fn(params, opened ? { ...ctx, opened } : ctx);
+      if (opened) fronts.delete(caller.id); // the new tab is its window's active one now
+      result = await fn(params, opened ? { ...ctx, opened, home: home(caller) } : ctx);
     } finally {
       if (open) opening.splice(opening.indexOf(open), 1);
     }
@@ -121,6 +123,33 @@ function live(caller) {
     if (retitle) for (const g of s.groups) await chrome.tabGroups.update(g, { title: s.name, collapsed: false }).catch(() => {});
     await save();
   });
+}
+
+// The session's own window (tabs.js opens its tabs there): `window()` its id while it is open,
+// else null; `made(id)` remembers the one tabs.js made.
+function home(caller) {
+  const s = () => state.sessions[caller.id];
+  return {
+    window: async () => {
+      const id = s()?.window;
+      return Number.isInteger(id) && (await chrome.windows.get(id).catch(() => null)) ? id : null;
+    },
+    made: (id) => serial(() => s() && ((s().window = id), save())),
+  };
+}
+
+// A tab of the caller's own window that a call names is made that window's active tab, which
+// Chrome runs at full speed (tabs.js says why); the user's windows are not touched. Chrome is
+// asked only when the call names another tab than the last one (a tab the user selected there
+// meanwhile is hidden: dom.js acts in it all the same, and says so).
+const fronts = new Map(); // session id → the tab of its window it last acted in
+async function inFront(tabId, caller) {
+  const own = state.sessions[caller.id]?.window;
+  if (!Number.isInteger(own) || fronts.get(caller.id) === tabId) return;
+  const tab = await chrome.tabs.get(tabId).catch(() => null);
+  if (tab?.windowId !== own) return;
+  if (!tab.active) await chrome.tabs.update(tabId, { active: true }).catch(() => {});
+  fronts.set(caller.id, tabId);
 }
 
 // Put `tab` (just opened by `caller`) in the caller's group of its window, made if need be.

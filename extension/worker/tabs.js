@@ -22,7 +22,7 @@ export const tabMethods = {
     checkWait(wait);
     if (typeof active !== 'boolean') fail('bad_request', '`active` must be true or false');
     const tab = await loaded(wait, ctx, url, () =>
-      chrome.tabs.create({ url, active })
+      create(url, active, active ? null : ctx.home)
         .catch((e) => fail('bad_request', `Chrome could not open ${url}: ${e.message}`))
         .then(async (created) => (await ctx.opened?.(created), created))); // into the session's group
     return describe(tab, await focusedWindowId());
@@ -51,6 +51,25 @@ export const tabMethods = {
     return describe(tab, await focusedWindowId());
   },
 };
+
+// A new tab for `url`. A session's (`home`, from groups.js) goes to the session's own window,
+// made without focus, as that window's active tab: Chrome renders such a tab and runs its
+// timers at full speed, where a background tab of the user's window draws no frames and wakes
+// its timers once a second (docs/performance.md, "Pages the user is not looking at"). Neither
+// changes the user's active tab or focused window (specs/tools.md, "In the background"):
+// windows.create with `focused: false`, and tabs.update's `active`, which selects a tab in its
+// own window only — tabs.create's `active: true` also brings that window to the front.
+async function create(url, active, home) {
+  if (!home) return chrome.tabs.create({ url, active });
+  const windowId = await home.window();
+  if (windowId !== null) {
+    const tab = await chrome.tabs.create({ url, windowId, active: false });
+    return (await chrome.tabs.update(tab.id, { active: true }).catch(() => null)) ?? tab;
+  }
+  const made = await chrome.windows.create({ url, focused: false });
+  await home.made(made.id);
+  return made.tabs[0];
+}
 
 // The URL tab `id` last showed as heard here (activity.js names the origin of a call's tab by
 // it), or null.

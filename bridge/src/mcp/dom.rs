@@ -233,6 +233,12 @@ impl TabwireServer {
 /// The settle report in a few lines; the changed lines are the page's, labelled as such.
 fn report_text(what: &str, r: &ActReport) -> String {
     let mut t = format!("{what} on {}: settled in {} ms", from(&r.origin, r.tab_id), r.ms);
+    if r.effect == "unknown" {
+        t.push_str(
+            "; effect: unknown — nothing in the page changed yet, and the tab is hidden, where \
+             what a page draws may wait until it is shown; check with read_page",
+        );
+    }
     if r.effect == "none" {
         t.push_str(
             "; effect: none — nothing in the page changed (no DOM change, request, navigation, \

@@ -7,7 +7,7 @@
 // A capture shows every frame of the tab, so none is taken while the tab holds a frame of a
 // site that is not allowed (dom/trusted.js, `whileNoForeignFrame`: the rule trusted input keeps).
 
-import { fail } from '../../lib/errors.js';
+import { TabwireError, fail } from '../../lib/errors.js';
 import { tabId } from '../tabs.js';
 import { runIn, stillThere, topDocument } from './target.js';
 import { whileNoForeignFrame } from './trusted.js';
@@ -53,6 +53,16 @@ export const screenshotMethods = {
 
 // One captureVisibleTab of the document's window, as an ImageBitmap; checks that the tab still
 // shows the document, and no frame of a site not allowed, before and after.
+// captureVisibleTab of a window Chrome draws nothing in (covered by another window, or
+// minimized: docs/performance.md, "Pages the user is not looking at") never answers, and would
+// hold every capture after it: given up after CAPTURE_WAIT_MS, with what to do.
+const CAPTURE_WAIT_MS = 3000;
+function drawn(doc, capturing) {
+  let timer;
+  const late = new Promise((_, reject) => (timer = setTimeout(() => reject(new TabwireError('not_scriptable', `Chrome drew nothing to capture in the window of tab ${doc.tab.id} within ${CAPTURE_WAIT_MS} ms: it is covered by another window or minimized, and Chrome draws no frames there; activate_tab {"tab_id": ${doc.tab.id}} shows it (in front of the user), or read it with read_page`)), CAPTURE_WAIT_MS)));
+  return Promise.race([capturing, late]).finally(() => clearTimeout(timer));
+}
+
 async function capture(doc) {
   const run = captures.then(async () => {
     const wait = lastCapture + CAPTURE_SPACING_MS - Date.now();
@@ -60,7 +70,7 @@ async function capture(doc) {
     await stillThere(doc, 'took the screenshot');
     let dataUrl;
     try {
-      dataUrl = await whileNoForeignFrame(doc, 'a screenshot', () => chrome.tabs.captureVisibleTab(doc.tab.windowId, { format: 'png' }));
+      dataUrl = await whileNoForeignFrame(doc, 'a screenshot', () => drawn(doc, chrome.tabs.captureVisibleTab(doc.tab.windowId, { format: 'png' })));
     } finally {
       lastCapture = Date.now();
     }

@@ -258,8 +258,16 @@ pub struct ActReport {
     /// From the call reaching the browser to the settled page.
     pub ms: u64,
     /// `changed`, or `none`: nothing in the page changed (no DOM change, request, navigation,
-    /// dialog, new tab or download) — the action most likely did nothing.
+    /// dialog, new tab or download) — the action most likely did nothing; or `unknown`: nothing
+    /// changed in a hidden tab, where what the page draws may wait until it is shown.
     pub effect: String,
+    /// The tab was hidden (not its window's active tab, or its window covered or minimized):
+    /// tabwire ran the page's animation frames and focus events and waited `hidden_quiet_ms`
+    /// of quiet for its throttled timers (specs/tools.md, "In the background").
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hidden: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hidden_quiet_ms: Option<u64>,
     /// The tab loaded another page.
     pub navigated: bool,
     pub navigated_to: Option<String>,
