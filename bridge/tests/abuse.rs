@@ -350,3 +350,77 @@ async fn a_stopped_host_times_calls_out_by_name_and_recovers() {
     println!("host resumed: both bridges served again within {:?}", t.elapsed());
     assert_eq!(browser.host_pid() as u64, pid, "the same host");
 }
+
+/// The soak's CI guard (tests/harness/soak.rs; the long run is scripts/soak.sh): sessions each
+/// working on their own tabs and a shared one for a minute, then beside a session refused on
+/// every call. Nothing is lost, misrouted or timed out; the refused session hears only
+/// refusals; and nothing is kept per call: the worker's JS heap after a collection (read with
+/// no call under way) and the extension's CPU per reply stay where they were after the first
+/// period, however many calls were made since. A per-call leak of a small object (a Map entry,
+/// a closure) adds tens of bytes a call, which the heap bound catches: with an object of two
+/// fields kept per call in extension/worker/activity.js, it failed at 42 bytes a call
+/// (docs/performance.md, "Soak").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_short_soak_loses_nothing_and_keeps_nothing_per_call() {
+    use tabwire_tests::soak::{self, Load};
+    let load = Load {
+        bridges: 4,
+        in_flight: 20,
+        quiet: Duration::from_secs(40),
+        refused: Duration::from_secs(20),
+        refused_in_flight: 20,
+        period: Duration::from_secs(10),
+        profile: false,
+    };
+    let mut browser = Chromium::start_with_cdp();
+    let r = soak::run(&mut browser, &load, |p| {
+        println!(
+            "soak: {:>3.0} s: {} replies, {} refused, ext {:.1} µs/reply, worker heap {} KiB, \
+             host {} KiB, bridges {:?} KiB",
+            p.at_secs,
+            p.replies,
+            p.refusals,
+            p.cpu_per_reply_us(),
+            p.worker_heap / 1024,
+            p.host_rss_kib,
+            p.bridge_rss_kib
+        )
+    })
+    .await;
+    println!(
+        "soak: {} replies, failures {:?}, refusals {:?}, the refused session heard {:?}, \
+         events pushed {} / drained {}",
+        r.replies, r.failures, r.refusals, r.flood, r.events_pushed, r.events_drained
+    );
+    assert_eq!((r.lost, r.misrouted), (0, 0), "lost and misrouted replies");
+    assert!(r.failures.is_empty(), "the working sessions' calls failed: {:?}", r.failures);
+    assert!(r.refusals.is_empty(), "a working session was refused its own tab: {:?}", r.refusals);
+    assert!(r.replies > 1000, "too few replies to judge: {}", r.replies);
+    let refused: u64 = r.flood.get("tab_owned_by_other_session").copied().unwrap_or(0);
+    assert!(
+        refused > 100 && refused == r.flood.values().sum::<u64>(),
+        "the refused session: {:?}",
+        r.flood
+    );
+    assert!(r.events_drained > 0, "no page event reached a session");
+
+    // Per call: from the end of the first period (warm) to the end of the last quiet one (the
+    // refused session's arrival adds a session's state once, which is not per call).
+    let quiet: Vec<_> = r.periods.iter().filter(|p| !p.flooded).collect();
+    let (first, last) = (quiet[0], quiet[quiet.len() - 1]);
+    let calls: u64 = quiet[1..].iter().map(|p| p.replies).sum();
+    let grew = last.worker_heap as f64 - first.worker_heap as f64;
+    assert!(first.worker_heap > 0 && last.worker_heap > 0, "the worker's heap was not read");
+    assert!(
+        grew / (calls as f64) < 16.0,
+        "the worker's heap grew by {} KiB over {calls} calls ({:.1} bytes a call): something is kept \
+         per call",
+        grew as i64 / 1024,
+        grew / calls as f64
+    );
+    let (second, end) = (quiet[1].cpu_per_reply_us(), quiet[quiet.len() - 1].cpu_per_reply_us());
+    assert!(
+        end < second * 2.0,
+        "the extension's CPU per reply grew from {second:.1} to {end:.1} µs while the sessions worked"
+    );
+}

@@ -705,3 +705,70 @@ async fn a_page_that_fakes_an_open_dialog_does_not_stop_tabwire() {
     assert_eq!(waited["met"], true, "{waited}");
     assert!(waited["ms"].as_u64().unwrap() >= 3_000, "it waited through the fakes: {waited}");
 }
+
+/// The refs of the elements `rule` names in an audit.
+fn flagged(audit: &Value, rule: &str) -> Vec<String> {
+    let all = audit["violations"].as_array().unwrap();
+    let v = all.iter().find(|v| v["rule"] == rule);
+    let v = v.unwrap_or_else(|| panic!("no {rule} among the violations: {audit:#}"));
+    let refs = v["elements"].as_array().unwrap().iter().map(|e| e["ref"].as_str().unwrap());
+    refs.map(str::to_owned).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_accessibility_audit_names_each_fault_with_a_ref_that_acts() {
+    let browser = Chromium::start();
+    let pages = Fixtures::serve();
+    let stranger = Fixtures::serve_on("127.0.0.2");
+    let mcp = Mcp::start(&browser.runtime_dir).await;
+    let frame = stranger.url("dom/a11y.html");
+    let tab = mcp.open_tab(&format!("{}?frame={frame}", pages.url("dom/a11y.html"))).await;
+    mcp.ok("wait_for", json!({ "tab_id": tab, "selector": "iframe" })).await;
+    tokio::time::sleep(Duration::from_millis(500)).await; // the stranger's frame loaded
+
+    let result = mcp.call("audit_accessibility", json!({ "tab_id": tab })).await;
+    let said = text(&result);
+    let audit = result.structured_content.clone().unwrap_or_else(|| panic!("{said}"));
+    assert!(audit["engine"].as_str().unwrap().starts_with("axe-core 4."), "{audit:#}");
+    let field = flagged(&audit, "label");
+    let button = flagged(&audit, "button-name");
+    let faint = flagged(&audit, "color-contrast");
+    assert_eq!((field.len(), button.len(), faint.len()), (1, 1, 1), "{audit:#}");
+    // What the model reads: each rule with its impact and fix, each element by its ref.
+    for part in ["label (critical)", "button-name (critical)", "color-contrast (serious)"] {
+        assert!(said.contains(part), "{said}");
+    }
+    assert!(said.contains(&format!("{} textbox", field[0])), "{said}");
+    // The other site's frame (the same faults) is left out, and said so.
+    let left = audit["frames_not_audited"].to_string();
+    assert!(left.contains(&stranger.origin()), "{audit:#}");
+    assert!(said.contains("frames not audited") && said.contains(&stranger.origin()), "{said}");
+    assert!(!field[0].starts_with('f') && !button[0].starts_with('f'), "top frame only: {audit:#}");
+
+    // The refs act: fill the unlabelled field, click the nameless button.
+    let fields = json!([{ "ref": field[0], "value": "ada@example.com" }]);
+    mcp.ok("fill", json!({ "tab_id": tab, "fields": fields })).await;
+    mcp.ok("click", json!({ "tab_id": tab, "ref": button[0] })).await;
+    let page = mcp.read_page(json!({ "tab_id": tab, "mode": "full" })).await;
+    assert!(page.lines.contains("sent ada@example.com"), "{page:?}");
+
+    // One element: only its own faults.
+    let one = mcp.ok("audit_accessibility", json!({ "tab_id": tab, "ref": button[0] })).await;
+    let rules: Vec<&str> =
+        one["violations"].as_array().unwrap().iter().map(|v| v["rule"].as_str().unwrap()).collect();
+    assert_eq!(rules, ["button-name"], "{one:#}");
+
+    // The same form without its faults: nothing to fix.
+    let clean = mcp.open_tab(&pages.url("dom/a11y-clean.html")).await;
+    mcp.ok("wait_for", json!({ "tab_id": clean, "text": "Sign up" })).await;
+    let result = mcp.call("audit_accessibility", json!({ "tab_id": clean })).await;
+    let none = result.structured_content.clone().unwrap();
+    assert_eq!(none["violations"], json!([]), "{none:#}");
+    assert!(none["passed"].as_u64().unwrap() > 5, "{none:#}");
+    assert!(text(&result).starts_with("no accessibility rule broken"), "{}", text(&result));
+
+    // A site not allowed is not audited at all.
+    let other = mcp.open_tab(&frame).await;
+    let err = mcp.err("audit_accessibility", json!({ "tab_id": other })).await;
+    refused_as(&err, "site_not_allowed", &stranger.origin());
+}

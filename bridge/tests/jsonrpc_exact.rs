@@ -2,7 +2,8 @@
 //! (`tabwire serve --http`), with the bytes a broken or hostile client sends: unparseable
 //! input gets -32700 with `"id": null`, an invalid request -32600 with its id when it can be
 //! read, malformed params -32602, a reused id an error while the first request is kept, and a
-//! request before `initialize` is told to initialize. specs/mcp.md says what and why.
+//! request before `initialize` is told to initialize. specs/tools.md ("JSON-RPC errors") says
+//! what and why.
 
 use std::process::Stdio as Pipe;
 use std::time::Duration;

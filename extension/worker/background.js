@@ -51,6 +51,7 @@ import { domMethods, refRect } from './dom.js';
 import { downloadMethods, watchDownloads } from './downloads.js';
 import { groupMethods, onOwnersChanged, sessionsAttached, trackTabGroups, watchGroups, withGroups } from './groups.js';
 import { handoverMethods, watchHandovers, withHandover } from './handover.js';
+import { auditMethods } from './dom/audit.js';
 import { evaluateMethods } from './dom/evaluate.js';
 import { logMethods } from './dom/logs.js';
 import { networkMethods, watchNetworkRules } from './network.js';
@@ -83,6 +84,7 @@ const methods = {
   ...screenshotMethods,
   ...logMethods,
   ...evaluateMethods,
+  ...auditMethods,
   ...trustedMethods,
   ...webdevMethods,
   ...webdevPageMethods,

@@ -182,7 +182,7 @@ impl Core {
     }
 
     /// The attached browsers, for the parts of the bridge that follow them on their own
-    /// (workflows/push.rs) and must not keep the core alive.
+    /// (workflows/src/push.rs) and must not keep the core alive.
     pub fn registry(&self) -> &Registry {
         &self.inner.browsers
     }

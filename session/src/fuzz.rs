@@ -1,6 +1,6 @@
 //! The bodies of the bridge's fuzz targets (`session/fuzz`): the session socket's request
 //! parser and the `/wait` request policy. Plain functions over bytes, so that the ordinary test
-//! run replays the committed corpus through them on stable (`bridge/tests/fuzz_corpus.rs`).
+//! run replays the committed corpus through them on stable (`session/tests/fuzz_corpus.rs`).
 
 use bytes::BytesMut;
 use hyper::Method;

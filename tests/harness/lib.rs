@@ -24,6 +24,7 @@
 //! - [`xvfb`]: a virtual X display, for a headed Chromium ([`Chromium::start_headed_with_cdp`]).
 //! - [`git`]: throwaway git repositories.
 //! - [`js`]: the official MCP TypeScript SDK client and Ajv from npm, for schema checks.
+//! - [`soak`]: sessions working as users run them, for a while; the soak bench and its CI guard.
 //! - [`pypi`]: Python chat frameworks (Gradio, Streamlit) from PyPI in a venv, their apps served
 //!   on 127.0.0.1 with a fake model.
 
@@ -46,6 +47,7 @@ pub mod peers;
 pub mod progress;
 pub mod pypi;
 pub mod serve;
+pub mod soak;
 pub mod xvfb;
 
 pub use cdp::Cdp;

@@ -192,6 +192,21 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     for line in code.lines().map(str::trim).filter(|l| l.starts_with("await ")).take(3) {
         println!("        {line}");
     }
+    // Its accessibility, by axe-core injected for this call only: each rule broken, and the
+    // refs of the elements, which click and fill take (the webdev set).
+    let audit = session.call("audit_accessibility", json!({ "tab_id": tab })).await?;
+    let broken = audit["violations"].as_array().cloned().unwrap_or_default();
+    let engine = audit["engine"].as_str().unwrap_or("?");
+    println!(
+        "      audit_accessibility by {engine}: {} rules broken, {} passed",
+        broken.len(),
+        audit["passed"]
+    );
+    for v in broken.iter().take(2) {
+        let at = v["elements"][0]["ref"].as_str().unwrap_or("no ref");
+        let rule = v["rule"].as_str().unwrap_or("?");
+        println!("        {rule} ({}): {} — {at}", v["impact"].as_str().unwrap_or("?"), v["help"]);
+    }
     files::download(&session, &tab).await?; // a click that downloads; the file, hashed
 
     // Sites: tabwire works only where the user allowed it. 127.0.0.2 is not among the

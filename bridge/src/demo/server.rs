@@ -1,6 +1,6 @@
 //! Serves the demo pages on a loopback address, on an ephemeral port, behind a random path token: like
 //! everything tabwire serves on loopback, it answers only those who were told the token. HTTP
-//! is hyper's, as for `GET /wait` (`session/http.rs`).
+//! is hyper's, as for `GET /wait` (`session/src/http.rs`).
 
 use std::convert::Infallible;
 

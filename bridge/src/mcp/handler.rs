@@ -104,7 +104,8 @@ Web development: cookies reads and sets a tab's cookies, web_storage names its s
 site_state saves, clears and restores a signed-in state, only where the user turned on the \
 site's Cookies switch (a cookie is a credential). On any allowed site: network_rules blocks or mocks a tab's requests \
 (until removed or this session ends), viewport resizes the page to a device's size, page_timing \
-reads its timing; print_pdf (\"Trusted input\" switch) prints it to a PDF file.",
+reads its timing, audit_accessibility lists what breaks accessibility rules with the refs to \
+fix; print_pdf (\"Trusted input\" switch) prints it to a PDF file.",
     ),
 ];
 
@@ -143,6 +144,7 @@ impl TabwireServer {
             + Self::network_tools()
             + Self::webdev_page_tools()
             + Self::export_tools()
+            + Self::audit_tools()
             + Self::command_tools();
         let unserved: Vec<String> = router
             .list_all()

@@ -3,7 +3,7 @@
 //! rmcp sees it. rmcp (3.9) drops unparseable input without a word, answers an invalid request
 //! without its id, takes a standard method with malformed params for an unknown one (-32601),
 //! has no size limit on stdio and loses the first of two requests that share an id; a client
-//! then waits for its own timeout. specs/mcp.md lists each answer.
+//! then waits for its own timeout. specs/tools.md ("JSON-RPC errors") lists each answer.
 //!
 //! stdio: [`Stdio`] is the rmcp transport of `tabwire mcp` (lines on stdin and stdout). HTTP:
 //! `crate::serve` calls [`check`] on each POST body before handing it to rmcp.

@@ -1,5 +1,6 @@
 //! `tabwire mcp`: the MCP server on stdio. stdout is the MCP channel; logs go to stderr.
 
+mod audit;
 mod bench;
 mod browsers;
 mod commands;

@@ -100,6 +100,7 @@ pub const FAMILIES: [Family; 8] = [
             "page_timing",
             "print_pdf",
             "export_test",
+            "audit_accessibility",
         ],
     },
 ];

@@ -15,6 +15,7 @@ use crate::browser::Connection;
 use crate::error::CallError;
 
 pub mod adapter;
+mod audit;
 mod chat;
 mod dom;
 mod downloads;
@@ -26,6 +27,7 @@ mod webdev;
 mod worker;
 mod workflow;
 
+pub use audit::*;
 pub use chat::*;
 pub use dom::*;
 pub use downloads::*;
@@ -105,6 +107,7 @@ pub const ALL: &[&str] = &[
     DomUpload::NAME,
     DomWaitFor::NAME,
     DomHandleDialog::NAME,
+    DomAudit::NAME,
     DownloadsList::NAME,
     HandoverAsk::NAME,
     WebdevCookies::NAME,

@@ -1,5 +1,5 @@
-//! Replaying a fuzz corpus on stable: shared by the corpus tests of proto and bridge
-//! (`proto/tests/fuzz_corpus.rs`, `bridge/tests/fuzz_corpus.rs`, which include this file).
+//! Replaying a fuzz corpus on stable: shared by the corpus tests of proto and session
+//! (`proto/tests/fuzz_corpus.rs`, `session/tests/fuzz_corpus.rs`, which include this file).
 
 use std::path::Path;
 
