@@ -147,7 +147,7 @@ pub async fn run(browser: &mut Chromium, load: &Load, tell: impl Fn(&Period)) ->
                 let mut n: u64 = 0;
                 while !stop.load(Ordering::Relaxed) {
                     n += 1;
-                    let tab = if (slot as u64 + n) % 10 == 0 { &shared } else { &mine };
+                    let tab = if (slot as u64 + n).is_multiple_of(10) { &shared } else { &mine };
                     command(&mcp, tab, b, slot, n, &tally).await;
                 }
             }));
@@ -185,7 +185,7 @@ pub async fn run(browser: &mut Chromium, load: &Load, tell: impl Fn(&Period)) ->
     let mut report = Report::default();
     let started = Instant::now();
     let (mut replies, mut flood, mut cpu) = (0, 0, process_cpu_ns(extension));
-    let mut flooder: Option<(Arc<Mcp>, Arc<AtomicBool>, Vec<tokio::task::JoinHandle<()>>)> = None;
+    let mut flooder: Option<Flooder> = None;
     let total = load.quiet + load.refused;
     while started.elapsed() + Duration::from_millis(100) < total {
         if flooder.is_none() && started.elapsed() + Duration::from_millis(100) >= load.quiet {
@@ -220,10 +220,10 @@ pub async fn run(browser: &mut Chromium, load: &Load, tell: impl Fn(&Period)) ->
             if first_of_phase && !phase_ends {
                 let _ = cdp.call("Profiler.enable", json!({}), Some(&worker)).await;
                 let _ = cdp.call("Profiler.start", json!({}), Some(&worker)).await;
-            } else if phase_ends {
-                if let Ok(p) = cdp.call("Profiler.stop", json!({}), Some(&worker)).await {
-                    report.profiles.push(p["profile"].clone());
-                }
+            } else if phase_ends
+                && let Ok(p) = cdp.call("Profiler.stop", json!({}), Some(&worker)).await
+            {
+                report.profiles.push(p["profile"].clone());
             }
         }
     }
@@ -311,13 +311,16 @@ async fn command(mcp: &Mcp, tab: &Value, b: usize, slot: usize, n: u64, tally: &
     }
 }
 
+/// The refused session, the switch that stops it, and its callers.
+type Flooder = (Arc<Mcp>, Arc<AtomicBool>, Vec<tokio::task::JoinHandle<()>>);
+
 /// One more session, sending to the working sessions' tabs as fast as it can.
 async fn flood_start(
     browser: &Chromium,
     tabs: &[Value],
     in_flight: usize,
     tally: &Arc<Tally>,
-) -> (Arc<Mcp>, Arc<AtomicBool>, Vec<tokio::task::JoinHandle<()>>) {
+) -> Flooder {
     let mcp = Arc::new(Mcp::start(&browser.runtime_dir).await);
     let stop = Arc::new(AtomicBool::new(false));
     let mut tasks = Vec::new();

@@ -24,17 +24,24 @@ pub const HOLD: Duration = Duration::from_millis(500);
 /// Tabs remembered at most; the oldest refusals go first.
 const MAX_TABS: usize = 256;
 
-/// Per tab id: each method refused on it, when, and the browser's words.
+/// Per tab id: each method refused on it.
 #[derive(Default)]
-pub struct Refusals(Mutex<HashMap<i64, Vec<(String, Instant, CallError)>>>);
+pub struct Refusals(Mutex<HashMap<i64, Vec<Refused>>>);
+
+/// A method refused on a tab: when, and the browser's words.
+struct Refused {
+    method: String,
+    at: Instant,
+    error: CallError,
+}
 
 impl Refusals {
     /// The refusal to repeat for `method` on `tab`, if the browser gave one within [`HOLD`].
     pub fn repeat(&self, method: &str, tab: Option<i64>) -> Option<CallError> {
         let held = self.0.lock().expect("refusals poisoned");
         let by_method = held.get(&tab?)?;
-        let (_, at, error) = by_method.iter().find(|(m, _, _)| m == method)?;
-        (at.elapsed() < HOLD).then(|| error.clone())
+        let refused = by_method.iter().find(|r| r.method == method)?;
+        (refused.at.elapsed() < HOLD).then(|| refused.error.clone())
     }
 
     /// Remember `error` if it is such a refusal of `method` on `tab`.
@@ -42,15 +49,19 @@ impl Refusals {
         let Some(tab) = tab.filter(|_| error.is(code::TAB_OWNED_BY_OTHER_SESSION)) else { return };
         let mut held = self.0.lock().expect("refusals poisoned");
         held.retain(|_, v| {
-            v.retain(|(_, at, _)| at.elapsed() < HOLD);
+            v.retain(|r| r.at.elapsed() < HOLD);
             !v.is_empty()
         });
         if held.len() >= MAX_TABS && !held.contains_key(&tab) {
             return;
         }
         let by_method = held.entry(tab).or_default();
-        by_method.retain(|(m, _, _)| m != method);
-        by_method.push((method.to_owned(), Instant::now(), error.clone()));
+        by_method.retain(|r| r.method != method);
+        by_method.push(Refused {
+            method: method.to_owned(),
+            at: Instant::now(),
+            error: error.clone(),
+        });
     }
 }
 
