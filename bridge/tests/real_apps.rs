@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tabwire_tests::mcp::text;
+use tabwire_tests::xvfb::Xvfb;
 use tabwire_tests::{Cdp, Chromium, Fixtures, Mcp, fixtures, npm};
 
 /// The apps' packages, or a panic saying why they could not be installed.
@@ -13,23 +14,43 @@ fn install_apps() {
     npm::install_apps().unwrap_or_else(|e| panic!("{e}\nso no real app can be tested"));
 }
 
-/// A browser with a CDP pipe (the ground truth), and `tabwire mcp` on it; the app's page open
-/// in a tab tabwire knows, with the CDP session on that tab.
-async fn open_app(page: &str, ready: &str) -> (Chromium, Cdp, Mcp, Value, String, Fixtures) {
+/// A headed browser under Xvfb with a CDP pipe (the ground truth), and `tabwire mcp` on it;
+/// the app's page open in a tab tabwire knows, with the CDP session on that tab. The tab is
+/// opened the default way — in the session's own window, not in front of the user — and then
+/// another window is put over that window, so that Chrome takes the page as hidden: no
+/// animation frames, timers once a second, no focus events (specs/tools.md, "In the
+/// background"). The first element holds the display: it outlives the browser.
+async fn open_app(
+    page: &str,
+    ready: &str,
+) -> ((Chromium, Xvfb), Cdp, Mcp, Value, String, Fixtures) {
     install_apps();
-    let mut browser = Chromium::start_with_cdp();
+    let xvfb = Xvfb::start().unwrap_or_else(|e| panic!("{e}"));
+    let mut browser = Chromium::start_headed_with_cdp(&xvfb.display);
     let (to_browser, from_browser) = browser.take_cdp_pipe().unwrap();
     let cdp = Cdp::new(to_browser, from_browser);
     let mcp = Mcp::start(&browser.runtime_dir).await;
     let pages = Fixtures::serve();
     let url = pages.url(&format!("apps/{page}"));
-    // In front, as a person works in it: a background tab runs no animation frames, which
-    // editors draw in.
-    let tab = mcp.ok("open_tab", json!({ "url": url, "active": true })).await["tab"]["id"].clone();
+    let tab = mcp.ok("open_tab", json!({ "url": url })).await["tab"]["id"].clone();
     let target = cdp.target_id("page", &format!("apps/{page}")).await.unwrap();
     let session = cdp.attach(&target).await.unwrap();
+    // Drawn once while its window was still on top, as a window the user then covers.
     cdp.wait_for(&session, ready, Duration::from_secs(20)).await.unwrap();
-    (browser, cdp, mcp, tab, session, pages)
+    cover(&cdp, &target, &pages).await;
+    let hidden = cdp.wait_for(&session, "document.hidden", Duration::from_secs(5)).await;
+    hidden.unwrap_or_else(|e| panic!("the app's window is covered, so its page is hidden: {e}"));
+    ((browser, xvfb), cdp, mcp, tab, session, pages)
+}
+
+/// Put a window of the same size and place over the window of `target` (X stacks the newer on
+/// top); Chrome then counts the one below as covered.
+async fn cover(cdp: &Cdp, target: &str, pages: &Fixtures) {
+    let window = cdp.call("Browser.getWindowForTarget", json!({ "targetId": target }), None);
+    let b = window.await.unwrap()["bounds"].clone();
+    let over = json!({ "url": pages.url("plain.html"), "newWindow": true, "background": true,
+        "left": b["left"], "top": b["top"], "width": b["width"], "height": b["height"] });
+    cdp.call("Target.createTarget", over, None).await.unwrap();
 }
 
 /// The ref of the first line of `snapshot` that starts with `start`.
@@ -273,10 +294,12 @@ async fn keys_that_only_move_the_selection_are_an_effect() {
     // The person sees "First line" selected, and the next key acts on it: not "nothing in the
     // page changed".
     assert_eq!(done["effect"], "changed", "{done}");
-    // A key that moves nothing is still none: Home at the start of the text.
+    // A key that moves nothing is not a change: Home at the start of the text. In this hidden
+    // tab that is `unknown` rather than `none` (what a hidden page draws may wait until it is
+    // shown), and the report says the tab was hidden.
     mcp.ok("press_key", json!({ "tab_id": tab, "keys": "ArrowLeft" })).await;
     let done = mcp.ok("press_key", json!({ "tab_id": tab, "keys": "Home" })).await;
-    assert_eq!(done["effect"], "none", "{done}");
+    assert_eq!((&done["effect"], &done["hidden"]), (&json!("unknown"), &json!(true)), "{done}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
