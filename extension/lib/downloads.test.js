@@ -1,3 +1,5 @@
+// Which site started a download, whether its file counts and whose it is (lib/downloads.js),
+// without a browser: node --test extension/lib/*.test.js
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
