@@ -33,14 +33,15 @@ async fn group_of(cdp: &Cdp, worker: &str, tab: &Value) -> Value {
     found.unwrap_or_else(|| panic!("tab {tab} in {now}"))["group"].clone()
 }
 
-/// The active tab of each window and the focused window.
+/// The active tab of each of the user's windows and the focused window. A session's own window
+/// (its tabs, all in its group: specs/tools.md, "In the background") is not the user's.
 async fn focus(cdp: &Cdp, worker: &str) -> (Vec<(Value, Value)>, Value) {
     let now = chrome(cdp, worker).await;
-    let mut active: Vec<_> = now["tabs"]
-        .as_array()
-        .unwrap()
+    let tabs = now["tabs"].as_array().unwrap();
+    let users = |w: &Value| tabs.iter().any(|t| t["window"] == *w && t["group"].is_null());
+    let mut active: Vec<_> = tabs
         .iter()
-        .filter(|t| t["active"] == true)
+        .filter(|t| t["active"] == true && users(&t["window"]))
         .map(|t| (t["window"].clone(), t["id"].clone()))
         .collect();
     active.sort_by_key(|a| a.0.to_string());

@@ -130,9 +130,15 @@ function live(caller) {
 function home(caller) {
   const s = () => state.sessions[caller.id];
   return {
+    // Else the window of a group it was given (a worker's, made by its lead's give_tab).
     window: async () => {
       const id = s()?.window;
-      return Number.isInteger(id) && (await chrome.windows.get(id).catch(() => null)) ? id : null;
+      if (Number.isInteger(id) && (await chrome.windows.get(id).catch(() => null))) return id;
+      for (const g of s()?.groups ?? []) {
+        const info = await chrome.tabGroups.get(g).catch(() => null);
+        if (info) return info.windowId;
+      }
+      return null;
     },
     made: (id) => serial(() => s() && ((s().window = id), save())),
   };
@@ -234,7 +240,7 @@ function finish(id) {
     for (const s of [state.sessions[id], ...promised]) {
       if (!s || s.done) continue;
       s.done = true;
-      if (close) await closeTabs(s.groups);
+      if (close) await closeTabs(s.groups, s.window);
       for (const g of s.groups) await chrome.tabGroups.update(g, { title: doneTitle(s.name), collapsed: true }).catch(() => {});
       ownersChanged(await tabsOf(s.groups));
     }
@@ -242,10 +248,11 @@ function finish(id) {
   });
 }
 
-async function closeTabs(groups) {
+async function closeTabs(groups, own) {
   const tabs = await chrome.tabs.query({});
   const doomed = tabs.filter((t) => groups.includes(t.groupId));
-  const spared = new Set(doomed.filter((t) => tabs.every((o) => o.windowId !== t.windowId || groups.includes(o.groupId))).map((t) => t.id));
+  // The session's own window (tabs.js) closes with them: it is not the user's.
+  const spared = new Set(doomed.filter((t) => t.windowId !== own && tabs.every((o) => o.windowId !== t.windowId || groups.includes(o.groupId))).map((t) => t.id));
   const ids = doomed.map((t) => t.id).filter((t) => !spared.has(t));
   if (ids.length > 0) await chrome.tabs.remove(ids).catch((e) => console.warn('tabwire: the tabs of an ended session were not closed:', e.message));
 }
@@ -361,9 +368,9 @@ export function watchGroups() {
   });
 }
 
-// For the popup's "Give this tab to": the live sessions with a group in the tab's window
-// (`[{name, group}]`), but the one the tab is in. Giving is what dragging the tab into the group
-// does: ownership follows the group.
+// For the popup's "Give this tab to": the live sessions with a group (`[{name, group}]`), in
+// any window — each session works in a window of its own (tabs.js) — but the one the tab is in.
+// Giving is what dragging the tab into the group does: ownership follows the group.
 export async function takers(tabId) {
   await loaded;
   const tab = await chrome.tabs.get(tabId).catch(() => null);
@@ -374,10 +381,16 @@ export async function takers(tabId) {
     for (const g of s.groups) {
       if (g === tab.groupId) continue;
       const info = await chrome.tabGroups.get(g).catch(() => null);
-      if (info?.windowId === tab.windowId) found.push({ name: s.name, group: g });
+      if (info) found.push({ name: s.name, group: g });
     }
   }
   return found;
 }
 
-export const giveTab = (tabId, group) => chrome.tabs.group({ tabIds: [tabId], groupId: group });
+// The tab moves to the group's window first: a group is in one window.
+export async function giveTab(tabId, group) {
+  const info = await chrome.tabGroups.get(group);
+  const tab = await chrome.tabs.get(tabId);
+  if (tab.windowId !== info.windowId) await chrome.tabs.move(tabId, { windowId: info.windowId, index: -1 });
+  return chrome.tabs.group({ tabIds: [tabId], groupId: group });
+}
