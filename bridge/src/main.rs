@@ -57,6 +57,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Workflow(args) => cli::workflow::run(&args)?,
         // The servers end gracefully on SIGTERM and SIGINT, caught before they write a file.
         Command::Mcp(args) => mcp::run(&args, Shutdown::on_signals()?).await?,
+        Command::Call(args) => return cli::call::run(args).await,
         Command::Serve(args) => serve::run(args, Shutdown::on_signals()?).await?,
         Command::Status { attach, json } => {
             let core = Core::probe_in(&runtime_dir::resolve(), attach.browser)?;

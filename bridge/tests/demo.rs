@@ -36,6 +36,7 @@ fn the_demo_runs_every_step_against_a_real_browser() {
         "its execute() answered {\"greeting\":\"Hello, demo!\"}",
         "export_test: steps ",
         "audit_accessibility by axe-core 4.",
+        "tabwire call find (exit 0): ",
         "await page.getByRole('button', { name: 'Add by hand', exact: true }).click();",
         "the page's fetch got the mock: [\"paragraph \\\"mocked by tabwire\\\" [ref=",
         "the site answers again: [\"paragraph \\\"served by the lab's own server\\\" [ref=",

@@ -382,3 +382,85 @@ async fn a_session_hears_of_its_own_tabs_not_of_anothers() {
     assert!(about(&b1) > 0, "beta heard nothing of its own tab {b1}: {heard:?}");
     assert_eq!(about(&a1), 0, "beta heard of alpha's tab {a1}: {heard:?}");
 }
+
+/// `tabwire call ARGS` as a shell runs it, in session `session` (its TABWIRE_SESSION_ID); its
+/// exit code and stdout (stderr joined). No session: a call of the user's own.
+fn shell(browser: &Chromium, session: &str, args: &[&str]) -> (i32, String) {
+    let mut cmd = std::process::Command::new(tabwire_tests::bins::bin("tabwire"));
+    cmd.arg("call")
+        .args(args)
+        .env("TABWIRE_RUNTIME_DIR", &browser.runtime_dir)
+        .env("TABWIRE_CALL_IDLE_SECS", "120") // and `--end` below
+        .env_remove("TABWIRE_BROWSER");
+    let out = match session {
+        "" => cmd.env_remove("TABWIRE_SESSION_ID").output(), // the user's own call
+        id => cmd.env("TABWIRE_SESSION_ID", id).output(),
+    };
+    let out = out.expect("run tabwire call");
+    let said = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+    (out.status.code().unwrap_or(-1), said.into_owned())
+}
+
+/// The ref on the first line of `page` that holds `what`.
+fn ref_on(page: &str, what: &str) -> String {
+    let line = page.lines().find(|l| l.contains(what) && l.contains("[ref="));
+    let line = line.unwrap_or_else(|| panic!("no {what} line with a ref in:\n{page}"));
+    line.split("[ref=").nth(1).unwrap().split(']').next().unwrap().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shells_tabwire_calls_are_one_session_that_keeps_its_tab() {
+    let browser = Chromium::start();
+    let pages = Fixtures::serve();
+    let url = pages.url("dom/a11y.html");
+    // Shell A opens a page, reads it, fills and clicks by the refs it read: four processes,
+    // one session (`shell-a`), whose tab group holds the tab.
+    let (code, opened) = shell(&browser, "shell-a", &["open_tab", "--url", &url, "--json"]);
+    assert_eq!(code, 0, "{opened}");
+    let opened: Value = serde_json::from_str(&opened).unwrap_or_else(|e| panic!("{e}: {opened}"));
+    let tab = opened["tab"]["id"].to_string();
+    let (code, page) = shell(&browser, "shell-a", &["read_page", "--tab-id", &tab]);
+    assert_eq!(code, 0, "{page}");
+    let (field, button) = (ref_on(&page, "textbox"), ref_on(&page, "button"));
+    let fields = json!({ "fields": [{ "ref": field, "value": "ada@example.com" }] }).to_string();
+    let (code, said) = shell(&browser, "shell-a", &["fill", "--tab-id", &tab, "--json", &fields]);
+    assert_eq!(code, 0, "{said}");
+    let (code, said) = shell(&browser, "shell-a", &["click", "--tab-id", &tab, "--ref", &button]);
+    assert_eq!(code, 0, "{said}");
+    assert!(said.contains("sent ada@example.com"), "the text the model reads: {said}");
+    let (_, tabs) = shell(&browser, "shell-a", &["list_tabs", "--json"]);
+    let tabs: Value = serde_json::from_str(&tabs).unwrap();
+    let ours = tabs["tabs"].as_array().unwrap().iter().find(|t| t["id"].to_string() == tab);
+    assert_eq!(ours.unwrap()["group"], "shell-a", "{tabs:#}");
+
+    // Another shell's session is refused that tab (exit 2), and its words name the owner.
+    let (code, said) = shell(&browser, "shell-b", &["read_page", "--tab-id", &tab]);
+    assert_eq!(code, 2, "{said}");
+    assert!(said.starts_with("tab_owned_by_other_session") && said.contains("shell-a"), "{said}");
+    // A tool that does not exist, or an argument it does not take: refused too, nothing done.
+    let (code, said) = shell(&browser, "shell-b", &["no_such_tool"]);
+    assert_eq!(code, 2, "{said}");
+    let (code, said) = shell(&browser, "shell-b", &["read_page", "--tab-id", "\"x\""]);
+    assert_eq!(code, 2, "{said}");
+    // A call that fails for other reasons exits 1.
+    let (code, said) = shell(&browser, "shell-b", &["read_page", "--tab-id", "999999"]);
+    assert_eq!(code, 1, "{said}");
+
+    // Shell A ends its session: the tab is the user's, and shell B may use it.
+    let (code, said) = shell(&browser, "shell-a", &["--end"]);
+    assert_eq!(code, 0, "{said}");
+    let deadline = std::time::Instant::now() + WITHIN;
+    loop {
+        let (code, said) = shell(&browser, "shell-b", &["read_page", "--tab-id", &tab]);
+        if code == 0 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "still refused: {said}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    shell(&browser, "shell-b", &["--end"]);
+    // Without a session id, one call of the user's own, in this process.
+    let (code, said) = shell(&browser, "", &["list_tabs"]);
+    assert_eq!(code, 0, "{said}");
+    assert!(said.contains("a11y.html"), "{said}");
+}

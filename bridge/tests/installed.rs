@@ -197,3 +197,40 @@ async fn an_install_over_an_older_one_replaces_it_and_says_reload() {
     assert!(report.contains("0.0.1, older than this tabwire"), "{report}");
     assert!(report.contains("reload tabwire in chrome://extensions"), "{report}");
 }
+
+/// `tabwire install --claude --skill`: Claude Code's skill, in its skills folder, teaching
+/// `tabwire call` with this installed program in a few hundred words, and pointing to
+/// `tabwire call --help <tool>`, which answers without a browser.
+#[test]
+fn install_writes_claude_codes_skill_for_tabwire_call() {
+    let machine = Installed::new("skill");
+    let profile = Browser::profile_dir(&machine.root.join("chr"));
+    std::fs::create_dir_all(&profile).unwrap();
+    let dir = profile.to_str().unwrap();
+    let args = ["install", "--browser", "chromium", "--user-data-dir", dir, "--claude", "--skill"];
+    let said = stdout(&machine.tabwire(&args, None));
+    let path = machine.home.join(".claude/skills/tabwire/SKILL.md");
+    assert!(said.contains(&format!("wrote {}", path.display())), "{said}");
+    assert!(!said.contains("claude is not on PATH"), "the skill instead of the MCP server: {said}");
+    let skill = std::fs::read_to_string(&path).unwrap();
+    // Claude Code's front matter: the name and the description it shows the model.
+    let front = skill.strip_prefix("---\n").and_then(|s| s.split_once("\n---\n")).unwrap().0;
+    assert!(
+        front.contains("name: tabwire\n")
+            && front.contains("description: Use the user's own browser")
+    );
+    let program = machine.bin.join("tabwire");
+    assert!(skill.contains(&format!("{} call read_page --tab-id 7", program.display())), "{skill}");
+    assert!(
+        skill.contains("call --help <tool>") && skill.contains("TABWIRE_SESSION_ID"),
+        "{skill}"
+    );
+    let words = skill.split_whitespace().count();
+    assert!((150..600).contains(&words), "a few hundred words, not {words}");
+    eprintln!("SKILL.md: {words} words, {} bytes (≈ {} tokens)", skill.len(), skill.len() / 4);
+
+    let help = stdout(&machine.tabwire(&["call", "--help", "click"], None));
+    assert!(help.contains("--tab-id <integer, required>") && help.contains("--ref"), "{help}");
+    let list = stdout(&machine.tabwire(&["call", "--help"], None));
+    assert!(list.contains("audit_accessibility") && list.contains("read_page"), "{list}");
+}

@@ -37,6 +37,12 @@ pub struct InstallArgs {
     #[arg(long)]
     pub claude: bool,
 
+    /// With --claude: write Claude Code's skill instead (`~/.claude/skills/tabwire/SKILL.md`),
+    /// which teaches `tabwire call` from the shell and costs the conversation nothing until a
+    /// task needs it
+    #[arg(long, requires = "claude")]
+    pub skill: bool,
+
     /// Inside WSL: the Windows tabwire.exe to register for the browsers on Windows (with
     /// tabwire-host.exe beside it); default: the one next to this program
     #[arg(long, value_name = "PATH")]
@@ -194,7 +200,9 @@ pub fn run_install(args: &InstallArgs, env: &Env, out: &mut dyn Write) -> Result
     }
     let report = install(args, env)?;
     print_report(&report, env, out).map_err(Error::io("print to", "stdout"))?;
-    if args.claude {
+    if args.claude && args.skill {
+        crate::skill::write_skill(&report.server, env, args.dry_run, out)?;
+    } else if args.claude {
         if args.dry_run {
             let line = claude::mcp_add_line(&report.server);
             writeln!(out, "would run: {line}").map_err(Error::io("print to", "stdout"))?;

@@ -25,6 +25,7 @@ mod manifest;
 pub mod programs;
 mod record;
 mod registry;
+pub mod skill;
 mod targets;
 mod uninstall;
 pub mod wsl;

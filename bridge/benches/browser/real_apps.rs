@@ -192,6 +192,7 @@ pub async fn run() {
         "time"
     );
     let mut totals = [(0usize, 0usize, 0usize, 0u128); 2];
+    let mut read = Vec::new(); // per app: tabwire's results, chars (median)
     let mut failures = Vec::new();
     // `REAL_APPS_ONLY=grid` runs only the apps whose page's name contains that.
     let only = std::env::var("REAL_APPS_ONLY").unwrap_or_default();
@@ -227,6 +228,7 @@ pub async fn run() {
             true => String::new(),
         };
         println!("  {:<50} {}   {}   {versus}", app.name, cells(&ours), cells(&theirs));
+        read.push((app.name, ours.median(|o| o.meter.chars as u128) as usize));
         for (i, runs) in [&ours, &theirs].into_iter().enumerate() {
             if runs.0.is_empty() {
                 continue;
@@ -263,9 +265,53 @@ pub async fn run() {
     for f in &failures {
         println!("    {}", f.chars().take(400).collect::<String>());
     }
+    through_the_shell(&browser, &read).await;
     if let Ok(p) = peer {
         p.stop().await;
     }
+}
+
+/// What the model reads per task through the skill and `tabwire call` (`tabwire install --claude
+/// --skill`), against through MCP, definitions included. MCP: the default sets' tools/list
+/// (name + description + input schema of each tool) and the server's instructions, which the
+/// client puts in every conversation, plus the results. Skill + CLI: the skill (its front
+/// matter is in every conversation; Claude Code reads the rest when a task needs it, counted
+/// whole here) plus the results, which `tabwire call` prints as the tools' own text, the same
+/// text counted above (`bridge/tests/groups.rs`). Chars ÷ 4, as everywhere in these benches.
+async fn through_the_shell(browser: &Chromium, read: &[(&str, usize)]) {
+    let env = [("TABWIRE_TOOLS", "default"), ("TABWIRE_OUTPUT_SCHEMAS", "0")];
+    let lean = Mcp::start_with(&browser.runtime_dir, &env).await;
+    let tools = lean.client.list_all_tools().await.unwrap_or_default();
+    let mut defs: usize = tools
+        .iter()
+        .map(|t| {
+            let schema = serde_json::to_string(&t.input_schema).unwrap_or_default().len();
+            t.name.len() + t.description.as_deref().unwrap_or_default().len() + schema
+        })
+        .sum();
+    let info = lean.client.peer_info().and_then(|i| i.instructions.clone());
+    defs += info.unwrap_or_default().len();
+    let skill = tabwire_install::skill::skill_text("tabwire");
+    let front = skill.split("\n---\n").next().unwrap_or_default().len();
+    println!(
+        "\n  read per task, skill + `tabwire call` against MCP (definitions included), tokens: MCP's \
+         {} default tools and instructions ≈ {} in every conversation; the skill ≈ {} (its front \
+         matter ≈ {} in every conversation, the rest read when a task needs it); the results' \
+         text the same through both",
+        tools.len(),
+        defs / 4,
+        skill.len() / 4,
+        front / 4
+    );
+    println!("  {:<50} {:>7} {:>10} {:>6}", "app: task", "MCP", "skill+CLI", "share");
+    let (mut mcp_all, mut cli_all) = (0, 0);
+    for (name, chars) in read {
+        let (mcp, cli) = ((defs + chars) / 4, (skill.len() + chars) / 4);
+        println!("  {name:<50} {mcp:>7} {cli:>10} {:>5}%", 100 * cli / mcp.max(1));
+        mcp_all += mcp;
+        cli_all += cli;
+    }
+    println!("  {:<50} {mcp_all:>7} {cli_all:>10} {:>5}%", "total", 100 * cli_all / mcp_all.max(1));
 }
 
 /// With `REAL_APPS_TRACE=1`, every call and what it answered (to see why a task failed).

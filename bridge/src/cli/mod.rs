@@ -1,5 +1,6 @@
 //! The command line: one file per command. `main.rs` only parses and dispatches.
 
+pub mod call;
 pub mod extension;
 pub mod notify;
 pub mod serve;
@@ -83,6 +84,9 @@ impl Tools {
 pub enum Command {
     /// Run the MCP server on stdin/stdout (what an MCP client starts).
     Mcp(McpArgs),
+    /// Run one tool and print what the model would read: `tabwire call <tool> --key value`
+    /// (`tabwire call --help` lists the tools). Exit 0 ok, 1 failed, 2 refused.
+    Call(call::CallArgs),
     /// Serve MCP over streamable HTTP on loopback, one session per client (for clients that
     /// speak only HTTP). Prints the URL and the bearer token every request needs.
     Serve(serve::ServeArgs),

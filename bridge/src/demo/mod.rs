@@ -207,6 +207,27 @@ pub async fn run(args: DemoArgs) -> Result<()> {
         let rule = v["rule"].as_str().unwrap_or("?");
         println!("        {rule} ({}): {} — {at}", v["impact"].as_str().unwrap_or("?"), v["help"]);
     }
+    // The same tools as terminal commands (what an assistant with tabwire's skill runs): one
+    // shell's commands are one session, with its own tab group.
+    let shell = |args: Vec<String>| {
+        let mut cmd = tokio::process::Command::new(&exe);
+        cmd.arg("call").args(args).env("TABWIRE_RUNTIME_DIR", &browser.runtime_dir);
+        cmd.env("TABWIRE_SESSION_ID", "demo-shell").output()
+    };
+    let opened = shell(vec!["open_tab".into(), "--url".into(), url.clone(), "--json".into()]);
+    let opened = opened.await?;
+    let opened: serde_json::Value = serde_json::from_slice(&opened.stdout).unwrap_or_default();
+    let shell_tab = opened["tab"]["id"].to_string();
+    let read =
+        shell(vec!["find".into(), "--tab-id".into(), shell_tab, "--role".into(), "button".into()]);
+    let read = read.await?;
+    let said = String::from_utf8_lossy(&read.stdout);
+    println!(
+        "      tabwire call find (exit {}): {}",
+        read.status.code().unwrap_or(-1),
+        first_line(&said)
+    );
+    shell(vec!["--end".into()]).await?;
     files::download(&session, &tab).await?; // a click that downloads; the file, hashed
 
     // Sites: tabwire works only where the user allowed it. 127.0.0.2 is not among the

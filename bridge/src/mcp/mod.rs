@@ -26,6 +26,7 @@ mod screenshot;
 mod server;
 mod sessions;
 pub mod sets;
+pub mod shell;
 mod tabs;
 mod uploads;
 mod webdev;
@@ -53,6 +54,22 @@ pub async fn run(args: &McpArgs, shutdown: Shutdown) -> anyhow::Result<()> {
     });
     let server = TabwireServer::new(core, args.tools.set()).with_page_tools(args.page_tools);
     let ending = server.clone();
+    // `tabwire call` from a shell whose TABWIRE_SESSION_ID is this session's id acts as it,
+    // with the tools it offers (shell.rs).
+    let door = {
+        let id = session.record().session_id.clone();
+        let dir = server.core.runtime_dir().to_owned();
+        let all = server.clone();
+        let stop = tokio_util::sync::CancellationToken::new();
+        let ended = stop.clone();
+        let open = async move {
+            if let Err(e) = shell::open_door(all, &dir, &id, ended, Default::default()).await {
+                tracing::warn!("no shell calls for this session: {e:#}");
+            }
+        };
+        tokio::spawn(stop.clone().run_until_cancelled_owned(open));
+        stop.drop_guard()
+    };
     let service = tokio::select! {
         service = server.serve(jsonrpc::Stdio::new(bench::stdio()?)) => service?,
         _ = shutdown.requested() => return Ok(()), // before the handshake: nothing to flush
@@ -65,6 +82,7 @@ pub async fn run(args: &McpArgs, shutdown: Shutdown) -> anyhow::Result<()> {
     if let Some(saved) = &saved {
         saved.flush().await; // what no one took waits for this session's next run
     }
+    drop(door);
     drop(session);
     ending.flush_operations().await; // the last milestones reach the disk before the process ends
     Ok(())
