@@ -1,6 +1,6 @@
 //! The soak: sessions working as users run them, for a while, through one real Chromium. Both
 //! the soak benchmark (`scripts/soak.sh`, bridge/benches/browser/soak.rs, which prints) and the
-//! CI guard (bridge/tests/soak.rs, which asserts) run this one implementation.
+//! CI guard (bridge/tests/abuse.rs, which asserts) run this one implementation.
 //!
 //! Each of `bridges` `tabwire mcp` sessions opens a tab of its own and keeps `in_flight` page
 //! commands going: nine in ten to its own tab, one in ten to a tab the user opened and every
