@@ -186,9 +186,11 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     // What was done there, as a Playwright test the developer keeps (the webdev set).
     let test = json!({ "tab_id": tab, "name": "adds an item by hand" });
     let test = session.call("export_test", test).await?;
-    let test = test.as_str().unwrap_or_default();
-    println!("      export_test: {}", first_line(test));
-    let code = test.split("```ts\n").nth(1).unwrap_or_default();
+    println!(
+        "      export_test: steps {}–{} as a Playwright test",
+        test["first_step"], test["last_step"]
+    );
+    let code = test["test"].as_str().unwrap_or_default();
     for line in code.lines().map(str::trim).filter(|l| l.starts_with("await ")).take(3) {
         println!("        {line}");
     }

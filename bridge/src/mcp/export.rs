@@ -9,6 +9,7 @@ use std::collections::{HashMap, VecDeque};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
 
+use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
@@ -18,7 +19,7 @@ use tabwire_link::error::CallError;
 use tabwire_link::methods::ActReport;
 use tabwire_proto::wire::code;
 
-use super::reply::{Text, ToolError};
+use super::reply::{Reply, ToolError};
 use super::server::TabwireServer;
 
 /// Steps kept per session; older ones go first (the export says how many).
@@ -638,23 +639,45 @@ fn write(root: &Path, path: &str, text: &str) -> Result<PathBuf, CallError> {
     Ok(target)
 }
 
+/// What `export_test` answers besides its text.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Exported {
+    /// The Playwright Test file (`.spec.ts`).
+    pub test: String,
+    /// The first and last step of this session the file holds; `since: last + 1` exports what
+    /// comes next.
+    pub first_step: u64,
+    pub last_step: u64,
+    /// How many tabs' steps it holds (a `test()` each).
+    pub tabs: usize,
+    /// Where it was written, when `path` was given.
+    pub written_to: Option<String>,
+    /// Environment variables the test reads for password fields.
+    pub secrets: Vec<String>,
+    /// What was done but is not in the file, and why.
+    pub not_exported: Vec<String>,
+}
+
 #[tool_router(router = export_tools, vis = "pub(super)")]
 impl TabwireServer {
     /// Write what this session did in a tab (navigate, click, fill, type, press_key, pointer,
     /// upload_file, wait_for, handle_dialog) as a Playwright Test file: locators by role and
     /// name (else test id, label, text), the waits tabwire saw settle and the lines it read after
     /// acting as assertions; password fields read process.env. `path` also writes it.
-    #[tool(annotations(
-        title = "Export a Playwright test",
-        read_only_hint = false,
-        destructive_hint = false,
-        idempotent_hint = true,
-        open_world_hint = false
-    ))]
+    #[tool(
+        output_schema = schema_for_output::<Exported>(),
+        annotations(
+            title = "Export a Playwright test",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
     async fn export_test(
         &self,
         Parameters(p): Parameters<ExportParams>,
-    ) -> Result<Text, ToolError> {
+    ) -> Result<Reply<Exported>, ToolError> {
         let steps = self.recording.0.lock().unwrap();
         let since = p.since.unwrap_or(0);
         let chosen: Vec<&Step> = steps
@@ -691,12 +714,14 @@ impl TabwireServer {
             if tabs.len() == 1 { "" } else { "s" },
             last + 1
         );
+        let mut written_to = None;
         if let Some(path) = &p.path {
             let root = std::env::current_dir().map_err(|e| {
                 CallError::new(code::INTERNAL, format!("no working directory to write into: {e}"))
             })?;
             let at = write(&root, path, &file)?;
             head.push_str(&format!("; written to {}", at.display()));
+            written_to = Some(at.display().to_string());
         }
         if !w.secrets.is_empty() {
             head.push_str(&format!(
@@ -712,7 +737,17 @@ impl TabwireServer {
         for l in &w.left_out {
             head.push_str(&format!("\nnot exported: {l}"));
         }
-        Ok(Text(format!("{head}\n```ts\n{file}```")))
+        let text = format!("{head}\n```ts\n{file}```");
+        let data = Exported {
+            test: file,
+            first_step: first,
+            last_step: last,
+            tabs: tabs.len(),
+            written_to,
+            secrets: w.secrets.clone(),
+            not_exported: w.left_out.clone(),
+        };
+        Ok(Reply::new(text, data))
     }
 }
 
