@@ -32,12 +32,12 @@ async fn browser() -> (Chromium, Cdp, Mcp, Fixtures, Value, String) {
 
 /// The link's state once it is open both ways: `{ open, marked, url, sent, received }`.
 async fn up(cdp: &Cdp, worker: &str) -> Value {
-    let expr = "(s => s.open && s.marked && s)(tabwireFastLink.state())";
+    let expr = "(s => s.open && s.marked && s)(tabwireDebug.fastLink.state())";
     cdp.wait_for(worker, expr, WITHIN).await.expect("the fast link comes up")
 }
 
 async fn state(cdp: &Cdp, worker: &str) -> Value {
-    cdp.eval(worker, "tabwireFastLink.state()").await.unwrap()
+    cdp.eval(worker, "tabwireDebug.fastLink.state()").await.unwrap()
 }
 
 /// Wait until the popup's "Messages go by" shows `what`.
@@ -91,7 +91,7 @@ async fn calls_go_by_the_fast_link_and_by_native_messaging_while_it_is_cut() {
 
     // Cut: every call is still answered — by Native Messaging — except, at most, the one in
     // flight at the cut, whose error says what happened and to call again.
-    cdp.eval(&worker, "tabwireFastLink.cut(), true").await.unwrap();
+    cdp.eval(&worker, "tabwireDebug.fastLink.cut(), true").await.unwrap();
     let cut = state(&cdp, &worker).await;
     assert_eq!(cut["open"], false, "{cut}");
     popup_says(&cdp, &popup, "Native Messaging: the fast link closed (cut through the debugger)")

@@ -1,7 +1,7 @@
 //! The link between window.tabwire (the page's world) and tabwire's content script (its
 //! isolated world), in real Chromium: a hostile page script cannot get it, cannot offer its
-//! own, and cannot post past the SDK; the echo floors the benchmark measures answer from each
-//! world, only on allowed sites and only when the bench tools are switched on.
+//! own, and cannot post past the SDK; `diagnose` times each hop to a tab's worlds, only on
+//! allowed sites.
 
 use serde_json::{Value, json};
 use tabwire_tests::{Chromium, Fixtures, Mcp};
@@ -56,31 +56,43 @@ async fn values_sent_before_the_relay_connects_wait_up_to_a_limit() {
     assert_eq!(state["delivered"].as_u64().unwrap() + limited, 1100, "{state}");
 }
 
+/// `diagnose` with a tab times each hop a page call takes — the extension's worker, the tab's
+/// isolated world, the page's world — with the checks of every page call: on a site the user
+/// did not allow the isolated world's hop fails as every page call does, and says so. No tool
+/// of a benchmark is served.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_echo_floors_answer_from_each_world_on_allowed_sites_only() {
+async fn diagnose_times_each_hop_from_each_world_on_allowed_sites_only() {
     let browser = Chromium::start();
     let home = Fixtures::serve();
     let stranger = Fixtures::serve_on("127.0.0.2");
-    let served = async |mcp: &Mcp| {
-        let tools = mcp.client.list_all_tools().await.unwrap();
-        tools.iter().any(|t| t.name == "bench_echo")
-    };
-    let plain = Mcp::start(&browser.runtime_dir).await;
-    assert!(!served(&plain).await, "bench_echo is served only with TABWIRE_BENCH=1");
+    let mcp = Mcp::start(&browser.runtime_dir).await;
+    let tools = mcp.client.list_all_tools().await.unwrap();
+    assert!(!tools.iter().any(|t| t.name == "bench_echo"), "no bench tool is served");
 
-    let mcp = Mcp::start_with(&browser.runtime_dir, &[("TABWIRE_BENCH", "1")]).await;
-    assert!(served(&mcp).await);
     let tab = open(&mcp, home.url("app.html")).await;
     mcp.ok("get_state", json!({ "tab_id": tab, "force_refresh": true })).await;
-    for floor in ["bridge", "worker", "content", "page"] {
-        let got = mcp.ok("bench_echo", json!({ "floor": floor, "tab_id": tab })).await;
-        assert_eq!(got, json!({ "floor": floor, "echo": null }));
+    let got = mcp.ok("diagnose", json!({ "tab_id": tab })).await;
+    let to: Vec<&Value> = got["hops"].as_array().unwrap().iter().map(|h| &h["to"]).collect();
+    assert_eq!(to, ["worker", "isolated", "page"], "{got}");
+    for hop in got["hops"].as_array().unwrap() {
+        let ms = hop["median_ms"].as_f64().unwrap();
+        assert!(ms > 0.0 && ms <= hop["slowest_ms"].as_f64().unwrap(), "{hop}");
     }
+    let finding = |got: &Value| {
+        let all = got["findings"].as_array().unwrap();
+        all.iter().find(|f| f["check"].as_str().unwrap().starts_with("hops to tab")).cloned()
+    };
+    let hops = finding(&got).expect("a finding for the hops");
+    assert_eq!(hops["ok"], true, "{hops}");
+    assert!(hops["detail"].as_str().unwrap().contains("the page's world"), "{hops}");
 
-    // A site the user did not allow: the page floors fail there as every page call does.
+    // A site the user did not allow: the worker answers, the tab's worlds do not.
     let away = open(&mcp, stranger.url("app.html")).await;
-    for floor in ["content", "page"] {
-        let err = mcp.err("bench_echo", json!({ "floor": floor, "tab_id": away })).await;
-        assert!(err.contains("site_not_allowed"), "{err}");
-    }
+    let got = mcp.ok("diagnose", json!({ "tab_id": away })).await;
+    let to: Vec<&Value> = got["hops"].as_array().unwrap().iter().map(|h| &h["to"]).collect();
+    assert_eq!(to, ["worker"], "{got}");
+    let hops = finding(&got).expect("a finding for the hops");
+    assert_eq!(hops["ok"], false, "{hops}");
+    let detail = hops["detail"].as_str().unwrap();
+    assert!(detail.contains("isolated world") && detail.contains("site_not_allowed"), "{hops}");
 }

@@ -54,8 +54,8 @@
 
   const toPage = (msg) => linked && link.dispatchEvent(new CustomEvent('tabwire:page', { detail: pack(msg) }));
 
-  // From the worker: calls and acks go to the page; an `echo` to this world (the benchmark's
-  // floor, specs/protocol.md `page.echo`) is answered here.
+  // From the worker: calls and acks go to the page; an `echo` to this world (a hop that
+  // diagnose times, specs/protocol.md `page.echo`) is answered here.
   function fromWorker(msg) {
     if (msg?.type === 'echo' && msg.world === 'content') port?.postMessage({ type: 'reply', id: msg.id, json: 'null' });
     else toPage(msg);

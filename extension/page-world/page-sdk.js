@@ -232,7 +232,7 @@
     if (d.type === 'ack') settle(d.upto, d.failed);
     else if (d.type === 'lost') failAll(d.reason);
     else if (d.type === 'workflow') workflowChanged(d);
-    else if (d.type === 'echo') toExt({ type: 'reply', id: d.id, json: 'null' }); // the benchmark's floor
+    else if (d.type === 'echo') toExt({ type: 'reply', id: d.id, json: 'null' }); // a hop diagnose times
     else if (Number.isSafeInteger(d.id)) answer(d); // a call: get_state, command, drained
   }
 

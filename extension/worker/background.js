@@ -57,7 +57,7 @@ import { logMethods } from './dom/logs.js';
 import { networkMethods, watchNetworkRules } from './network.js';
 import { screenshotMethods, useRefRects } from './dom/screenshot.js';
 import { trustedMethods } from './dom/trusted.js';
-import { connect, isConnected, onHostStatus, sendEvent, startNative } from './native.js';
+import { connect, fastLinkDebug, isConnected, onHostStatus, sendEvent, startNative } from './native.js';
 import { announceAgain, listenForPages, pageMethods } from './page.js';
 import { withPause } from './pause.js';
 import { listen } from './router.js';
@@ -98,11 +98,11 @@ const methods = {
 // (the popup or the sites.* methods both only write storage; sites.js calls this once a change).
 const sendSites = () => sendEvent('sites', null, { sites: currentSites() });
 
-// For the benchmarks (the origin checks in bridge/benches/browser/sites.rs, the page hops in
-// bridge/benches/browser/floors.rs), which reach this worker through the debugger. Nothing else can: no
-// page or content script sees the worker's global.
-globalThis.tabwireChecks = { allowedBy, checkSite };
-globalThis.tabwireMethods = methods;
+// The one handle for the tests and the benchmarks, which reach this worker through the debugger
+// (the origin checks in bridge/benches/browser/sites.rs, the page hops in
+// bridge/benches/browser/floors.rs, the fast link in bridge/tests/fast_link.rs). Nothing else
+// can: no page or content script sees the worker's global.
+globalThis.tabwireDebug = { checks: { allowedBy, checkSite }, methods, fastLink: fastLinkDebug };
 
 listen(); // the one onMessage and onConnect listener; the modules below register with it
 trackTabGroups(); // before watchTabs: each tab event names its owner

@@ -337,9 +337,9 @@ function closeFast(ws, why) {
   fast.delay = Math.min(fast.delay * 2, MAX_DELAY_MS);
 }
 
-// For the tests and the benchmark, through the debugger only (which can do anything in the
-// worker already): whether the link carries messages now, how many it carried, and a way to cut it.
-globalThis.tabwireFastLink = {
+// For the tests and the benchmark, through the debugger only (tabwireDebug.fastLink, set in
+// background.js): whether the link carries messages now, how many it carried, and a way to cut it.
+export const fastLinkDebug = {
   state: () => ({ open: fast.open, marked: fast.marked, url: fast.url, n: fast.n, sent: fast.sent, received: fast.received }),
   cut: () => fast.ws && closeFast(fast.ws, 'cut through the debugger'),
 };

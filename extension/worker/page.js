@@ -58,8 +58,8 @@ export const pageMethods = {
     return { pages: [...pages.values()].filter((p) => p.declared && allows(p.from.origin)).map(listed) };
   },
 
-  // The floors of the page path, for the benchmark (bridge/benches/browser/floors.rs): the same checks and
-  // port as page.get_state, answered by the tab's relay (`world: "content"`) or by the SDK in
+  // The hops of the page path, timed by `diagnose {tab_id}` and `tabwire doctor --tab`
+  // (bridge/src/doctor.rs): the same checks and port as page.get_state, answered by the tab's relay (`world: "content"`) or by the SDK in
   // the page's world (`"page"`) without running any page code. Answers null.
   'page.echo': async (params, { signal }) => {
     const { world } = params;

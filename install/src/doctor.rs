@@ -27,6 +27,11 @@ pub struct DoctorArgs {
     /// Print the findings as one JSON document
     #[arg(long)]
     pub json: bool,
+
+    /// Also time each hop to this tab (its id, as list_tabs gives it): the extension's
+    /// worker, the tab's isolated world, the page's own world
+    #[arg(long, value_name = "TAB_ID")]
+    pub tab: Option<i64>,
 }
 
 /// Whether every finding is ok (doctor exits non-zero otherwise).

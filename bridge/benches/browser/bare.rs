@@ -21,7 +21,7 @@ use tokio_tungstenite::tungstenite::Message;
 use tabwire_tests::Cdp;
 
 /// What both echo: the bytes of an F0 request as an MCP client sends them.
-const LINE: &str = r#"{"jsonrpc":"2.0","id":1234,"method":"tools/call","params":{"name":"bench_echo","arguments":{"floor":"bridge"}}}"#;
+const LINE: &str = r#"{"jsonrpc":"2.0","id":1234,"method":"tools/call","params":{"name":"list_browsers","arguments":{}}}"#;
 
 /// `cat`, its pipes, and a buffer for the line that comes back.
 pub struct Cat {

@@ -2,12 +2,12 @@
 //! own path and against the other browser MCP servers, every line over MCP stdio with the same
 //! rmcp client, in one run.
 //!
-//! Floors (`bench_echo`, served only with `TABWIRE_BENCH=1`): F0 answered by the bridge, F1 by
-//! the extension's service worker, F2 by the tab's content script, F3 by window.tabwire in the
-//! page's world. The goal lines run first with one browser and one bridge on the machine,
-//! beside the machine's own floors (`bare`: the same round trips with no tabwire code); then
-//! the variant that needs a bridge of its own (blocking stdio) beside its baselines, and then
-//! Native Messaging only, in a browser of its own (each browser with one bridge).
+//! Floors: F0 a call the bridge answers alone (`list_browsers`); the hops beyond it as
+//! `diagnose {tab_id}` times them from inside the bridge (to the extension's service worker,
+//! on to the tab's content script, on to window.tabwire in the page's world), so F1, F2 and F3
+//! over MCP are F0 plus the hop. The goal lines run first with one browser and one bridge on
+//! the machine, beside the machine's own floors (`bare`: the same round trips with no tabwire
+//! code); then Native Messaging only, in a browser of its own (each browser with one bridge).
 //! Lines are measured in interleaved rounds, so a burst of load from elsewhere on the machine
 //! lands on all of them alike, and each round starts one line further on, so that no line
 //! always follows the same one; beside each line, the CPU time per call of the server and of
@@ -45,7 +45,7 @@ pub async fn run() {
     let mut browser = Chromium::start_with_cdp();
     // One session (the variant bridge below is the same session, so it may read this tab).
     let session = ("TABWIRE_SESSION_ID", "floors");
-    let mcp = Mcp::start_with(&browser.runtime_dir, &[("TABWIRE_BENCH", "1"), session]).await;
+    let mcp = Mcp::start_with(&browser.runtime_dir, &[session]).await;
     let tab = mcp.ok("open_tab", json!({ "url": url })).await["tab"]["id"].clone();
     let first = mcp.ok("get_state", json!({ "tab_id": tab, "force_refresh": true })).await;
     let cold = started.elapsed();
@@ -58,29 +58,22 @@ pub async fn run() {
 
     // Phase 1, the goal lines: this browser and this bridge alone on the machine, and the
     // machine's own floors (no tabwire code) beside F0 and F1.
-    let f0 = json!({ "floor": "bridge" });
-    let f1 = json!({ "floor": "worker" });
-    let f2_in = |tab: &Value| json!({ "floor": "content", "tab_id": tab });
+    let f0 = json!({});
     let forced_in = |tab: &Value| json!({ "tab_id": tab, "force_refresh": true });
     let forced = forced_in(&tab);
     let cached = json!({ "tab_id": tab });
     let goal_lines = [
         ("machine: a line echoed by cat over two pipes", Via::Cat(&cat)),
-        ("F0 bench_echo: the bridge answers", Via::Tool(&mcp, "bench_echo", f0.clone())),
+        ("F0 list_browsers: the bridge answers", Via::Tool(&mcp, "list_browsers", f0.clone())),
         ("machine: a WebSocket echo in the extension's worker", Via::Worker(&worker_echo)),
-        ("F1 bench_echo: the extension's worker", Via::Tool(&mcp, "bench_echo", f1.clone())),
         ("machine: the same, by a content script in the tab", Via::Worker(&tab_echo)),
-        ("F2 bench_echo: the tab's content script", Via::Tool(&mcp, "bench_echo", f2_in(&tab))),
-        (
-            "F3 bench_echo: window.tabwire in the page",
-            Via::Tool(&mcp, "bench_echo", json!({ "floor": "page", "tab_id": tab })),
-        ),
         ("tabwire get_state from the cache", Via::Tool(&mcp, "get_state", cached.clone())),
         ("tabwire get_state forced (provideState)", Via::Tool(&mcp, "get_state", forced.clone())),
     ];
     let (p50, p99s) = measure(&goal_lines).await;
-    let (f0_p50, f2, f3, cached_p50, forced_p50) = (p50[1], p50[5], p50[6], p50[7], p50[8]);
-    let (tab_echo_p50, forced_p99) = (p50[4], p99s[8]);
+    let (f0_p50, cached_p50, forced_p50) = (p50[1], p50[4], p50[5]);
+    let (tab_echo_p50, forced_p99) = (p50[3], p99s[5]);
+    let [f1, f2, f3] = hops(&mcp, &tab, "F1, F2, F3 (diagnose)").await.map(|hop| f0_p50 + hop);
     println!(
         "  goals: forced ≤ 1.10 × F3: {:.2}×   F3 − F2 ≤ 0.10 ms: {:+.3} ms   cache ≤ 1.3 × F0: {:.2}×",
         forced_p50 / f3,
@@ -88,13 +81,11 @@ pub async fn run() {
         cached_p50 / f0_p50
     );
     println!(
-        "  p99 / p50: cat {:.1}, F0 {:.1}; worker echo {:.1}, F1 {:.1}; worker and tab echo {:.1}, F2 {:.1}",
+        "  F1 {f1:.3} ms, F2 {f2:.3} ms, F3 {f3:.3} ms over MCP (F0 + the hop); p99 / p50: cat {:.1}, F0 {:.1}; worker echo {:.1}; worker and tab echo {:.1}",
         p99s[0] / p50[0],
         p99s[1] / p50[1],
         p99s[2] / p50[2],
-        p99s[3] / p50[3],
-        p99s[4] / p50[4],
-        p99s[5] / p50[5]
+        p99s[3] / p50[3]
     );
     println!(
         "  an extension's least cost to ask a page (the worker and tab echo, no tabwire code): {tab_echo_p50:.3} ms; \
@@ -109,46 +100,25 @@ pub async fn run() {
     drop(worker_echo);
     drop(cat);
 
-    // Phase 2, what each choice buys: variants, each beside its baseline in the same
-    // interleaved rounds. First the bridge's own choices, as extra bridges on this browser.
-    println!("  what each choice buys (the variants and their baselines, in the same rounds):");
-    // The same server, but reading and writing MCP through tokio's blocking stdio (what rmcp's
-    // `transport::stdio()` does): what the reactor pipes save.
-    let blocking = Mcp::start_with(
-        &browser.runtime_dir,
-        &[("TABWIRE_BENCH", "1"), ("TABWIRE_BENCH_STDIO", "blocking"), session],
-    )
-    .await;
-    let bridge_lines = [
-        ("F0", Via::Tool(&mcp, "bench_echo", f0.clone())),
-        ("  F0 through tokio's blocking stdio instead", Via::Tool(&blocking, "bench_echo", f0)),
-        ("get_state from the cache", Via::Tool(&mcp, "get_state", cached.clone())),
-        (
-            "  cached get_state through tokio's blocking stdio",
-            Via::Tool(&blocking, "get_state", cached),
-        ),
-    ];
-    measure(&bridge_lines).await;
-    drop(blocking);
-
-    // Then a browser whose host keeps everything on Native Messaging (`TABWIRE_FAST_LINK=off`;
+    // Phase 2, what the fast link buys: the variant beside its baseline in the same
+    // interleaved rounds, and the hops of each.
+    println!("  what the fast link buys (the variant and its baseline, in the same rounds):");
+    // A browser whose host keeps everything on Native Messaging (`TABWIRE_FAST_LINK=off`;
     // host/src/fast_link.rs), with one bridge as the baseline's browser has again now: what the
     // fast link buys.
     let native_browser = Chromium::start_with(&[("TABWIRE_FAST_LINK", "off")]);
-    let native = Mcp::start_with(&native_browser.runtime_dir, &[("TABWIRE_BENCH", "1")]).await;
+    let native = Mcp::start(&native_browser.runtime_dir).await;
     let native_tab = native.ok("open_tab", json!({ "url": url })).await["tab"]["id"].clone();
     let browser_lines = [
-        ("F1", Via::Tool(&mcp, "bench_echo", f1.clone())),
-        ("F2", Via::Tool(&mcp, "bench_echo", f2_in(&tab))),
         ("get_state forced", Via::Tool(&mcp, "get_state", forced)),
-        ("  F1 by Native Messaging only (no fast link)", Via::Tool(&native, "bench_echo", f1)),
-        ("  F2 by Native Messaging only", Via::Tool(&native, "bench_echo", f2_in(&native_tab))),
         (
             "  get_state forced by Native Messaging only",
             Via::Tool(&native, "get_state", forced_in(&native_tab)),
         ),
     ];
     measure(&browser_lines).await;
+    hops(&mcp, &tab, "the hops with the fast link").await;
+    hops(&native, &native_tab, "  the hops by Native Messaging only").await;
     drop(native);
     drop(native_browser);
     // Last: closing its debugger pipe may end the browser.
@@ -269,6 +239,30 @@ async fn measure(lines: &[Line<'_>]) -> (Vec<f64>, Vec<f64>) {
     (p50, p99s)
 }
 
+/// The hops `diagnose {tab_id}` times from inside the bridge (to the worker, the tab's isolated
+/// world, its page world): the median over `ROUNDS` diagnoses of each one's median, in ms.
+async fn hops(mcp: &Mcp, tab: &Value, label: &str) -> [f64; 3] {
+    let mut each: [Vec<f64>; 3] = Default::default();
+    for _ in 0..ROUNDS {
+        let got = mcp.ok("diagnose", json!({ "tab_id": tab })).await;
+        let hops = got["hops"].as_array().filter(|h| h.len() == 3);
+        let hops = hops.unwrap_or_else(|| panic!("diagnose timed no three hops: {got}"));
+        for (sample, hop) in each.iter_mut().zip(hops) {
+            sample.push(hop["median_ms"].as_f64().expect("a median"));
+        }
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let [w, i, p] = each.map(|mut v| median(&mut v));
+    println!(
+        "  {label:<58} to the worker {w:.3} ms, its isolated world {i:.3} ms, the page's world \
+         {p:.3} ms (medians of {ROUNDS} diagnoses)"
+    );
+    [w, i, p]
+}
+
 /// The page hops without MCP, the host or Native Messaging: the worker's own methods called in
 /// a loop through the debugger, the three kinds taking turns, timed with the worker's clock
 /// (coarse, so means over many calls).
@@ -279,7 +273,7 @@ async fn in_the_worker(cdp: &Cdp, tab: &Value) {
     let worker = crate::sites::service_worker(cdp).await;
     let script = format!(
         r#"(async () => {{
-            const m = globalThis.tabwireMethods, tab_id = {tab}, n = {CALLS};
+            const m = globalThis.tabwireDebug.methods, tab_id = {tab}, n = {CALLS};
             const ctx = {{ signal: new AbortController().signal }};
             const kinds = [
               () => m['page.echo']({{ tab_id, world: 'content' }}, ctx),

@@ -65,26 +65,26 @@ pub async fn run() {
     front_and_back(&browser, &cdp, &pages).await;
 }
 
-/// What the ownership check costs a call: `bench_echo` through the tab's content script
-/// (`page.echo`, the cheapest call that names a tab) with no other session in the browser, then
-/// beside another live session's group (each call then asks Chrome for the tab's group).
+/// What the ownership check costs a call: a forced `get_state` (a call that names the tab and
+/// goes to its page) with no other session in the browser, then beside another live session's
+/// group (each call then asks Chrome for the tab's group).
 async fn ownership(pages: &Fixtures) {
     const CALLS: usize = 200;
-    println!("\nthe ownership check: bench_echo (content), {CALLS} calls (headless Chromium)");
+    println!("\nthe ownership check: get_state forced, {CALLS} calls (headless Chromium)");
     let browser = Chromium::start();
-    let mcp = Mcp::start_with(&browser.runtime_dir, &[("TABWIRE_BENCH", "1")]).await;
+    let mcp = Mcp::start(&browser.runtime_dir).await;
     let tab =
         mcp.ok("open_tab", json!({ "url": pages.url("app.html") })).await["tab"]["id"].clone();
     mcp.ok("get_state", json!({ "tab_id": tab, "force_refresh": true })).await;
-    let echo = json!({ "floor": "content", "tab_id": tab });
-    Sample::time(CALLS, async || drop(mcp.ok("bench_echo", echo.clone()).await)).await;
+    let forced = json!({ "tab_id": tab, "force_refresh": true });
+    Sample::time(CALLS, async || drop(mcp.ok("get_state", forced.clone()).await)).await;
     let mut alone =
-        Sample::time(CALLS, async || drop(mcp.ok("bench_echo", echo.clone()).await)).await;
+        Sample::time(CALLS, async || drop(mcp.ok("get_state", forced.clone()).await)).await;
     alone.print("alone in the browser");
     let other = Mcp::start(&browser.runtime_dir).await;
     other.ok("open_tab", json!({ "url": pages.url("plain.html") })).await;
     let mut beside =
-        Sample::time(CALLS, async || drop(mcp.ok("bench_echo", echo.clone()).await)).await;
+        Sample::time(CALLS, async || drop(mcp.ok("get_state", forced.clone()).await)).await;
     beside.print("beside another session's group");
 }
 

@@ -40,7 +40,7 @@ pub async fn run() {
     // uncached match, as for an origin's first call.
     let script = format!(
         r#"(() => {{
-            const c = globalThis.tabwireChecks, o = {origin:?}, n = {CHECKS};
+            const c = globalThis.tabwireDebug.checks, o = {origin:?}, n = {CHECKS};
             let t = performance.now();
             for (let i = 0; i < n; i++) c.checkSite(1, o, o);
             const cached = (performance.now() - t) / n;

@@ -28,13 +28,13 @@ pub async fn run() {
     };
     let pages = Fixtures::serve();
     let browser = Chromium::start();
-    let mcp = Mcp::start_with(&browser.runtime_dir, &[("TABWIRE_BENCH", "1")]).await;
+    let mcp = Mcp::start(&browser.runtime_dir).await;
     let tab =
         mcp.ok("open_tab", json!({ "url": pages.url("app.html") })).await["tab"]["id"].clone();
     let lines: [(&str, &str, Value); 4] = [
-        ("F0 the bridge", "bench_echo", json!({ "floor": "bridge" })),
-        ("F1 the worker", "bench_echo", json!({ "floor": "worker" })),
-        ("F2 the content script", "bench_echo", json!({ "floor": "content", "tab_id": tab })),
+        ("F0 the bridge (list_browsers)", "list_browsers", json!({})),
+        ("F1 the worker (list_tabs)", "list_tabs", json!({})),
+        ("get_state from the cache", "get_state", json!({ "tab_id": tab })),
         ("get_state forced", "get_state", json!({ "tab_id": tab, "force_refresh": true })),
     ];
     for (_, tool, args) in &lines {

@@ -155,9 +155,6 @@ impl TabwireServer {
         for name in unserved {
             router.remove_route(&name);
         }
-        if super::bench::enabled() {
-            router += Self::bench_tools(); // TABWIRE_BENCH=1 only: the floors of the path
-        }
         super::schema::clean_router(router, set.output_schemas())
     }
 

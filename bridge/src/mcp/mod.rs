@@ -1,7 +1,6 @@
 //! `tabwire mcp`: the MCP server on stdio. stdout is the MCP channel; logs go to stderr.
 
 mod audit;
-mod bench;
 mod browsers;
 mod commands;
 mod diagnose;
@@ -71,7 +70,7 @@ pub async fn run(args: &McpArgs, shutdown: Shutdown) -> anyhow::Result<()> {
         stop.drop_guard()
     };
     let service = tokio::select! {
-        service = server.serve(jsonrpc::Stdio::new(bench::stdio()?)) => service?,
+        service = server.serve(jsonrpc::Stdio::new(tabwire_proto::pipes::stdio()?)) => service?,
         _ = shutdown.requested() => return Ok(()), // before the handshake: nothing to flush
     };
     tokio::select! {

@@ -1,5 +1,5 @@
 //! `page.*`: pages that use `window.tabwire` (specs/page-sdk.md): their state, their commands,
-//! the callbacks after their events were taken, and the echo floors of the benchmark. Every one
+//! the callbacks after their events were taken, and the echoes `diagnose` times hops with. Every one
 //! is checked against the allowlist by the worker at the moment it runs.
 
 use std::time::Duration;

@@ -1,5 +1,5 @@
-//! The extension's worker itself: `ping` (is it there, which version) and `echo` (the floor of
-//! every round trip, for benchmarks and tests).
+//! The extension's worker itself: `ping` (is it there, which version) and `echo` (the first hop
+//! of every round trip, which `diagnose` times).
 
 use serde::Deserialize;
 use serde_json::Value;
