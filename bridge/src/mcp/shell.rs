@@ -105,7 +105,7 @@ async fn accept(
         }
         let (client, ended, last_call) = (client.clone(), ended.clone(), last_call.clone());
         tokio::spawn(async move {
-            let (reading, mut writing) = stream.into_split();
+            let (reading, mut writing) = tokio::io::split(stream);
             let mut frame = Vec::new();
             let mut reading = reading.take(MAX_REQUEST);
             let read = reading.read_to_end(&mut frame);
