@@ -134,9 +134,13 @@ function home(caller) {
     window: async () => {
       const id = s()?.window;
       if (Number.isInteger(id) && (await chrome.windows.get(id).catch(() => null))) return id;
+      // Not a window of the user's: one where every tab is in a session's group (a session that
+      // opened a tab `active` in the user's window has its group there too).
       for (const g of s()?.groups ?? []) {
         const info = await chrome.tabGroups.get(g).catch(() => null);
-        if (info) return info.windowId;
+        if (!info) continue;
+        const tabs = await chrome.tabs.query({ windowId: info.windowId }).catch(() => []);
+        if (tabs.every((t) => ownerOf(state, t.groupId))) return info.windowId;
       }
       return null;
     },
