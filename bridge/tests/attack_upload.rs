@@ -185,6 +185,8 @@ async fn the_user_says_yes_or_no_to_each_upload_seeing_files_sizes_and_origin() 
 /// uploads `Downloads/inbox/id_rsa`. Each upload gives the page the innocent file or nothing:
 /// never the key. (Before the file was opened from the allowed folder down, following no link,
 /// the key went through within tens of tries.)
+// renameat2 is Linux's; the unit race in bridge/src/mcp/uploads.rs is Linux-only too.
+#[cfg(target_os = "linux")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_folder_swapped_for_a_link_to_the_keys_mid_upload_never_gives_the_key() {
     use std::sync::Arc;

@@ -430,7 +430,11 @@ async fn a_shells_tabwire_calls_are_one_session_that_keeps_its_tab() {
     assert!(said.contains("sent ada@example.com"), "the text the model reads: {said}");
     let (_, tabs) = shell(&browser, "shell-a", &["list_tabs", "--json"]);
     let tabs: Value = serde_json::from_str(&tabs).unwrap();
-    let ours = tabs["tabs"].as_array().unwrap().iter().find(|t| t["id"].to_string() == tab);
+    let ours = tabs["tabs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"].as_i64().map(|i| i.to_string()).as_deref() == Some(tab.as_str()));
     assert_eq!(ours.unwrap()["group"], "shell-a", "{tabs:#}");
 
     // Another shell's session is refused that tab (exit 2), and its words name the owner.

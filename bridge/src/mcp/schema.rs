@@ -343,7 +343,8 @@ pub fn page_params(schema: &JsonObject) -> Result<JsonObject, String> {
                     widened |= any;
                 }
                 ("not" | "if", sub) => {
-                    if walk(sub, defs_widened)? {
+                    let lost = walk(sub, defs_widened)?;
+                    if lost {
                         negated.push(if key == "not" { "not" } else { "if" });
                     }
                 }
