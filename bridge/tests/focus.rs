@@ -36,7 +36,10 @@ async fn no_tool_takes_the_users_focus_unless_asked() {
     let mine = mcp.ok("open_tab", json!({ "url": pages.url("plain.html"), "active": true })).await;
     let mine = mine["tab"]["id"].clone();
     let before = focus(&mcp).await;
-    assert!(before.iter().any(|(_, id, f)| *id == mine && *f == true), "the user's tab is in front: {before:?}");
+    assert!(
+        before.iter().any(|(_, id, f)| *id == mine && *f == true),
+        "the user's tab is in front: {before:?}"
+    );
 
     let opened = mcp.ok("open_tab", json!({ "url": pages.url("plain.html") })).await;
     let tab = opened["tab"]["id"].clone();
@@ -87,7 +90,10 @@ async fn no_tool_takes_the_users_focus_unless_asked() {
     // Asked, it does.
     mcp.ok("activate_tab", json!({ "tab_id": tab })).await;
     let after = focus(&mcp).await;
-    assert!(after.iter().any(|(_, id, f)| *id == tab && *f == true), "activate_tab brings it forward: {after:?}");
+    assert!(
+        after.iter().any(|(_, id, f)| *id == tab && *f == true),
+        "activate_tab brings it forward: {after:?}"
+    );
 }
 
 /// What Chromium does to a page the user is not looking at, measured in a headed Chromium
@@ -111,8 +117,10 @@ async fn pages_the_user_is_not_looking_at_as_chromium_runs_them() {
         let made = cdp.call("Target.createTarget", params, None).await.unwrap();
         made["targetId"].as_str().unwrap().to_owned()
     };
-    let bounds = |t: &str| json!({ "url": url(t), "newWindow": true, "background": true,
-        "left": 0, "top": 0, "width": 900, "height": 700 });
+    let bounds = |t: &str| {
+        json!({ "url": url(t), "newWindow": true, "background": true,
+        "left": 0, "top": 0, "width": 900, "height": 700 })
+    };
     // The user's tab, in front of the focused window.
     let front = target(json!({ "url": url("front") })).await;
     let back = target(json!({ "url": url("back"), "background": true })).await;
@@ -153,9 +161,11 @@ async fn pages_the_user_is_not_looking_at_as_chromium_runs_them() {
             Err(_) => cdp.eval(&s, "window.probing").await.unwrap(), // what it got to
         };
         let p = got["p"].as_str().unwrap().to_owned();
-        let id = listed["tabs"].as_array().unwrap().iter().find(|t| {
-            t["url"].as_str().is_some_and(|u| u.ends_with(&format!("p={p}")))
-        });
+        let id = listed["tabs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["url"].as_str().is_some_and(|u| u.ends_with(&format!("p={p}"))));
         let shot = match id {
             Some(t) => {
                 let r = mcp.call("screenshot", json!({ "tab_id": t["id"] })).await;
@@ -169,24 +179,35 @@ async fn pages_the_user_is_not_looking_at_as_chromium_runs_them() {
             None => "?".into(),
         };
         seen.push((name.to_string(), got.clone()));
-        rows.push((name.to_string(), vec![
-            got["visibility"].to_string(),
-            got["hasFocus"].to_string(),
-            got["frames"].to_string(),
-            format!("{} in {} ms", got["ticks"], got["tickMs"]),
-            got["timeout100"].to_string(),
-            got["layout"].to_string(),
-            got["resize"].to_string(),
-            got["intersect"].to_string(),
-            format!("{}/{}", got["focus"], got["focusin"]),
-            format!("{} (play: {})", got["video"], got["played"]),
-            shot,
-        ]));
+        rows.push((
+            name.to_string(),
+            vec![
+                got["visibility"].to_string(),
+                got["hasFocus"].to_string(),
+                got["frames"].to_string(),
+                format!("{} in {} ms", got["ticks"], got["tickMs"]),
+                got["timeout100"].to_string(),
+                got["layout"].to_string(),
+                got["resize"].to_string(),
+                got["intersect"].to_string(),
+                format!("{}/{}", got["focus"], got["focusin"]),
+                format!("{} (play: {})", got["video"], got["played"]),
+                shot,
+            ],
+        ));
     }
     let heads = [
-        "visibilityState", "hasFocus()", "frames in 1 s", "setTimeout(0) chain in 1 s",
-        "setTimeout(100) took ms", "box width", "ResizeObserver ms", "IntersectionObserver ms",
-        "focus/focusin on el.focus()", "video frames in 1 s", "screenshot",
+        "visibilityState",
+        "hasFocus()",
+        "frames in 1 s",
+        "setTimeout(0) chain in 1 s",
+        "setTimeout(100) took ms",
+        "box width",
+        "ResizeObserver ms",
+        "IntersectionObserver ms",
+        "focus/focusin on el.focus()",
+        "video frames in 1 s",
+        "screenshot",
     ];
     println!("\n| | {} |", situations.iter().map(|s| s.0).collect::<Vec<_>>().join(" | "));
     println!("|---|{}", "---|".repeat(situations.len()));

@@ -160,9 +160,10 @@ fn pipe_name(user: &str, dir: &Path, stem: &str, random: [u8; 16]) -> PathBuf {
     };
     let folder = short(&dir.file_name().unwrap_or_default().to_string_lossy(), 16);
     // FNV-1a of the whole path: two runtime directories never share a pipe.
-    let hash = dir.as_os_str().as_encoded_bytes().iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
-    });
+    let hash =
+        dir.as_os_str().as_encoded_bytes().iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+        });
     let random: String = random.iter().map(|b| format!("{b:02x}")).collect();
     PathBuf::from(format!(
         r"\\.\pipe\tabwire-{}-{:08x}-{folder}-{}-{random}",
