@@ -33,9 +33,6 @@ const NAMED = {
   PageDown: [34, 'PageDown', ''], Space: [32, 'Space', ' '],
 };
 
-// The tabs tabwire's own debugger input is (about to be) attached to: their clicks are real
-// input, so the hand-over bar (worker/handover.js) takes no answer from such a tab meanwhile.
-export const debugging = new Set();
 
 // Dispatch one action in tab `id` as real input. `action`: 'click' (x, y in CSS pixels of the
 // viewport; button, count, modifiers), 'type' (text) or 'keys' (e.g. "Control+A", "Enter";
@@ -60,11 +57,9 @@ export async function trustedInput(id, { action, x, y, button = 'left', count = 
 export async function withDebugger(id, doc, purpose, doing, work) {
   requireSwitch(id, doc.origin, 'trusted_input');
   const target = { tabId: id };
-  debugging.add(id);
   try {
     await chrome.debugger.attach(target, '1.3');
   } catch (e) {
-    debugging.delete(id);
     fail('not_scriptable', `Chrome would not attach its debugger to tab ${id} ${purpose}: ${e.message}. Close DevTools or another debugger on that tab and try again`);
   }
   try {
@@ -74,7 +69,6 @@ export async function withDebugger(id, doc, purpose, doing, work) {
     fail('page_error', `${doing} failed: ${e.message}`);
   } finally {
     await chrome.debugger.detach(target).catch(() => {});
-    debugging.delete(id);
   }
 }
 
