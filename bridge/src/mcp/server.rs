@@ -80,6 +80,13 @@ impl TabwireServer {
         self.operations.flush().await;
     }
 
+    /// The same session served to another client (`shell.rs`): what a client asks for itself
+    /// (its subscriptions, its log level) starts afresh, so each hears only what it asked;
+    /// the session's tabs, operations, workers and record are shared.
+    pub fn for_another_client(&self) -> Self {
+        TabwireServer { subscriptions: Arc::default(), log_level: Arc::default(), ..self.clone() }
+    }
+
     /// Also serve each command pages declare as a tool of its own (`--page-tools`), and tell
     /// the client when they change (`notifications/tools/list_changed`).
     pub fn with_page_tools(mut self, on: bool) -> Self {

@@ -32,7 +32,7 @@ const MAX_REQUEST: u64 = 1 << 20;
 pub async fn in_process(server: TabwireServer) -> anyhow::Result<RunningService<RoleClient, ()>> {
     let (ours, theirs) = tokio::io::duplex(64 * 1024);
     let serving = tokio::spawn(async move {
-        if let Ok(running) = server.serve(theirs).await {
+        if let Ok(running) = server.for_another_client().serve(theirs).await {
             let _ = running.waiting().await;
         }
     });
