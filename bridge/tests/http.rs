@@ -482,3 +482,128 @@ async fn a_sessions_operation_stays_its_own_in_a_shared_process() {
         sender.ok("wait_for_operation", json!({ "operation_id": id, "timeout_secs": 60 })).await;
     assert_eq!(done["status"], "completed", "{done}");
 }
+
+/// The uid of a second local user for attacks from another account (`tabwire-flood`, made
+/// with useradd if missing); None, saying why, where no user can be made.
+fn second_user() -> Option<u32> {
+    let id = |name: &str| {
+        let out = std::process::Command::new("id").args(["-u", name]).output().ok()?;
+        out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().parse().ok())?
+    };
+    if let Some(uid) = id("tabwire-flood") {
+        return Some(uid);
+    }
+    let made = std::process::Command::new("useradd")
+        .args(["--system", "--no-create-home", "--shell", "/usr/sbin/nologin", "tabwire-flood"])
+        .status();
+    match made {
+        Ok(s) if s.success() => id("tabwire-flood"),
+        other => {
+            println!(
+                "SKIPPED: cannot create a second local user with useradd ({other:?}); run as root"
+            );
+            None
+        }
+    }
+}
+
+/// Issue 44's flood, from another local user's account: connections to `tabwire serve`'s
+/// `/mcp` and to a session's `/wait`, more than either serves at once (512, 64), each held 4 s
+/// (under the 5 s head timeout) and opened again, for as long as the test runs. Before, they
+/// took the user's slots and the user's own clients were answered 503. Now another user's
+/// connections are closed at once (403), and the user's initialize, tool calls and `/wait` are
+/// served throughout; the user's own unauthenticated connections get `Connection: close` and a
+/// budget of 16 of their own (session/src/gate.rs).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_users_flood_does_not_keep_the_users_clients_out() {
+    use std::os::unix::process::CommandExt;
+    use tokio::io::AsyncReadExt;
+    let Some(uid) = second_user() else { return };
+    let dir = bins::scratch_dir("flood");
+    let serve = Arc::new(Serve::start(&dir, &[]));
+    let client = Mcp::http(&serve).await;
+    let session = client.session().await;
+    let wait_port = session["http_port"].as_u64().unwrap() as u16;
+    let wait_bearer = format!("Bearer {}", session["token"].as_str().unwrap());
+    let flood = format!(
+        r#"while :; do
+             fds=()
+             for i in $(seq 600); do exec {{fd}}<>/dev/tcp/127.0.0.1/{serve} && fds+=($fd); done
+             for i in $(seq 80); do exec {{fd}}<>/dev/tcp/127.0.0.1/{wait} && fds+=($fd); done
+             sleep 4
+             for fd in "${{fds[@]}}"; do exec {{fd}}>&-; done
+           done"#,
+        serve = port(&serve),
+        wait = wait_port
+    );
+    /// Ends the flood however the test ends.
+    struct Flooder(std::process::Child);
+    impl Drop for Flooder {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let flooder = std::process::Command::new("bash")
+        .args(["-c", &flood])
+        .uid(uid)
+        .gid(uid)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start the flood as the second user");
+    let flooder = Flooder(flooder);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+
+    // The user, meanwhile: a new client starts, its tools answer, /wait answers (no browser
+    // here: 404 no browser, but never 503).
+    let bearer = format!("Bearer {}", serve.token);
+    for round in 0..6 {
+        let answer = init(&serve, &[("Authorization", &bearer)]).await;
+        assert_eq!(answer.status, 200, "round {round}: {answer:?}");
+        client.ok("get_session", json!({})).await;
+        let auth = [("Authorization", wait_bearer.as_str())];
+        let waited = http::get(wait_port, "/wait?timeout=0", &auth).await;
+        assert!(waited.status == 204 || waited.status == 404, "round {round}: {waited:?}");
+        assert!(!waited.body.contains("too_many_connections"), "{waited:?}");
+        tokio::time::sleep(Duration::from_millis(700)).await;
+    }
+    // What the other user's connections get: 403 at once, and closed.
+    let as_other = format!("exec 3<>/dev/tcp/127.0.0.1/{}; timeout 5 cat <&3", port(&serve));
+    let out = std::process::Command::new("bash").args(["-c", &as_other]).uid(uid).output();
+    let out = out.unwrap();
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(said.starts_with("HTTP/1.1 403") && said.contains("belongs to uid"), "{said}");
+
+    let fresh = Mcp::http(&serve).await;
+    fresh.ok("get_session", json!({})).await;
+    drop(flooder);
+
+    // The user's own unauthenticated requests: answered with Connection: close.
+    let answer = init(&serve, &[]).await;
+    assert_eq!(answer.status, 401, "{answer:?}");
+    assert_eq!(answer.header("connection"), Some("close"), "{answer:?}");
+    let answer = http::get(wait_port, "/wait", &[]).await;
+    assert_eq!((answer.status, answer.header("connection")), (401, Some("close")), "{answer:?}");
+    // And a budget of their own: of 40 idle connections, 16 get places (the rest 503 while
+    // those are under half a second old), then the oldest makes way for a client with the token.
+    let mut idle = Vec::new();
+    for _ in 0..40 {
+        idle.push(tokio::net::TcpStream::connect(("127.0.0.1", port(&serve))).await.unwrap());
+    }
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let answer = init(&serve, &[("Authorization", &bearer)]).await;
+    assert_eq!(answer.status, 200, "{answer:?}");
+    let mut closed = 0;
+    for tcp in &mut idle {
+        let mut buf = Vec::new();
+        let read = tokio::time::timeout(Duration::from_millis(300), tcp.read_to_end(&mut buf));
+        if read.await.is_ok() {
+            let said = String::from_utf8_lossy(&buf);
+            assert!(said.is_empty() || said.starts_with("HTTP/1.1 503"), "{said}");
+            closed += 1;
+        }
+    }
+    // 24 refused, one made way for the client (more if the server held idle ones already).
+    assert!((25..=27).contains(&closed), "{closed} of 40 idle connections were closed");
+}

@@ -10,7 +10,8 @@
 //!
 //! Answers: 200 with a JSON array of events; 204 when none came in time; 400 a bad timeout;
 //! 401 no or the wrong token; 403 a foreign Host or an Origin; 404 another path, or no browser
-//! attached; 405 another method; 503 past [`MAX_CONNECTIONS`].
+//! attached; 405 another method; 503 past [`MAX_CONNECTIONS`] with the token; 403 at once to a
+//! connection of another user ([`crate::gate`]).
 //!
 //! Nothing is lost to a client that leaves: one request per connection, a client that hangs up
 //! while it waits stops the wait before anything is taken, and the events of an answer that
@@ -32,11 +33,10 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use serde_json::json;
 use tabwire_proto::socket::AcceptBackoff;
 use tabwire_proto::wire::code;
-use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
 
 use crate::door::{self, Head};
+use crate::gate::{Gate, Pass};
 use tabwire_link::core::Core;
 use tabwire_link::error::CallError;
 use tabwire_link::events::SessionEvent;
@@ -63,7 +63,9 @@ pub(super) enum Verdict {
 /// Serve until the process ends.
 pub async fn serve(listener: TcpListener, token: Arc<str>, core: Core) {
     let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
-    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    // Another user's connections are closed at once; the rest wait their turn among the
+    // unauthenticated, and only those with the token take one of the MAX_CONNECTIONS.
+    let gate = Gate::new(MAX_CONNECTIONS);
     let mut backoff = AcceptBackoff::default();
     loop {
         let mut stream = match listener.accept().await {
@@ -74,36 +76,33 @@ pub async fn serve(listener: TcpListener, token: Arc<str>, core: Core) {
             }
         };
         backoff.reset();
-        let Ok(slot) = slots.clone().try_acquire_owned() else {
-            tracing::warn!("refused a /wait connection: {MAX_CONNECTIONS} are open already");
-            tokio::spawn(async move {
-                let busy = format!(
-                    "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
-                     connection: close\r\ncontent-length: {}\r\n\r\n{}",
-                    BUSY.len(),
-                    BUSY
-                );
-                let _ = stream.write_all(busy.as_bytes()).await;
-            });
-            continue;
-        };
-        let sent: Delivery = Arc::default();
-        let (token, service_core, delivery) = (token.clone(), core.clone(), sent.clone());
-        let service = service_fn(move |request| {
-            let (token, core) = (token.clone(), service_core.clone());
-            let delivery = delivery.clone();
-            // A client that hangs up while this waits: hyper sees the end of its stream and
-            // drops this future before anything is taken.
-            async move { Ok::<_, Infallible>(answer(request, port, &token, &core, &delivery).await) }
-        });
-        let core = core.clone();
+        let (token, core, gate) = (token.clone(), core.clone(), gate.clone());
         tokio::spawn(async move {
-            let served = http1::Builder::new()
+            let Some(pass) = gate.admit(&mut stream, "/wait", BUSY).await else { return };
+            let sent: Delivery = Arc::default();
+            let (service_core, delivery, service_pass) = (core.clone(), sent.clone(), pass.clone());
+            let service = service_fn(move |request| {
+                let (token, core) = (token.clone(), service_core.clone());
+                let (delivery, pass) = (delivery.clone(), service_pass.clone());
+                // A client that hangs up while this waits: hyper sees the end of its stream and
+                // drops this future before anything is taken.
+                async move {
+                    Ok::<_, Infallible>(
+                        answer(request, port, &token, &core, &delivery, &pass).await,
+                    )
+                }
+            });
+            let connection = http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(HEAD_TIMEOUT)
                 .keep_alive(false)
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
+                .serve_connection(TokioIo::new(stream), service);
+            // An unauthenticated connection whose place a newcomer took is closed, unanswered.
+            let evicted = pass.evicted();
+            let served = tokio::select! {
+                served = connection => served,
+                () = evicted.cancelled() => Ok(()),
+            };
             let events = sent.lock().expect("delivery poisoned").take();
             match (served, events) {
                 (Ok(()), Some(events)) => core.tell_drained(&events).await,
@@ -114,7 +113,7 @@ pub async fn serve(listener: TcpListener, token: Arc<str>, core: Core) {
                 (Err(e), None) => tracing::debug!(error = %e, "a /wait connection ended badly"),
                 (Ok(()), None) => {}
             }
-            drop(slot);
+            drop(pass);
         });
     }
 }
@@ -128,6 +127,7 @@ async fn answer(
     token: &str,
     core: &Core,
     delivery: &Delivery,
+    pass: &Pass,
 ) -> Response<Full<Bytes>> {
     let header = |name| request.headers().get(name).and_then(|v| v.to_str().ok());
     let head =
@@ -138,6 +138,10 @@ async fn answer(
         Verdict::Wait(timeout) => timeout,
         Verdict::Refuse(status, message) => return refuse(status, &message),
     };
+    if !pass.authenticated() {
+        tracing::warn!("refused a /wait request: {MAX_CONNECTIONS} are open already");
+        return reply(StatusCode::SERVICE_UNAVAILABLE, Bytes::from_static(BUSY.as_bytes()));
+    }
     match core.wait_page_events(None, timeout).await {
         Ok(events) if events.is_empty() => reply(StatusCode::NO_CONTENT, Bytes::new()),
         Ok(events) => match serde_json::to_vec(&events) {

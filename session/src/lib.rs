@@ -19,6 +19,7 @@ pub mod client;
 pub mod door;
 #[doc(hidden)]
 pub mod fuzz;
+pub mod gate;
 mod http;
 pub mod messages;
 pub mod record;

@@ -190,7 +190,9 @@ enum Refusal {
     NotAFile(&'static str),
     /// Its owner's uid.
     NotYours(u32),
-    /// A folder on its way down that another user can write in, and who.
+    /// A folder on its way down that another user can write in, and who (Unix only: on
+    /// Windows the file is judged by its handle's final path, not by its folders).
+    #[cfg_attr(not(unix), allow(dead_code))]
     Shared(PathBuf, String),
 }
 
@@ -399,6 +401,7 @@ pub fn read(paths: &[String], allowed: &Allowed) -> Result<Vec<Upload>, CallErro
 
 enum Opened {
     /// A folder on the way is one others can write in.
+    #[cfg_attr(not(unix), allow(dead_code))]
     Refused(Refusal),
     /// It could not be opened as judged: gone, or no longer what it was (a part became a link).
     Failed(std::io::Error),

@@ -25,8 +25,10 @@ pub const IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 /// up to 120 s with nothing on the wire); the server says so at start. Shorter ones are for
 /// tests.
 pub const QUIET_WAIT_SECS: u64 = 130;
-/// TCP connections at once (SSE streams included: a client holds one per call in progress
-/// plus one for notifications). One more is answered 503 and closed.
+/// Connections with the token at once (SSE streams included: a client holds one per call in
+/// progress plus one for notifications); a request past them is answered 503. Connections
+/// that have not sent the token yet have a budget of their own (`tabwire_session::gate`), and
+/// another user's are closed at once.
 pub const MAX_CONNECTIONS: usize = 512;
 /// How long a client may take to send a request's head; also how long a connection may sit
 /// idle between requests (hyper closes it then, answered or not).

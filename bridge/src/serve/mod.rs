@@ -23,7 +23,7 @@ use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::Incoming;
-use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HOST, ORIGIN, WWW_AUTHENTICATE};
+use hyper::header::{AUTHORIZATION, CONNECTION, CONTENT_TYPE, HOST, ORIGIN, WWW_AUTHENTICATE};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
@@ -35,9 +35,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use serde_json::json;
 use tabwire_proto::wire::code;
 use tabwire_proto::{Shutdown, runtime_dir};
-use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::serve::ServeArgs;
@@ -45,6 +43,7 @@ use crate::mcp::jsonrpc;
 use record::ServeRecord;
 use session::{Busy, HttpSession, Sessions};
 use tabwire_session::door::{self, Head};
+use tabwire_session::gate::{Gate, Pass};
 
 type Body = BoxBody<Bytes, Infallible>;
 type Mcp = StreamableHttpService<HttpSession, LocalSessionManager>;
@@ -120,7 +119,10 @@ struct Front {
 }
 
 async fn accept(listener: TcpListener, front: Arc<Front>) {
-    let slots = Arc::new(Semaphore::new(limits::MAX_CONNECTIONS));
+    // Another user's connections are closed at once; the rest wait their turn among the
+    // unauthenticated (gate::UNAUTHENTICATED), and only those whose request passed the door
+    // take one of MAX_CONNECTIONS: idle strangers cannot keep the user's own clients out.
+    let gate = Gate::new(limits::MAX_CONNECTIONS);
     loop {
         let mut stream = match listener.accept().await {
             Ok((stream, _)) => stream,
@@ -130,46 +132,36 @@ async fn accept(listener: TcpListener, front: Arc<Front>) {
                 continue;
             }
         };
-        let Ok(slot) = slots.clone().try_acquire_owned() else {
-            tracing::warn!("refused a connection: {} are open already", limits::MAX_CONNECTIONS);
-            tokio::spawn(async move {
-                let body = error_body(
-                    code::TOO_MANY_CONNECTIONS,
-                    &format!(
-                        "this server serves {} connections at once; close some and try again",
-                        limits::MAX_CONNECTIONS
-                    ),
-                );
-                let busy = format!(
-                    "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
-                     connection: close\r\ncontent-length: {}\r\n\r\n{body}",
-                    body.len(),
-                );
-                let _ = stream.write_all(busy.as_bytes()).await;
-            });
-            continue;
-        };
-        let front = front.clone();
-        let service = service_fn(move |request| {
-            let front = front.clone();
-            async move { Ok::<_, Infallible>(front.answer(request).await) }
-        });
+        let (front, gate) = (front.clone(), gate.clone());
         tokio::spawn(async move {
-            let served = http1::Builder::new()
+            let message = "too many connections have not sent a request yet; try again in a moment";
+            let busy = error_body(code::TOO_MANY_CONNECTIONS, message);
+            let Some(pass) = gate.admit(&mut stream, "MCP", &busy).await else { return };
+            let service_pass = pass.clone();
+            let service = service_fn(move |request| {
+                let (front, pass) = (front.clone(), service_pass.clone());
+                async move { Ok::<_, Infallible>(front.answer(request, &pass).await) }
+            });
+            let connection = http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(limits::HEAD_TIMEOUT)
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
+                .serve_connection(TokioIo::new(stream), service);
+            // An unauthenticated connection whose place a newcomer took is closed, unanswered.
+            let evicted = pass.evicted();
+            let served = tokio::select! {
+                served = connection => served,
+                () = evicted.cancelled() => Ok(()),
+            };
             if let Err(e) = served {
                 tracing::debug!(error = %e, "an MCP connection ended badly");
             }
-            drop(slot);
+            drop(pass);
         });
     }
 }
 
 impl Front {
-    async fn answer(&self, request: Request<Incoming>) -> Response<Body> {
+    async fn answer(&self, request: Request<Incoming>, pass: &Pass) -> Response<Body> {
         let header = |name| request.headers().get(name).and_then(|v| v.to_str().ok());
         let head = Head {
             host: header(HOST),
@@ -179,7 +171,21 @@ impl Front {
         let token_is = "the token `tabwire serve` printed when it started, also in \
                         <runtime>/serve/<port>.json";
         if let Err(no) = door::admit(&head, self.port, &self.token, token_is) {
-            return refuse(no.status, no.code, &no.message);
+            // Unauthenticated: answered, then the connection closes.
+            let mut answer = refuse(no.status, no.code, &no.message);
+            answer.headers_mut().insert(CONNECTION, "close".parse().expect("a header value"));
+            return answer;
+        }
+        if !pass.authenticated() {
+            let message = format!(
+                "this server serves {} connections at once; close some and try again",
+                limits::MAX_CONNECTIONS
+            );
+            tracing::warn!(
+                "refused a request: {} connections are open already",
+                limits::MAX_CONNECTIONS
+            );
+            return refuse(StatusCode::SERVICE_UNAVAILABLE, code::TOO_MANY_CONNECTIONS, &message);
         }
         let path = request.uri().path();
         if path != door::MCP_PATH {
