@@ -40,13 +40,13 @@ const NAMED = {
 export async function trustedInput(id, { action, x, y, button = 'left', count = 1, modifiers = [], text, keys } = {}) {
   const steps = plan({ action, x, y, button, count, modifiers, text, keys });
   const doc = await topDocument(id, {});
-  await withDebugger(id, doc, 'for trusted input', `trusted input in tab ${id}`, async (target) => {
+  await withDebugger(id, doc, 'for trusted input', `trusted input in tab ${id}`, (target) => watchingFrames(id, async (seen) => {
     await stillThere(doc, 'prepared the input'); // the site checked is the site that gets it
     for (const [i, [method, params]] of steps.entries()) {
-      await checkFrames(doc, i, steps.length);
+      await checkFrames(doc, i, steps.length, seen());
       await chrome.debugger.sendCommand(target, method, params);
     }
-  });
+  }));
   return { origin: doc.origin, url: doc.url, action, dispatched: steps.length };
 }
 
@@ -93,11 +93,35 @@ async function foreignFrame(id, doing) {
 
 const allowHint = (origin) => (originOf(origin) ? `; or, if the user trusts that site, the user can allow it (\`tabwire sites allow ${origin}\`)` : '');
 
-// Throws `not_actionable` when tab `doc.tab.id` holds a frame of a site that is not allowed,
-// or when its top document is not (it navigated); `sent` of `total` steps were sent already.
-async function checkFrames(doc, sent, total) {
+// Run `work(seen)` while watching tab `id`'s frames: `seen()` is the origin of a site not
+// allowed that a frame of the tab began to load, or committed, since it started (else null).
+// A frame is seen as its navigation starts: Chrome's frame list still shows it as the
+// about:blank its parent put there until the other site's document commits, and a key sent in
+// that moment would reach that document once it has.
+async function watchingFrames(id, work) {
+  let seen = null;
+  const watch = (d) => {
+    // about: and data: documents are their parent's, whose own origin the checks see.
+    if (d.tabId !== id || seen !== null || /^(about|data):/i.test(d.url)) return;
+    const origin = frameOrigin(d, new Map());
+    if (!allows(origin)) seen = origin;
+  };
+  chrome.webNavigation.onBeforeNavigate.addListener(watch);
+  chrome.webNavigation.onCommitted.addListener(watch);
+  try {
+    return await work(() => seen);
+  } finally {
+    chrome.webNavigation.onBeforeNavigate.removeListener(watch);
+    chrome.webNavigation.onCommitted.removeListener(watch);
+  }
+}
+
+// Throws `not_actionable` when tab `doc.tab.id` holds a frame of a site that is not allowed
+// (or began to load one: `seen`), or when its top document is not (it navigated); `sent` of
+// `total` steps were sent already.
+async function checkFrames(doc, sent, total, seen) {
   const id = doc.tab.id;
-  const origin = await foreignFrame(id, 'sent trusted input to it');
+  const origin = seen ?? (await foreignFrame(id, 'sent trusted input to it'));
   if (origin === null) return;
   const done = sent === 0 ? 'nothing was sent' : `${sent} of its ${total} steps were sent before the frame was there, the rest were not`;
   fail('not_actionable', `tab ${id} (${doc.url}) holds a frame of ${origin}, a site tabwire is not allowed on; real input could reach it ` +
@@ -107,34 +131,24 @@ async function checkFrames(doc, sent, total) {
 
 // `capture()` — a screenshot or a print of tab `doc.tab.id`, named by `what` ("a screenshot") —
 // only while every frame of the tab is of an allowed site: checked before it, watched during it
-// (a frame that commits another site's document meanwhile, even if gone again by the end), and
+// (a frame that begins to load or commits another site's document meanwhile, even if gone again by the end), and
 // checked after it; otherwise what it captured is dropped and `site_not_allowed` names the frame's
 // site. Refused rather than the frame hidden for the capture: the page's own scripts could show
 // it again (or put it in a shadow root or an allowed frame, out of a hiding rule's reach) in the
 // moment between hiding it and capturing.
 export async function whileNoForeignFrame(doc, what, capture) {
   const id = doc.tab.id;
-  let seen = null;
-  const watch = (d) => {
-    // about: and data: documents are their parent's, whose own origin the checks see.
-    if (d.tabId !== id || seen !== null || /^(about|data):/i.test(d.url)) return;
-    const origin = frameOrigin(d, new Map());
-    if (!allows(origin)) seen = origin;
-  };
   const refuse = (origin) => {
     if (origin === null) return;
     fail('site_not_allowed', `tab ${id} (${doc.url}) holds a frame of ${origin}, a site tabwire is not allowed on; ${what} would show that site's page too, ` +
       `so none is taken while the frame is there. read_page reads this tab without that frame${allowHint(origin)}`);
   };
-  chrome.webNavigation.onCommitted.addListener(watch);
-  try {
+  return watchingFrames(id, async (seen) => {
     refuse(await foreignFrame(id, `took ${what} of it`));
     const got = await capture();
-    refuse(seen ?? (await foreignFrame(id, `took ${what} of it`)));
+    refuse(seen() ?? (await foreignFrame(id, `took ${what} of it`)));
     return got;
-  } finally {
-    chrome.webNavigation.onCommitted.removeListener(watch);
-  }
+  });
 }
 
 // The origin of a frame's document as its URL tells it: a blob: URL names its origin; about:blank,
