@@ -16,6 +16,7 @@ fn the_demo_runs_every_step_against_a_real_browser() {
     assert!(out.status.success(), "tabwire demo failed:\n{text}");
     for seen in [
         "items: [\"bread\",\"milk\"]",
+        "of its own; in front of the user, still: tab ",
         "items: [\"bread\",\"milk\",\"coffee\"] (source: cache, updated by assistant)",
         "the page pushed",
         "allowed sites: http://localhost:*, http://127.0.0.1:*, http://[::1]:*",

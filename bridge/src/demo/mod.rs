@@ -117,7 +117,8 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     println!("      tab {tab}: {}", opened["tab"]["title"].as_str().unwrap_or(""));
 
     let tabs = session.call("list_tabs", json!({})).await?;
-    println!("      {} tab(s) open", tabs["tabs"].as_array().map_or(0, |t| t.len()));
+    let all = tabs["tabs"].as_array().cloned().unwrap_or_default();
+    println!("      {} tab(s) open; {}", all.len(), in_front(&all, &tab));
 
     let state = session.call("get_state", json!({ "tab_id": tab, "force_refresh": true })).await?;
     println!("      items: {}", state["state"]["items"]);
@@ -337,6 +338,26 @@ async fn sites_cli(exe: &std::path::Path, browser: &Browser, args: &[&str]) -> R
 }
 
 /// `http://127.0.0.2:4321` of `http://127.0.0.2:4321/token/`.
+/// Where the session's tab `ours` opened, and that the user's tab stayed in front: the session
+/// works in a window of its own, never taking the user's screen (specs/tools.md, "In the
+/// background").
+fn in_front(tabs: &[Value], ours: &Value) -> String {
+    let front = tabs.iter().find(|t| t["active"] == true && t["window_focused"] == true);
+    let mine = tabs.iter().find(|t| &t["id"] == ours);
+    let window = |t: Option<&Value>| t.map_or("?".to_owned(), |t| t["window_id"].to_string());
+    match front {
+        Some(front) if &front["id"] != ours => format!(
+            "the session's tab {ours} opened in window {} of its own; in front of the user, \
+             still: tab {} of window {}",
+            window(mine),
+            front["id"],
+            window(Some(front))
+        ),
+        Some(_) => format!("the session's tab {ours} is in front of the user (it was asked to be)"),
+        None => format!("the session's tab {ours} opened in window {}", window(mine)),
+    }
+}
+
 fn origin_of(url: &str) -> String {
     url.split('/').take(3).collect::<Vec<_>>().join("/")
 }
