@@ -664,15 +664,58 @@ async fn the_apps_stop_control_stops_the_answer_and_it_reads_stopped() {
     let args = json!({ "tab_id": bare, "text": "no stop here", "adapter": adapter_with_stop() });
     let started = mcp.ok("send_message_async", args).await;
     let id = started["operation_id"].as_str().unwrap().to_owned();
-    let cancelled = mcp.ok("cancel_operation", json!({ "operation_id": id })).await;
+    let call = mcp.call("cancel_operation", json!({ "operation_id": id })).await;
+    let cancelled = call.structured_content.clone().unwrap();
     assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
     assert_eq!(cancelled["error"]["reason"], "cancelled", "{cancelled}");
+    // The result says that nothing stopped the app, and so does the tool's description.
+    let goes_on = format!("the chat goes on answering in tab {bare}");
+    assert!(text(&call).contains(&goes_on), "{}", text(&call));
+    assert!(cancelled["error"]["message"].as_str().unwrap().contains(&goes_on), "{cancelled}");
+    let tools = mcp.client.list_all_tools().await.unwrap();
+    let cancel = tools.iter().find(|t| t.name == "cancel_operation").unwrap();
+    let about = cancel.description.as_deref().unwrap_or_default();
+    assert!(about.contains("the chat goes on answering"), "{about}");
     let before = shown_answer(&cdp, &bare_session).await;
     let grew = format!(
         "([...document.querySelectorAll('.msg.assistant')].pop()?.textContent ?? '').length > {}",
         before.len()
     );
     cdp.wait_for(&bare_session, &grew, Duration::from_secs(10)).await.expect("the app goes on");
+}
+
+// An app may add a bubble of its own when its stop control is pressed (Chainlit's "Task manually
+// stopped.", the fixture chat's with stopnote=1): the stopped operation's text is the answer as
+// the app shows it, not that note — stopped by cancel_operation or by the user.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_answer_is_the_answer_not_the_apps_note_about_it() {
+    let (world, cdp) = World::with_cdp("op-stop-note");
+    let mcp = world.mcp().await;
+    let tab = world.open_chat(&mcp, "words=400&word_ms=30&start_ms=50&stop=1&stopnote=1").await;
+    let session = page_session(&cdp, "stopnote=1").await;
+    let newest = "[...document.querySelectorAll('.msg.assistant')].at(-1)?.textContent";
+    let streaming = format!("({newest} ?? '').includes(' w5')");
+    let the_answer = "[...document.querySelectorAll('.msg.assistant')].at(-2)?.textContent.trim()";
+    for (n, by) in [(1, "cancel_operation"), (2, "user")] {
+        let asked = format!("stop me ({by})");
+        let args = json!({ "tab_id": tab, "text": asked, "adapter": adapter_with_stop() });
+        let started = mcp.ok("send_message_async", args).await;
+        let id = started["operation_id"].as_str().unwrap().to_owned();
+        cdp.wait_for(&session, &streaming, LONG).await.unwrap();
+        let op = if by == "user" {
+            cdp.click(&session, "#stop:not([hidden])").await.unwrap();
+            wait(&mcp, &id).await
+        } else {
+            mcp.ok("cancel_operation", json!({ "operation_id": id })).await
+        };
+        assert_eq!(op["status"], "stopped", "{op}");
+        let last = op["milestones"].as_array().unwrap().last().unwrap().clone();
+        assert_eq!(last["data"]["by"], by, "{op}");
+        let said = op["response_text"].as_str().unwrap();
+        assert!(said.starts_with(&format!("Answer {n} to {asked}: w1")), "{said}");
+        assert_eq!(cdp.eval(&session, newest).await.unwrap(), "Task manually stopped.");
+        assert_eq!(cdp.eval(&session, the_answer).await.unwrap(), said, "as the page shows it");
+    }
 }
 
 // The quiet time is the answer's own: a clock ticking elsewhere on the page (every 100 ms, more
@@ -832,4 +875,93 @@ async fn a_pages_words_in_a_detected_adapter_are_quoted_as_its_data() {
         );
         assert!(!said[..open.unwrap()].contains("OBEY-7"), "{said}");
     }
+}
+
+/// What the fixture server streams for `asked` (tests/harness/fixtures.rs), as the fixture chat
+/// shows it in a bubble of plain text: its white space squashed.
+fn streamed(asked: &str) -> String {
+    let whole = tabwire_tests::fixtures::chat_answer(asked);
+    whole.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// One answer to `asked` in `tab` through the detected adapter, followed with a progressToken:
+/// the operation, how long from the send to the result, and the progress notifications the
+/// client had received by then.
+async fn timed_answer(mcp: &mut ProgressMcp, tab: i64, asked: &str) -> (Value, f64, Vec<Received>) {
+    let began = std::time::Instant::now();
+    let started = mcp.ok("send_message_async", json!({ "tab_id": tab, "text": asked })).await;
+    assert_eq!(started["adapter"], "detected", "{started}");
+    let id = started["operation_id"].as_str().unwrap();
+    let args = json!({ "operation_id": id, "timeout_secs": 30 });
+    let waiting = mcp.start_call("wait_for_operation", args).await;
+    let token = waiting.progress_token.clone();
+    let ended = result(waiting.await_response().await.unwrap());
+    let took = began.elapsed().as_secs_f64() * 1000.0;
+    (ended.structured_content.unwrap(), took, received_already(mcp, &token))
+}
+
+/// When the fixture server sent the last chunk of its newest answer (ms since the epoch).
+fn last_chunk(pages: &Fixtures) -> f64 {
+    *pages.last_chunks().last().expect("the server streamed an answer")
+}
+
+// A chat answer in a tab the user is not looking at is followed as in front: an app that paints
+// its stream in animation frames (the fixture chat with paint=frame; a hidden page gets no
+// frames from Chrome) is run its frames, progress comes as it streams, and `completed` comes
+// two frames after the stop control goes. Headed, under Xvfb: the tab is opened the default way
+// (in the session's own window, where it is visible), answers once, then its window is covered
+// by another and it answers again, hidden. Current-thread: the end's notification is checked
+// to come before the result (see a_whole_operation_with_progress_in_order).
+#[tokio::test(flavor = "current_thread")]
+async fn an_answer_in_a_hidden_tab_is_followed_as_in_front() {
+    let xvfb = tabwire_tests::xvfb::Xvfb::start().unwrap_or_else(|e| panic!("{e}"));
+    let mut browser = Chromium::start_headed_with_cdp(&xvfb.display);
+    let (to_browser, from_browser) = browser.take_cdp_pipe().unwrap();
+    let cdp = Cdp::new(to_browser, from_browser);
+    let pages = Fixtures::serve();
+    let mut mcp = ProgressMcp::start_with(&browser.runtime_dir, &[]).await;
+    let query = "source=server&paint=frame&stop=1&done=0";
+    let url = pages.url(&format!("chat.html?{query}"));
+    let tab = mcp.ok("open_tab", json!({ "url": url })).await["tab"]["id"].as_i64().unwrap();
+    let target = cdp.target_id("page", query).await.unwrap();
+    let session = cdp.attach(&target).await.unwrap();
+    cdp.wait_for(&session, "!!document.querySelector('#prompt')", LONG).await.unwrap();
+    let seen = "document.visibilityState";
+
+    assert_eq!(cdp.eval(&session, seen).await.unwrap(), "visible", "its window shows it");
+    let asked = "In front: tell me a long story";
+    let (front, front_ms, front_told) = timed_answer(&mut mcp, tab, asked).await;
+    let front_after =
+        front["milestones"][3]["at"].as_f64().unwrap_or(f64::NAN) - last_chunk(&pages);
+
+    cdp.cover(&target, &pages.url("plain.html")).await.unwrap();
+    cdp.wait_for(&session, "document.hidden", Duration::from_secs(5)).await.unwrap();
+    let asked_hidden = "In the background: tell me a long story";
+    let (back, back_ms, back_told) = timed_answer(&mut mcp, tab, asked_hidden).await;
+    let back_after = back["milestones"][3]["at"].as_f64().unwrap_or(f64::NAN) - last_chunk(&pages);
+    assert_eq!(cdp.eval(&session, seen).await.unwrap(), "hidden", "it stayed hidden");
+
+    let reports = |told: &[Received]| told.iter().filter(|r| r.param.progress < 3.0).count();
+    println!(
+        "in front: completed in {front_ms:.0} ms, {front_after:.0} ms after the last chunk, \
+         {} notifications\nhidden:   completed in {back_ms:.0} ms, {back_after:.0} ms after the \
+         last chunk, {} notifications",
+        front_told.len(),
+        back_told.len()
+    );
+    for (op, asked, told) in [(&front, asked, &front_told), (&back, asked_hidden, &back_told)] {
+        assert_eq!(op["status"], "completed", "{op}");
+        assert_eq!(op["response_text"], streamed(asked), "the answer is whole: {op}");
+        assert_eq!(
+            names(op),
+            ["message_sent", "response_started", "response_progress", "response_completed"],
+            "{op}"
+        );
+        let end = told.last().map(|r| r.param.progress);
+        assert_eq!(end, Some(3.0), "the end's notification came before the result: {told:?}");
+    }
+    // Progress as it streamed (at most 4 a second), as in front.
+    assert!(reports(&back_told) * 2 >= reports(&front_told), "{back_told:?}");
+    assert!(back_ms < 2.0 * front_ms + 1000.0, "hidden {back_ms:.0} ms, in front {front_ms:.0} ms");
+    assert!(back_after < 1000.0, "completed {back_after:.0} ms after the last chunk");
 }

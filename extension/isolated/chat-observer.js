@@ -22,8 +22,12 @@
   // isolated/clock.js (injected before this file): timers that keep time in a background tab,
   // where the page's own would hold the quiet time and progress back by up to a second.
   // `later(fn, ms)` → a function that cancels it.
-  // `afterFrames(fn, n, ms)`: after the page's next n rendered frames, or ms if they do not come.
-  const { tabwireLater: later, tabwireAfterFrames: afterFrames } = globalThis;
+  // `afterFrames(fn, n, ms)`: after the page's next n frames, or ms if they do not come.
+  // `runFrames()`: while the document is hidden, the page's animation frames run at 60 Hz
+  // until the function it returns is called — an app that paints its answer in animation
+  // frames (page-world/frames.js holds them) shows it in a background tab too, and the end
+  // comes two frames after its stop control goes, as in front (specs/operations.md).
+  const { tabwireLater: later, tabwireAfterFrames: afterFrames, tabwireRunFrames: runFrames } = globalThis;
   const { Scope, matchInPath } = globalThis.tabwireDeepDom;
   const scope = new Scope(document); // the document and the open shadow roots met in it
   const WATCH = { childList: true, subtree: true, characterData: true, attributes: true };
@@ -122,10 +126,15 @@
       progressTimer: null,
       stableTimer: null,
       observer: null,
+      // The answer as it was when the app's stop control was pressed: an app may then add a
+      // bubble of its own (Chainlit's "Task manually stopped."), which is not the answer.
+      pinned: null,
       finished: false,
+      stopFrames: null,
     };
     typeInto(input, text, a);
     ops.set(id, op);
+    op.stopFrames = runFrames(); // until finish(), which every way from here comes to
     // Before submitting, so nothing is missed; on the document and every open shadow root, and
     // on those that come with added nodes.
     op.observer = new MutationObserver((records) => {
@@ -141,7 +150,9 @@
       // which control was pressed is looked at, never anything the page says.
       op.onClick = (e) => {
         if (op.stopping || op.phase !== 'streaming') return;
-        if (a.stop ? matchInPath(e, a.stop) : e.composedPath().includes(foundStop(op))) op.userStopped = true;
+        if (!(a.stop ? matchInPath(e, a.stop) : e.composedPath().includes(foundStop(op)))) return;
+        op.userStopped = true;
+        op.pinned ??= newest(op);
       };
       document.addEventListener('click', op.onClick, true);
     }
@@ -298,8 +309,10 @@
     op.stableTimer = generating ? null : afterFrames(() => complete(op), quiet.frames, quiet.ms);
   }
 
-  // The answer to this operation: the newest assistant bubble, if one appeared since the send.
+  // The answer to this operation: the newest assistant bubble, if one appeared since the send;
+  // once the app's stop control was pressed, the one that was newest then.
   function newest(op) {
+    if (op.pinned?.isConnected) return op.pinned;
     if (op.a.detected) return detectedAnswer(op);
     const all = scope.all(op.a.assistant_message);
     return all.length > op.base.assistants ? all[all.length - 1] : null;
@@ -458,6 +471,7 @@
     const control = stopControl(op);
     if (!control) return null;
     op.stopping = true;
+    op.pinned ??= newest(op);
     const end = performance.now() + STOP_WAIT_MS;
     control.click();
     await waitFor(() => (stopControl(op) ? null : true), STOP_WAIT_MS);
@@ -491,6 +505,7 @@
   // Stop observing; keep the milestones a while for chat.status.
   function finish(op) {
     op.finished = true;
+    op.stopFrames?.();
     op.wake?.now?.();
     if (op.observer) scope.unobserve(op.observer);
     if (op.onClick) document.removeEventListener('click', op.onClick, true);

@@ -7,8 +7,12 @@
 // runs the callback, once. Only a tab's top frame has that port (the worker takes no other);
 // other frames keep the page's timers.
 // `tabwireLater(fn, ms)` → a function that cancels it. `tabwireAfterFrames(fn, n, ms)`: after
-// the page's next n rendered frames (0: none), or after ms where they do not come first — a
-// hidden tab renders none — → a function that cancels it.
+// the page's next n frames (0: none) — rendered by Chrome, or run by `tabwireRunFrames` in a
+// hidden document — or after ms where they do not come first → a function that cancels it.
+// `tabwireRunFrames()`: while the document is hidden (Chrome renders it no frames), run the
+// page's animation frames, which page-world/frames.js holds, at 60 Hz on this clock, until the
+// function it returns is called: a chat operation follows an answer that an app paints in
+// animation frames, and ends two frames after its stop control goes, as in front.
 (() => {
   if (globalThis.tabwireLater) return; // listed for another script of the same document
   const pending = new Map(); // id → { fn, due, timer }
@@ -49,25 +53,60 @@
     };
   };
 
+  // Each frame, Chrome's or tabwireRunFrames', counts once; the n-th, or ms, runs fn first.
   globalThis.tabwireAfterFrames = (fn, frames, ms) => {
     let frame = 0;
+    let left = frames;
     const cancel = () => {
       cancelTimer();
       cancelAnimationFrame(frame);
+      framed.delete(count);
     };
     const run = () => {
       cancel();
       fn();
     };
+    const count = () => --left <= 0 && run();
+    const tick = () => (frame = requestAnimationFrame(() => (count(), left > 0 && tick())));
     const cancelTimer = globalThis.tabwireLater(run, ms);
-    const tick = (left) => (frame = left > 0 ? requestAnimationFrame(() => tick(left - 1)) : (run(), 0));
-    if (frames > 0) tick(frames);
+    if (frames > 0) {
+      framed.add(count);
+      tick();
+    }
     return cancel;
   };
 
-  // A tab the user leaves: its running timers go to the worker too.
+  // The frames run in a hidden document: `tabwire:frame` (page-world/frames.js runs the
+  // callbacks the page asked for), then each waiting tabwireAfterFrames counts it. Counted here,
+  // not from the event, which the page can send too.
+  const FRAME_MS = 16;
+  const runners = new Set(); // one token per caller of tabwireRunFrames still running
+  const framed = new Set(); // the tabwireAfterFrames counting
+  let running = false;
+  const frame = () => {
+    running = runners.size > 0 && document.hidden;
+    if (!running) return;
+    window.dispatchEvent(new Event('tabwire:frame'));
+    for (const count of [...framed]) count();
+    globalThis.tabwireLater(frame, FRAME_MS);
+  };
+  const runFrames = () => {
+    if (!running && runners.size > 0 && document.hidden) {
+      running = true;
+      globalThis.tabwireLater(frame, FRAME_MS);
+    }
+  };
+  globalThis.tabwireRunFrames = () => {
+    const token = {};
+    runners.add(token);
+    runFrames();
+    return () => runners.delete(token);
+  };
+
+  // A tab the user leaves: its running timers go to the worker too, and frames are run there.
   addEventListener('visibilitychange', () => {
     if (!document.hidden) return;
     for (const [id, t] of pending) byWorker(id, t.due - performance.now());
+    runFrames();
   }, true);
 })();

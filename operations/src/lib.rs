@@ -353,7 +353,8 @@ impl Operations {
     /// Stop an operation. While the answer streams and the adapter names the app's stop
     /// control, the page presses it — the app really stops — and the operation ends `stopped`
     /// with the text so far; otherwise it becomes `cancelled` and the page stops observing (the
-    /// app may go on answering). One that has already ended is returned as it is.
+    /// app goes on answering, and the result says so). One that has already ended is returned as
+    /// it is.
     pub async fn cancel(&self, id: &str) -> Result<Operation, CallError> {
         let op = self.get(id)?;
         if op.status.is_final() {
@@ -367,7 +368,14 @@ impl Operations {
         if self.get(id)?.status.is_final() {
             return self.get(id); // stopped (or it ended meanwhile)
         }
-        let data = json!({ "reason": "cancelled", "message": "cancelled with cancel_operation" });
+        // Nothing stopped the app: say so, or the assistant takes the chat for quiet.
+        let message = format!(
+            "cancelled with cancel_operation, which pressed no stop control (the adapter names \
+             none, or the app showed none): the chat goes on answering in tab {}, no longer \
+             followed",
+            op.tab_id
+        );
+        let data = json!({ "reason": "cancelled", "message": message });
         if self.apply(id, MilestoneKind::Cancelled, now_ms(), data, None) {
             self.stop_in_page(id).await;
         }

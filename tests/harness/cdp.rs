@@ -103,6 +103,18 @@ impl Cdp {
         str_field(&created, "targetId")
     }
 
+    /// Put a new window showing `url`, of the same size and place, over the window of
+    /// `target_id` (X stacks the newer on top; headed only): Chrome then counts the one below
+    /// as covered, and its page as hidden, as when the user's own window covers it.
+    pub async fn cover(&self, target_id: &str, url: &str) -> Result<(), String> {
+        let window =
+            self.call("Browser.getWindowForTarget", json!({ "targetId": target_id }), None);
+        let b = window.await?["bounds"].clone();
+        let over = json!({ "url": url, "newWindow": true, "background": true,
+            "left": b["left"], "top": b["top"], "width": b["width"], "height": b["height"] });
+        self.call("Target.createTarget", over, None).await.map(|_| ())
+    }
+
     /// Attach to a target with a flat session (`Target.attachToTarget`); the session id to
     /// pass to [`Cdp::call`] and the helpers below.
     pub async fn attach(&self, target_id: &str) -> Result<String, String> {

@@ -340,8 +340,8 @@ impl TabwireServer {
     }
 
     /// Stop an operation: the app's stop control is pressed when its adapter names one (stopped),
-    /// else it is no longer followed (cancelled). To stop only a wait, cancel the
-    /// wait_for_operation call.
+    /// else it is no longer followed (cancelled) and the chat goes on answering in its tab. To
+    /// stop only a wait, cancel the wait_for_operation call.
     #[tool(
         output_schema = schema_for_output::<OperationView>(),
         annotations(
