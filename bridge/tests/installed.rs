@@ -233,4 +233,29 @@ fn install_writes_claude_codes_skill_for_tabwire_call() {
     assert!(help.contains("--tab-id <integer, required>") && help.contains("--ref"), "{help}");
     let list = stdout(&machine.tabwire(&["call", "--help"], None));
     assert!(list.contains("audit_accessibility") && list.contains("read_page"), "{list}");
+
+    // Uninstall takes the skill with it, and says so; the skills folder stays Claude Code's.
+    let said = stdout(&machine.tabwire(&["uninstall", "--dry-run"], None));
+    assert!(said.contains(&format!("would remove  {}", path.display())), "{said}");
+    assert!(path.exists(), "a dry run changes nothing");
+    let said = stdout(&machine.tabwire(&["uninstall"], None));
+    let removed = format!("removed       {} (Claude Code's skill)", path.display());
+    assert!(said.contains(&removed), "{said}");
+    assert!(!path.parent().unwrap().exists(), "its folder goes with it: {said}");
+    assert!(machine.home.join(".claude/skills").is_dir(), "{said}");
+}
+
+/// A SKILL.md in tabwire's folder that is not tabwire's (its front matter names another skill)
+/// is the user's: uninstall leaves it and says why, even with no record of an install.
+#[test]
+fn uninstall_keeps_a_skill_that_is_not_tabwires() {
+    let machine = Installed::new("skill-kept");
+    let path = machine.home.join(".claude/skills/tabwire/SKILL.md");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let mine = "---\nname: my-browser-notes\ndescription: mine\n---\n\nNotes on tabwire.\n";
+    std::fs::write(&path, mine).unwrap();
+    let said = stdout(&machine.tabwire(&["uninstall"], None));
+    assert!(said.contains(&format!("kept          {}", path.display())), "{said}");
+    assert!(said.contains("not tabwire's skill"), "{said}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), mine);
 }

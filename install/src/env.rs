@@ -42,6 +42,8 @@ pub struct Env {
     /// The running `tabwire` executable: the host binary is looked for next to it, and the
     /// `claude mcp add` line names it.
     pub current_exe: PathBuf,
+    /// `$CLAUDE_CONFIG_DIR`, when set: Claude Code's folder instead of `~/.claude` (its skills).
+    pub claude_config_dir: Option<PathBuf>,
     /// `$TABWIRE_EXTENSION_DIR`, when set: the extension folder to load unpacked.
     pub extension_dir: Option<PathBuf>,
     /// Set when this Linux runs inside WSL ([`crate::wsl::detect`]).
@@ -72,6 +74,7 @@ impl Env {
             runtime_dir,
             runtime_dir_note,
             current_exe: current_exe.clone(),
+            claude_config_dir: var("CLAUDE_CONFIG_DIR").map(PathBuf::from),
             extension_dir: var("TABWIRE_EXTENSION_DIR").map(PathBuf::from),
             wsl: crate::wsl::detect(&crate::wsl::Signs::from_process()),
             npx: started_by_npx(var, &current_exe),

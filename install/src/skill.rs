@@ -60,8 +60,15 @@ Every tool: `@tabwire call --help`. One tool's arguments: `@tabwire call --help 
 
 /// Where Claude Code looks for the user's skills.
 pub fn skill_path(env: &Env) -> PathBuf {
-    let config = std::env::var_os("CLAUDE_CONFIG_DIR").map(PathBuf::from);
+    let config = env.claude_config_dir.clone();
     config.unwrap_or_else(|| env.home.join(".claude")).join("skills/tabwire/SKILL.md")
+}
+
+/// Whether `text` is tabwire's skill: its front matter names it `tabwire`. What uninstall
+/// removes; a skill of the user's, even in that folder, is left alone.
+pub fn is_tabwire_skill(text: &str) -> bool {
+    let front = text.strip_prefix("---\n").and_then(|s| s.split_once("\n---\n"));
+    front.is_some_and(|(front, _)| front.lines().any(|l| l.trim_end() == "name: tabwire"))
 }
 
 /// Write the skill for the tabwire of `server` (replacing an older one: it is tabwire's).

@@ -1,4 +1,5 @@
-//! `tabwire uninstall`: remove what the record says install wrote, and nothing else.
+//! `tabwire uninstall`: remove what the record says install wrote, and Claude Code's skill when
+//! it is tabwire's; nothing else.
 
 use std::fs;
 use std::io::Write;
@@ -133,6 +134,7 @@ pub fn uninstall(args: &UninstallArgs, env: &Env) -> Result<UninstallReport, Err
         )),
         Err(_) => {}
     }
+    removals.extend(uninstall_skill(env, args.dry_run)?);
     if had_record && !args.dry_run {
         fs::remove_file(&record_path).map_err(Error::io("remove", &record_path))?;
         // Last, and all together: a folder install created for one manifest may also hold
@@ -141,6 +143,25 @@ pub fn uninstall(args: &UninstallArgs, env: &Env) -> Result<UninstallReport, Err
         remove_empty_dirs(created.chain(&record.created_dirs));
     }
     Ok(UninstallReport { dry_run: args.dry_run, record: record_path, had_record, removals })
+}
+
+/// Claude Code's skill that `install --claude --skill` wrote (`skill.rs`): removed, with its
+/// folder when nothing else is in it, only when its front matter still names it tabwire's. The
+/// skill is not in the record: an uninstall after one that left it behind still finds it.
+fn uninstall_skill(env: &Env, dry_run: bool) -> Result<Option<Removal>, Error> {
+    let path = crate::skill::skill_path(env);
+    let Ok(text) = fs::read_to_string(&path) else { return Ok(None) };
+    let shown = format!("{} (Claude Code's skill)", path.display());
+    if !crate::skill::is_tabwire_skill(&text) {
+        let why = "its front matter does not name it `tabwire`, so it is not tabwire's skill and \
+                   was left alone";
+        return Ok(Some(Removal::Kept(shown, why.into())));
+    }
+    if !dry_run {
+        fs::remove_file(&path).map_err(Error::io("remove", &path))?;
+        let _ = path.parent().map(fs::remove_dir); // only when empty
+    }
+    Ok(Some(Removal::Removed(shown)))
 }
 
 /// Inside WSL: `tabwire.exe uninstall` removes what it wrote on Windows, then the programs
@@ -205,7 +226,7 @@ pub fn run_uninstall(args: &UninstallArgs, env: &Env, out: &mut dyn Write) -> Re
 }
 
 fn print_report(r: &UninstallReport, out: &mut dyn Write) -> std::io::Result<()> {
-    if !r.had_record {
+    if !r.had_record && r.removals.is_empty() {
         return writeln!(
             out,
             "nothing to uninstall: there is no record of an install at {} (`tabwire install` \
@@ -221,9 +242,16 @@ fn print_report(r: &UninstallReport, out: &mut dyn Write) -> std::io::Result<()>
             Removal::Kept(what, why) => writeln!(out, "kept          {what}: {why}")?,
         }
     }
+    if !r.had_record {
+        writeln!(out, "no record of an install at {}", r.record.display())?;
+    }
     if r.dry_run {
-        writeln!(out, "would remove  {}", r.record.display())?;
+        if r.had_record {
+            writeln!(out, "would remove  {}", r.record.display())?;
+        }
         writeln!(out, "dry run: nothing was changed")
+    } else if !r.had_record {
+        Ok(())
     } else {
         writeln!(out, "removed       {}", r.record.display())
     }

@@ -328,6 +328,7 @@ fn windows_targets_are_the_registry_keys() {
         extension_dir: None,
         wsl: None,
         npx: false,
+        claude_config_dir: None,
     };
     let sel =
         install_args(&["--browser", "chrome", "--browser", "brave", "--browser", "edge"]).selection;

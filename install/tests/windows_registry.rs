@@ -91,6 +91,7 @@ fn machine() -> Machine {
         extension_dir: None,
         wsl: None,
         npx: false,
+        claude_config_dir: None,
     };
     Machine { _dir: dir, env, host }
 }

@@ -39,6 +39,7 @@ impl World {
             extension_dir: None,
             wsl: None,
             npx: false,
+            claude_config_dir: None,
         };
         World { dir, env }
     }
