@@ -466,7 +466,8 @@ async fn what_a_session_did_is_exported_as_a_playwright_test_that_catches_the_br
     let mcp = Mcp::start(&browser.runtime_dir).await;
     let tab = open(&mcp, pages.url("dom/shop.html")).await;
 
-    // A session signs in, chooses, types, clicks by test id, places the order and waits for it.
+    // A session signs in, chooses, types, clicks by test id, places the order, waits for it and
+    // reads back what was placed.
     let (email, password) = (
         ref_of(&mcp, &tab, "textbox \"Email\"").await,
         ref_of(&mcp, &tab, "textbox \"Password\"").await,
@@ -489,9 +490,12 @@ async fn what_a_session_did_is_exported_as_a_playwright_test_that_catches_the_br
     mcp.ok("type", json!({ "tab_id": tab, "ref": note, "text": "ring twice" })).await;
     let star = ref_of(&mcp, &tab, "clickable \"☆\"").await;
     mcp.ok("click", json!({ "tab_id": tab, "ref": star })).await;
-    click(&mcp, &tab, "button \"Place order\"").await;
-    mcp.ok("wait_for", json!({ "tab_id": tab, "text": "Order placed: 2 × Large, gift wrapped" }))
-        .await;
+    let placing = click(&mcp, &tab, "button \"Place order\"").await;
+    let report = placing["added"].to_string();
+    assert!(report.contains("Placing the order") && !report.contains("Order placed"), "{placing}");
+    mcp.ok("wait_for", json!({ "tab_id": tab, "text": "Order placed" })).await;
+    let placed = "Order placed: 2 × Large, gift wrapped (note: ring twice)";
+    assert!(status(&mcp, &tab).await.contains(placed), "find reads the order back");
 
     let dir = format!("target/tabwire-export-{}", std::process::id());
     let path = format!("{dir}/shop.spec.ts");
@@ -510,11 +514,19 @@ async fn what_a_session_did_is_exported_as_a_playwright_test_that_catches_the_br
         "page.getByTestId('favourite').click()",
         "toHaveValue('ring twice')",
         "page.getByRole('textbox', { name: 'Password', exact: true }).fill(secret('PASSWORD'))",
-        "toContainText('Order placed: 2 × Large, gift wrapped')",
         "getByRole('heading', { name: 'Welcome, ada@example.com', exact: true })).toBeVisible()",
+        "toContainText('Order placed')",
     ] {
         assert!(spec.contains(want), "no {want:?} in:\n{spec}");
     }
+    // What the session read back after acting is checked on the same role-and-name locators:
+    // read_page's first lines after the page loaded, find's match after the order.
+    let read = "getByRole('heading', { name: 'Shop', exact: true })).toBeVisible()";
+    assert!(spec.contains(read), "no check of what read_page read in:\n{spec}");
+    let found = format!(
+        "await expect(page.getByRole('status').filter({{ hasText: '{placed}' }})).toHaveText('{placed}');"
+    );
+    assert!(spec.contains(&found), "no check of what find read in:\n{spec}");
     assert!(!spec.contains("hunter2"), "a password is never written:\n{spec}");
     assert!(!spec.contains("nth(") && !spec.contains("[ref="), "{spec}");
 
@@ -526,7 +538,8 @@ async fn what_a_session_did_is_exported_as_a_playwright_test_that_catches_the_br
     let broken = [("x-fixture-variant", "broken")];
     let (passed, out) = npm::run_playwright_test(&spec, &env, &broken).unwrap();
     assert!(!passed, "the exported test passes on the broken build:\n{out}");
-    assert!(out.contains("Order placed: 2 × Large"), "it fails on the order's line:\n{out}");
+    // The order is placed (wait_for's check holds); what find read back is what catches it.
+    assert!(out.contains("toHaveText(expected) failed") && out.contains(&found), "{out}");
     // Without the password in the environment, it says what to set.
     let (passed, out) = npm::run_playwright_test(&spec, &[], &[]).unwrap();
     assert!(!passed && out.contains("set PASSWORD"), "{out}");

@@ -1,9 +1,12 @@
 //! export_test: what this session did on a site, written as a Playwright Test file the developer
 //! keeps and runs. Each acting call (`dom.rs`, `act`) leaves a step here with what the extension
 //! resolved for its elements (`ns.facts` in extension/isolated/refs.js: role, name, test id,
-//! label, placeholder, text); navigate, open_tab, wait_for and handle_dialog leave theirs. The
-//! one rule that turns those facts into a locator is [`locator`]. The session is this process:
-//! the steps live in memory and end with it.
+//! label, placeholder, text); navigate, open_tab, wait_for and handle_dialog leave theirs, and
+//! find and read_page what they read back (`checks.rs`: the assertions). The one rule that turns
+//! those facts into a locator is [`locator`]. The session is this process: the steps live in
+//! memory and end with it.
+
+mod checks;
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Component, Path, PathBuf};
@@ -24,8 +27,6 @@ use super::server::TabwireServer;
 
 /// Steps kept per session; older ones go first (the export says how many).
 const MAX_STEPS: usize = 2000;
-/// Assertions taken from the lines one action added (what the session read back).
-const ASSERTIONS_PER_ACTION: usize = 3;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ExportParams {
@@ -54,6 +55,8 @@ struct Steps {
     dropped: u64,
     /// Each tab's page as last seen: an action on a tab first met mid-session starts from it.
     known: HashMap<i64, String>,
+    /// The lines the session has read of each tab's page.
+    seen: checks::Seen,
 }
 
 struct Step {
@@ -64,9 +67,19 @@ struct Step {
 
 enum What {
     Goto(String),
-    Act { method: &'static str, args: Value, targets: Vec<Value>, report: Value },
+    Act {
+        method: &'static str,
+        args: Value,
+        targets: Vec<Value>,
+        report: Value,
+    },
     Wait(Value),
-    Dialog { accept: bool, text: Option<String> },
+    Dialog {
+        accept: bool,
+        text: Option<String>,
+    },
+    /// What a find or read_page read back, to check.
+    Read(Vec<checks::Line>),
 }
 
 impl Recording {
@@ -86,7 +99,10 @@ impl Recording {
         if !url.starts_with("http") {
             return;
         }
-        self.0.lock().unwrap().known.insert(tab, url.to_owned());
+        let mut s = self.0.lock().unwrap();
+        s.known.insert(tab, url.to_owned());
+        s.seen.loaded(tab);
+        drop(s);
         self.push(tab, What::Goto(url.to_owned()));
     }
 
@@ -113,7 +129,13 @@ impl Recording {
         if first && !r.navigated {
             self.went(tab, &r.url);
         }
-        self.0.lock().unwrap().known.insert(tab, r.url.clone());
+        let mut s = self.0.lock().unwrap();
+        s.known.insert(tab, r.url.clone());
+        if r.navigated {
+            s.seen.loaded(tab);
+        }
+        s.seen.changed(tab, &r.added, &r.removed);
+        drop(s);
         let report = serde_json::json!({
             "result": r.result, "added": r.added, "navigated_to": r.navigated_to,
             "new_tab": r.new_tab, "dialog": r.dialog.is_some(),
@@ -124,6 +146,21 @@ impl Recording {
     /// A wait_for that was met: `text`, `text_gone`, `selector`, `url`.
     pub(super) fn waited(&self, tab: i64, args: &impl Serialize) {
         self.push(tab, What::Wait(serde_json::to_value(args).unwrap_or_default()));
+    }
+
+    /// What find (`asked`: its matches) or read_page (its lines, of which those not seen
+    /// before in the tab are news) read in a tab this session has acted in; reads elsewhere
+    /// check nothing the session did.
+    pub(super) fn read<'a>(&self, tab: i64, lines: impl IntoIterator<Item = &'a str>, asked: bool) {
+        let mut s = self.0.lock().unwrap();
+        if !s.known.contains_key(&tab) {
+            return;
+        }
+        let news = s.seen.read(tab, lines, asked);
+        drop(s);
+        if !news.is_empty() {
+            self.push(tab, What::Read(news));
+        }
     }
 
     /// handle_dialog: how the tab's next dialog is to be answered.
@@ -229,36 +266,6 @@ fn secret_name(f: &Value) -> String {
     name
 }
 
-/// An assertion from a line an action added, as the session read it (`role "name" [ref=…]…`):
-/// what a person would check is there. None for lines that make no good check.
-fn assertion(line: &str) -> Option<String> {
-    let line = line.trim_start_matches(['+', ' ']);
-    if line.contains("[ref=f") {
-        return None; // inside a frame
-    }
-    let (role, rest) = line.split_once(' ')?;
-    let name: String =
-        serde_json::Deserializer::from_str(rest).into_iter::<String>().next()?.ok()?;
-    let shown = name.trim_end_matches('…');
-    if shown.trim().is_empty() {
-        return None;
-    }
-    match role {
-        "text" => Some(format!("await expect(page.locator('body')).toContainText({});", js(shown))),
-        "status" | "alert" => Some(format!(
-            "await expect(page.getByRole({})).toContainText({});",
-            js(role),
-            js(shown)
-        )),
-        "heading" | "link" | "button" | "cell" | "option" | "tab" | "listitem" => Some(format!(
-            "await expect(page.getByRole({}, {})).toBeVisible();",
-            js(role),
-            name_option(&name)
-        )),
-        _ => None,
-    }
-}
-
 /// A URL as the test goes to it: a path of the test's site (`baseURL`), else whole.
 fn relative(url: &str, site: &str) -> String {
     match url.strip_prefix(site) {
@@ -275,15 +282,18 @@ fn origin_of(url: &str) -> String {
 }
 
 /// What one test is written from, and what it needs.
+#[derive(Default)]
 struct Written {
     body: Vec<String>,
     secrets: Vec<String>,
     left_out: Vec<String>,
+    /// The fields acted on so far, for checking their values read back.
+    fields: checks::Fields,
 }
 
 /// One tab's steps as the body of a test, in `site`'s terms.
 fn write_steps(steps: &[&Step], site: &str) -> Written {
-    let mut w = Written { body: Vec::new(), secrets: Vec::new(), left_out: Vec::new() };
+    let mut w = Written::default();
     for step in steps {
         let n = step.n;
         match &step.what {
@@ -326,7 +336,18 @@ fn write_steps(steps: &[&Step], site: &str) -> Written {
                 }
             }
             What::Act { method, args, targets, report } => {
+                for t in targets {
+                    if let (Some(role), Some(name), Some(tag)) =
+                        (t["role"].as_str(), t["name"].as_str(), t["tag"].as_str())
+                    {
+                        w.fields.insert((role.to_owned(), name.to_owned()), tag.to_owned());
+                    }
+                }
                 act(&mut w, n, method, args, targets, report, site);
+            }
+            What::Read(lines) => {
+                let made = checks::checks(lines, &w.fields);
+                w.body.extend(made);
             }
         }
     }
@@ -505,26 +526,23 @@ fn act(
         w.left_out.push(format!("step {n} opened tab {id}, exported on its own"));
         w.body.push(format!("// step {n} opened another tab: export_test {{\"tab_id\": {id}}} writes what was done there"));
     }
-    // Lines of a role say what changed better than runs of text (a label's words among them):
-    // text only when the action added no such line.
-    let added: Vec<String> = report["added"]
+    // What the action changed, as its report showed the session; the elements it acted on are
+    // as the action left them, checked above where the page made them otherwise.
+    let acted_on = |l: &checks::Line| {
+        targets
+            .iter()
+            .any(|t| l.is(t["role"].as_str().unwrap_or(""), t["name"].as_str().unwrap_or("")))
+    };
+    let added: Vec<checks::Line> = report["added"]
         .as_array()
         .into_iter()
         .flatten()
         .filter_map(Value::as_str)
-        .filter_map(assertion)
+        .filter_map(checks::Line::parse)
+        .filter(|l| !acted_on(l))
         .collect();
-    let by_role = added.iter().any(|a| !a.starts_with("await expect(page.locator('body'))"));
-    let mut checks: Vec<String> = Vec::new();
-    for a in added
-        .into_iter()
-        .filter(|a| !by_role || !a.starts_with("await expect(page.locator('body'))"))
-    {
-        if !checks.contains(&a) && checks.len() < ASSERTIONS_PER_ACTION {
-            checks.push(a);
-        }
-    }
-    w.body.extend(checks);
+    let made = checks::checks(&added, &w.fields);
+    w.body.extend(made);
 }
 
 fn text_of(v: &Value) -> String {
@@ -544,7 +562,7 @@ fn spec(title: &str, tabs: &[(i64, Vec<&Step>)]) -> (String, Written) {
             _ => None,
         })
         .unwrap_or_default();
-    let mut all = Written { body: Vec::new(), secrets: Vec::new(), left_out: Vec::new() };
+    let mut all = Written::default();
     let mut tests = Vec::new();
     for (tab, steps) in tabs {
         let w = write_steps(steps, &site);
@@ -773,20 +791,6 @@ mod tests {
         assert_eq!(locator(&json!({"role": null, "name": ""}), None), None);
         let cut = json!({"role": "link", "name": "A very long…"});
         assert_eq!(locator(&cut, None).unwrap(), "page.getByRole('link', { name: 'A very long' })");
-    }
-
-    #[test]
-    fn assertions_come_from_the_lines_read_back() {
-        assert_eq!(
-            assertion("+ heading \"Welcome, Ada\" [ref=e4] [level=2]").unwrap(),
-            "await expect(page.getByRole('heading', { name: 'Welcome, Ada', exact: true })).toBeVisible();"
-        );
-        assert_eq!(
-            assertion("  text \"Order placed\"").unwrap(),
-            "await expect(page.locator('body')).toContainText('Order placed');"
-        );
-        assert_eq!(assertion("textbox \"Email\" [ref=e3] [value=\"a\"]"), None);
-        assert_eq!(assertion("button \"In frame\" [ref=f2e3]"), None);
     }
 
     #[test]
