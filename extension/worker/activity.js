@@ -5,14 +5,13 @@
 
 import { originOf } from '../lib/sites.js';
 import { lastUrl } from './tabs.js';
+import { guarded } from './traits.js';
 
 const KEY = 'activity';
 const MAX = 50;
 // Calls in a burst are written once: a write of the whole log costs the worker about as much as
 // several calls (docs/performance.md, "Soak"), and the popup reads it when opened.
 const SAVE_AFTER_MS = 500;
-// Bookkeeping the bridges do on their own, not an action of the assistant.
-const QUIET = new Set(['page.drained', 'chat.status']);
 // Calls refused because the tab is another session's did nothing: not kept, so that a session
 // refused on every call cannot push what the others did out of the log.
 const NOT_KEPT = new Set(['tab_owned_by_other_session']);
@@ -26,9 +25,9 @@ const loaded = chrome.storage.session.get(KEY).then(
 
 // `table` with each tab-facing method wrapped so that its call is recorded once it ends.
 export function withActivity(table) {
-  return Object.fromEntries(Object.entries(table).map(([method, fn]) => [method, QUIET.has(method) ? fn : async (params, ctx) => {
+  return guarded(table, (method, fn, { bookkeeping, opens }) => bookkeeping ? fn : async (params, ctx) => {
     const tab = Number.isInteger(params?.tab_id) ? params.tab_id : null;
-    if (tab === null && method !== 'tabs.open') return fn(params, ctx);
+    if (tab === null && !opens) return fn(params, ctx);
     const started = Date.now();
     const session = ctx?.session?.id ?? null; // whose call: the popup shows each session's last
     try {
@@ -39,7 +38,7 @@ export function withActivity(table) {
       if (!NOT_KEPT.has(e?.code)) record({ method, tab, origin: null, url: null, time: started, ms: Date.now() - started, result: e?.code ?? 'internal', message: String(e?.message ?? e).slice(0, 300), session });
       throw e;
     }
-  }]));
+  });
 }
 
 // Recorded after the answer is on its way: the tab's origin is looked up only when the result

@@ -65,6 +65,7 @@ import { allowedBy, checkSite, currentSites, onSitesChanged, siteMethods, watchC
 import { watchSettling } from './settle.js';
 import { carrier } from './status.js';
 import { tabMethods, watchTabs } from './tabs.js';
+import { method } from './traits.js';
 import { webdevMethods } from './webdev.js';
 import { webdevPageMethods } from './webdev-page.js';
 import { listenForWorkflows, workflowMethods } from './workflow.js';
@@ -72,9 +73,11 @@ import { listenForWorkflows, workflowMethods } from './workflow.js';
 // Read once: getManifest() costs about 0.1 ms a call, and `ping` is what doctor times.
 const VERSION = chrome.runtime.getManifest().version;
 
+// Every method the bridges call. Each says what it is beside its handler (traits.js), which is
+// all the guards wrapped around them below read.
 const methods = {
-  ping: () => ({ pong: true, extension_version: VERSION, carrier: carrier() }),
-  echo: (params) => params,
+  ping: method({ pageless: true }, () => ({ pong: true, extension_version: VERSION, carrier: carrier() })),
+  echo: method({ pageless: true }, (params) => params),
   ...tabMethods,
   ...pageMethods,
   ...chatMethods,

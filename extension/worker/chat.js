@@ -17,6 +17,7 @@ import { isPaused } from './pause.js';
 import { acceptPorts, askTab } from './router.js';
 import { allows, checkSite, expectedOrigin, onSitesChanged, sitesReady } from './sites.js';
 import { getTab, reportedUrl, tabId } from './tabs.js';
+import { method } from './traits.js';
 
 // operation id → { tab, from: {origin, url} of the document it runs in }, while followed
 const running = new Map();
@@ -71,7 +72,7 @@ export const chatMethods = {
 
   // Where an operation is, as the page saw it: `{found, milestones}`. Used by a bridge that
   // started while the operation ran, to apply what it missed.
-  'chat.status': async (params, { signal }) => {
+  'chat.status': method({ bookkeeping: true }, async (params, { signal }) => {
     const id = tabId(params);
     const { operation_id } = params;
     await sitesReady;
@@ -93,13 +94,13 @@ export const chatMethods = {
     }
     if (answer.found && !answer.finished) running.set(operation_id, { tab: id, from });
     return answer;
-  },
+  }),
 
   // Always allowed, whatever the site: stopping is safe. Pressing the app's stop control
   // (`stop: true`, the adapter's `stop`) only while the page's site is allowed and the user has
   // not paused tabwire (the popup's Stop: nothing is done in a page then); the
   // `response_stopped` milestone it ends with is answered (and sent as an event as usual).
-  'chat.cancel': async (params, { signal }) => {
+  'chat.cancel': method({ stops: true }, async (params, { signal }) => {
     const id = tabId(params);
     const { operation_id } = params;
     const from = running.get(operation_id)?.from;
@@ -110,7 +111,7 @@ export const chatMethods = {
     const m = stop ? answer.stopped : null;
     if (!m || m.milestone !== 'response_stopped' || !Number.isSafeInteger(m.n)) return { cancelled: answer.cancelled ?? false };
     return { cancelled: true, stopped: { operation_id, milestone: m.milestone, n: m.n, at: Number.isFinite(m.at) ? m.at : Date.now(), data: m.data ?? {} } };
-  },
+  }),
 };
 
 export function listenForChats() {

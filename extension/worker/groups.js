@@ -13,15 +13,12 @@ import { TabwireError, fail } from '../lib/errors.js';
 import { access, colorFor, doneTitle, ended, othersLive, ownedMessage, ownerOf, shown } from '../lib/groups.js';
 import { ownersBy } from './native.js';
 import { getTab, tabId } from './tabs.js';
+import { guarded } from './traits.js';
 
 const KEY = 'groups';
 // What becomes of an ended session's groups, as the user chose in the popup (storage.local):
 // "keep" (default: collapsed, titled "… (done)") or "close" (its tabs are closed).
 export const WHEN_ENDED = 'when_ended';
-// Bookkeeping the bridges do on their own, and methods that act on no one tab of a session.
-const UNCHECKED = new Set(['page.drained', 'chat.status', 'chat.cancel', 'tabs.list']);
-// Methods that answer a tab (tabs.js's `describe`): told whose it is.
-const ANSWER_A_TAB = new Set(['tabs.open', 'tabs.activate', 'tabs.navigate']);
 
 let state = { sessions: {} };
 const loaded = chrome.storage.session.get(KEY).then(
@@ -47,26 +44,29 @@ const opening = []; // { id: session id, url } of each tabs.open under way
 // `table` with every call checked against the tab's owner, tabs.list filtered, and the tabs
 // tabs.open makes put in the caller's group.
 export function withGroups(table) {
-  return Object.fromEntries(Object.entries(table).map(([method, fn]) => [method, async (params, ctx = {}) => {
+  return guarded(table, (method, fn, traits) => async (params, ctx = {}) => {
     await loaded;
     const caller = ctx.session ?? null;
     if (caller) await live(caller);
-    if (method === 'tabs.list') {
+    if (traits.listsTabs) {
       const tabs = await fn(params, ctx);
       for (const t of tabs) seen({ id: t.id, groupId: t.group_id });
       return tabs.map((t) => shown(state, t, caller?.id ?? null)).filter(Boolean);
     }
     // Every page's declared commands: not those of another live session's tabs.
-    if (method === 'page.commands' && params?.tab_id == null) {
+    if (traits.listsPages && params?.tab_id == null) {
       const listed = await fn(params, ctx);
       const groups = await Promise.all(listed.pages.map((p) => chrome.tabs.get(p.tab_id).then((t) => t.groupId, () => -1)));
       return { ...listed, pages: listed.pages.filter((_, i) => access(state, groups[i], caller?.id ?? null).kind !== 'refused') };
     }
     const look = othersLive(state, caller?.id ?? null) || Object.values(state.sessions).some((s) => s.done && s.groups.length > 0);
     hearMoves(look);
-    if (!UNCHECKED.has(method) && Number.isInteger(params?.tab_id) && look) await check(params.tab_id, caller);
-    if (!UNCHECKED.has(method) && Number.isInteger(params?.tab_id) && caller) await inFront(params.tab_id, caller);
-    const opened = caller && method === 'tabs.open' ? (tab) => adopt(tab, caller) : undefined;
+    // Bookkeeping, and what reaches no page or only stops something, acts on no one tab of a
+    // session: the rest is checked against the tab's owner.
+    const checked = !traits.bookkeeping && !traits.pageless && !traits.stops && Number.isInteger(params?.tab_id);
+    if (checked && look) await check(params.tab_id, caller);
+    if (checked && caller) await inFront(params.tab_id, caller);
+    const opened = caller && traits.opens ? (tab) => adopt(tab, caller) : undefined;
     const open = opened ? { id: caller.id, url: normalized(params?.url) } : null;
     if (open) opening.push(open);
     let result;
@@ -76,12 +76,12 @@ export function withGroups(table) {
     } finally {
       if (open) opening.splice(opening.indexOf(open), 1);
     }
-    if (!ANSWER_A_TAB.has(method) || !result || typeof result !== 'object') return result;
+    if (!traits.answersTab || !result || typeof result !== 'object') return result;
     // The answer was made before the tab joined the group: ask Chrome where it is now.
     const now = await chrome.tabs.get(result.id).catch(() => null);
     seen(now);
     return shown(state, { ...result, group_id: now?.groupId ?? result.group_id }, caller?.id ?? null) ?? result;
-  }]));
+  });
 }
 
 async function check(tabId, caller) {

@@ -17,6 +17,7 @@ import { TabwireError, fail } from '../lib/errors.js';
 import { originOf } from '../lib/sites.js';
 import { allows, checkSite, sitesReady } from './sites.js';
 import { getTab, tabId } from './tabs.js';
+import { guarded, method } from './traits.js';
 
 const MAX_MESSAGE = 500;
 const open = new Map(); // tab id → { id, message, session, finish(answer) }
@@ -26,17 +27,16 @@ const ANSWER = 'handover_answer'; // storage.session: the popup's Done or Cancel
 // The open hand-overs as the popup shows them.
 const publish = () => (hearLoads(), chrome.storage.session.set({ [SHOWN]: Object.fromEntries([...open].map(([tab, h]) => [tab, { id: h.id, message: h.message, session: h.session }])) }).catch(() => {}));
 
-// Methods that still answer for a handed-over tab: they do nothing in it.
-const STILL_ANSWERED = new Set(['tabs.list']);
-
+// `table` with each method refused for a tab handed over to the user, but those that reach no
+// page (traits.js): they do nothing in it.
 export function withHandover(table) {
-  return Object.fromEntries(Object.entries(table).map(([method, fn]) => [method, STILL_ANSWERED.has(method) ? fn : (params, ctx) => {
+  return guarded(table, (_method, fn, { pageless }) => pageless ? fn : (params, ctx) => {
     const id = params?.tab_id;
     if (Number.isInteger(id) && open.has(id)) {
       throw new TabwireError('waiting_for_user', `tab ${id} is handed over to the user (ask_user) until they press Done or Cancel in tabwire's toolbar popup; nothing was done. Wait for ask_user to return`);
     }
     return fn(params, ctx);
-  }]));
+  });
 }
 
 async function showBar(id, message) {
@@ -87,7 +87,7 @@ export function watchHandovers() {
 }
 
 export const handoverMethods = {
-  'handover.ask': async (params, { signal, timeoutMs, session }) => {
+  'handover.ask': method({ capture: true }, async (params, { signal, timeoutMs, session }) => {
     await sitesReady;
     const id = tabId(params);
     const message = params?.message;
@@ -120,5 +120,5 @@ export const handoverMethods = {
       hideBar(id);
       markIcon(id, false);
     }
-  },
+  }),
 };

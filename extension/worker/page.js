@@ -22,13 +22,14 @@ import { forgetTab, rateLimit } from './rate-limit.js';
 import { acceptPorts, askTab } from './router.js';
 import { allows, checkSite, expectedOrigin, sitesReady } from './sites.js';
 import { getTab, pageLeft, showsErrorPage, tabId } from './tabs.js';
+import { method } from './traits.js';
 
 const pages = new Map(); // tab id → Page (below)
 const waiting = new Map(); // tab id → callbacks waiting for that tab's port
 let nextCall = 1;
 
 export const pageMethods = {
-  'page.get_state': async (params, { signal }) => {
+  'page.get_state': method({ declared: true }, async (params, { signal }) => {
     const [id, expected] = [tabId(params), expectedOrigin(params)];
     try {
       return await getState(id, signal, expected);
@@ -40,7 +41,7 @@ export const pageMethods = {
       if (!e.pageGone) throw e;
       return await getState(id, signal, expected);
     }
-  },
+  }),
 
   'page.command': async (params, { signal }) => {
     const id = tabId(params);
@@ -52,29 +53,29 @@ export const pageMethods = {
 
   // The commands pages declared (tabwire.onCommand's third argument): of tab `tab_id`, or of
   // every page with a port whose site is allowed now.
-  'page.commands': async (params, { signal }) => {
+  'page.commands': method({ declared: true, listsPages: true }, async (params, { signal }) => {
     const listed = (page) => ({ tab_id: page.tabId, ...page.from, app: page.declared?.app ?? null, commands: page.declared?.commands ?? [] });
     if (params?.tab_id != null) return { pages: [listed(await attach(tabId(params), signal))] };
     return { pages: [...pages.values()].filter((p) => p.declared && allows(p.from.origin)).map(listed) };
-  },
+  }),
 
   // The hops of the page path, timed by `diagnose {tab_id}` and `tabwire doctor --tab`
   // (bridge/src/doctor.rs): the same checks and port as page.get_state, answered by the tab's relay (`world: "content"`) or by the SDK in
   // the page's world (`"page"`) without running any page code. Answers null.
-  'page.echo': async (params, { signal }) => {
+  'page.echo': method({ declared: true }, async (params, { signal }) => {
     const { world } = params;
     if (world !== 'content' && world !== 'page') fail('bad_request', '`world` must be "content" (the relay answers) or "page" (the SDK answers)');
     const page = await attach(tabId(params), signal, expectedOrigin(params));
     return { ...page.from, echo: await call(page, { type: 'echo', world }, signal) };
-  },
+  }),
 
-  'page.drained': async (params, { signal }) => {
+  'page.drained': method({ bookkeeping: true }, async (params, { signal }) => {
     const id = tabId(params);
     const { count } = params;
     if (!Number.isInteger(count) || count < 0) fail('bad_request', '`count` must be the number of events drained (an integer ≥ 0)');
     await call(await attach(id, signal), { type: 'drained', count }, signal);
     return {};
-  },
+  }),
 };
 
 export function listenForPages() {

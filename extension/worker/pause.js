@@ -11,16 +11,10 @@
 
 import { TabwireError } from '../lib/errors.js';
 import { colorFor } from '../lib/groups.js';
+import { guarded } from './traits.js';
 
 const KEY = 'paused';
 const SESSIONS_KEY = 'paused_sessions';
-
-// Methods that still answer while stopped: they touch no page (the host's bookkeeping, the
-// user's own site list, the tab list) or only stop something.
-const STILL_ANSWERED = new Set([
-  'ping', 'echo', 'sites.list', 'sites.allow', 'sites.revoke', 'workflow.update',
-  'page.drained', 'chat.status', 'chat.cancel', 'tabs.list',
-]);
 
 let paused = false;
 let pausedSessions = {}; // session id → its name
@@ -58,7 +52,8 @@ function refusal(session) {
 
 // `table` with each page-facing method refused while stopped, and ended when Stop is pressed.
 export function withPause(table) {
-  return Object.fromEntries(Object.entries(table).map(([method, fn]) => [method, STILL_ANSWERED.has(method) ? fn : async (params, ctx = {}) => {
+  // Still answered while stopped: what touches no page, or only stops something (traits.js).
+  return guarded(table, (_method, fn, traits) => traits.bookkeeping || traits.pageless || traits.stops ? fn : async (params, ctx = {}) => {
     await loaded;
     const session = ctx.session ?? null;
     const why = refusal(session);
@@ -71,11 +66,11 @@ export function withPause(table) {
     const ended = new Promise((_, reject) => (stop = (e) => (ctl.abort(e), reject(e))));
     const call = { session, stop };
     running.add(call);
-    const tab = Number.isInteger(params?.tab_id) && !UNMARKED.has(method) ? params.tab_id : null;
+    const tab = Number.isInteger(params?.tab_id) && !traits.declared ? params.tab_id : null;
     // A screenshot or a PDF shows the page as it is, without the mark: it is held off until the
     // capture ends (badge.js waits for the page to be painted without it; the capture does not
     // wait longer than 300 ms). A hand-over is the user's turn, with its own bar: no mark either.
-    const shot = SHOTS.has(method);
+    const shot = traits.capture;
     if (tab !== null && shot) await Promise.race([badge(tab, 'hide', session), sleep(300)]);
     else if (tab !== null) mark(tab, session);
     try {
@@ -85,14 +80,8 @@ export function withPause(table) {
       ctx.signal?.removeEventListener('abort', onAbort);
       if (tab !== null) shot ? badge(tab, 'release', session) : unmark(tab, session);
     }
-  }]));
+  });
 }
-
-const SHOTS = new Set(['dom.screenshot', 'webdev.pdf', 'handover.ask']);
-
-// Reads of what a page declares (its state, its commands, the benchmark's echo) change nothing a
-// person sees and are the hottest calls: no mark, so no two extra messages into the tab each.
-const UNMARKED = new Set(['page.get_state', 'page.commands', 'page.echo', 'page.drained']);
 
 // The calls acting in each tab: the tab's mark is told when the first starts (or a call of
 // another session starts) and when the last ends, not twice for every call: under load those

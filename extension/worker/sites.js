@@ -10,6 +10,7 @@
 
 import { TabwireError, fail } from '../lib/errors.js';
 import { DEFAULT_SITES, allowedBy as allowedByRules, bareUrl, compile, everyPort, matchPattern, normalise, originOf, parse, withEveryPort } from '../lib/sites.js';
+import { method } from './traits.js';
 
 const KEY = 'sites';
 // The per-site switches, beside the list so that older versions, which read only `sites`, keep
@@ -320,10 +321,10 @@ function followChromeSiteAccess() {
 
 // The methods bridges call for `tabwire sites` (specs/protocol.md).
 export const siteMethods = {
-  'sites.list': async () => {
+  'sites.list': method({ pageless: true }, async () => {
     await sitesReady;
     return { sites: currentSites(), options: currentOptions(), defaults: [...DEFAULT_SITES] };
-  },
-  'sites.allow': (params) => allowSite(params?.pattern, params?.switches ?? undefined),
-  'sites.revoke': (params) => revokeSite(params?.pattern),
+  }),
+  'sites.allow': method({ pageless: true }, (params) => allowSite(params?.pattern, params?.switches ?? undefined)),
+  'sites.revoke': method({ pageless: true }, (params) => revokeSite(params?.pattern)),
 };

@@ -7,15 +7,16 @@ import { TabwireError, fail } from '../lib/errors.js';
 import { bareUrl, originOf, parse, withoutFragment } from '../lib/sites.js';
 import { isConnected, sendEvent } from './native.js';
 import { allows, currentSites, onSitesChanged, sitesReady } from './sites.js';
+import { method } from './traits.js';
 
 export const tabMethods = {
-  'tabs.list': async () => {
+  'tabs.list': method({ pageless: true, listsTabs: true }, async () => {
     await sitesReady;
     const [tabs, focused] = await Promise.all([chrome.tabs.query({}), focusedWindowId()]);
     return tabs.map((tab) => describe(tab, focused));
-  },
+  }),
 
-  'tabs.open': async (params, ctx) => {
+  'tabs.open': method({ opens: true, answersTab: true }, async (params, ctx) => {
     // In the background unless asked: the user keeps the tab they are in.
     const { url, active = false, wait = 'load' } = params ?? {};
     checkUrl(url);
@@ -26,7 +27,7 @@ export const tabMethods = {
         .catch((e) => fail('bad_request', `Chrome could not open ${url}: ${e.message}`))
         .then(async (created) => (await ctx.opened?.(created), created))); // into the session's group
     return describe(tab, await focusedWindowId());
-  },
+  }),
 
   'tabs.close': async (params) => {
     const id = tabId(params);
@@ -34,14 +35,14 @@ export const tabMethods = {
     return { closed: true };
   },
 
-  'tabs.activate': async (params) => {
+  'tabs.activate': method({ answersTab: true }, async (params) => {
     const id = tabId(params);
     const tab = await chrome.tabs.update(id, { active: true }).catch((e) => chromeError(e, id));
     await chrome.windows.update(tab.windowId, { focused: true });
     return describe(tab, tab.windowId);
-  },
+  }),
 
-  'tabs.navigate': async (params, ctx) => {
+  'tabs.navigate': method({ answersTab: true }, async (params, ctx) => {
     const id = tabId(params);
     const { url, wait = 'load' } = params;
     checkUrl(url);
@@ -49,7 +50,7 @@ export const tabMethods = {
     await chrome.tabs.get(id).catch((e) => chromeError(e, id));
     const tab = await loaded(wait, ctx, url, () => chrome.tabs.update(id, { url }).catch((e) => chromeError(e, id)), id);
     return describe(tab, await focusedWindowId());
-  },
+  }),
 };
 
 // A new tab for `url`. A session's (`home`, from groups.js) goes to the session's own window,

@@ -14,6 +14,7 @@ import { fail } from '../lib/errors.js';
 import { tabId } from './tabs.js';
 import { whileNoForeignFrame, withDebugger } from './dom/trusted.js';
 import { runIn, stillThere, topDocument } from './dom/target.js';
+import { method } from './traits.js';
 
 const MIN_SIZE = 200;
 const MAX_SIZE = 4000;
@@ -133,7 +134,7 @@ export const webdevPageMethods = {
   },
 
   // {tab_id, landscape?, print_background?}: the page as a PDF, base64 (the bridge writes it).
-  'webdev.pdf': async (params) => {
+  'webdev.pdf': method({ capture: true }, async (params) => {
     const id = tabId(params);
     const doc = await topDocument(id, params);
     return withDebugger(id, doc, 'to print it', `printing tab ${id} to PDF`, async (target) => {
@@ -146,5 +147,5 @@ export const webdevPageMethods = {
       await stillThere(doc, 'printed it');
       return { origin: doc.origin, url: doc.url, title: doc.tab.title ?? '', data: got.data };
     });
-  },
+  }),
 };

@@ -14,6 +14,7 @@
 import { fail } from '../lib/errors.js';
 import { acceptPorts } from './router.js';
 import { allows, sitesReady } from './sites.js';
+import { method } from './traits.js';
 
 const MAX_LIVE = 32; // workflows kept (workflows/src/limits.rs, MAX_LIVE)
 const MAX_UPDATE = 2 * 1024 * 1024; // JSON characters of one update (limits.rs, MAX_UPDATE)
@@ -30,7 +31,7 @@ const keyOf = (project, session) => JSON.stringify([project, session]);
 const newer = (a, b) => a[0] > b[0] || (a[0] === b[0] && a[1] > b[1]);
 
 export const workflowMethods = {
-  'workflow.update': (params) => {
+  'workflow.update': method({ pageless: true }, (params) => {
     const { project, session, state, graph } = params ?? {};
     if (typeof project !== 'string' || typeof session !== 'string' || typeof state !== 'object' || state === null || typeof graph !== 'object' || graph === null)
       fail('bad_request', 'workflow.update needs {project, session, state, graph} (specs/protocol.md)');
@@ -47,7 +48,7 @@ export const workflowMethods = {
     let told = 0;
     for (const [port, f] of followers) if ((f.everything || f.keys.has(key)) && tell(port, f, live.get(key))) told++;
     return { kept: true, told };
-  },
+  }),
 };
 
 export function listenForWorkflows() {

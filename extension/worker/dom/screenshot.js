@@ -11,6 +11,7 @@ import { TabwireError, fail } from '../../lib/errors.js';
 import { tabId } from '../tabs.js';
 import { runIn, stillThere, topDocument } from './target.js';
 import { whileNoForeignFrame } from './trusted.js';
+import { method } from '../traits.js';
 
 const MAX_DIM_DEFAULT = 1568;
 const MAX_DIM_LIMIT = 8000;
@@ -31,7 +32,7 @@ export function useRefRects(resolve) {
 }
 
 export const screenshotMethods = {
-  'dom.screenshot': async (params) => {
+  'dom.screenshot': method({ capture: true }, async (params) => {
     const id = tabId(params);
     const { full_page: fullPage = false, max_dim: maxDim = MAX_DIM_DEFAULT, selector = null, ref = null, format = 'png' } = params;
     if (typeof fullPage !== 'boolean') fail('bad_request', '`full_page` must be true or false');
@@ -48,7 +49,7 @@ export const screenshotMethods = {
     else shot = await visible(doc);
     const out = await encode(shot.canvas, maxDim, format);
     return { origin: doc.origin, url: doc.url, ...out, ...shot.about };
-  },
+  }),
 };
 
 // One captureVisibleTab of the document's window, as an ImageBitmap; checks that the tab still
