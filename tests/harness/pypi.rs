@@ -1,11 +1,10 @@
 //! Python chat frameworks from PyPI (Gradio's `ChatInterface`, Streamlit's `st.chat_input` and
-//! `st.chat_message`), installed at pinned versions into one venv under the target dir once, and
+//! `st.chat_message`, Chainlit), installed at pinned versions into one venv under the target dir once, and
 //! their apps (`tests/fixtures/apps/<name>/app.py`) served on 127.0.0.1 with a fake model that
 //! streams a known answer (`tests/fixtures/apps/fake_model.py`) and records it.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -14,7 +13,7 @@ use crate::bins;
 
 /// What the venv holds: pinned, without extras, so that an install is the same everywhere and
 /// as small as these frameworks allow.
-pub const PACKAGES: &[&str] = &["gradio==6.31.0", "streamlit==1.67.0"];
+pub const PACKAGES: &[&str] = &["gradio==6.31.0", "streamlit==1.67.0", "chainlit==2.12.0"];
 
 /// No analytics, telemetry or update checks: the apps reach nothing but loopback.
 const QUIET: &[(&str, &str)] = &[
@@ -70,6 +69,8 @@ pub enum Framework {
     Gradio,
     /// `streamlit-chat/app.py`: `st.chat_input` and `st.chat_message`, run by `streamlit run`.
     Streamlit,
+    /// `chainlit-chat/app.py`: Chainlit's chat, run by `chainlit run`.
+    Chainlit,
 }
 
 impl Framework {
@@ -78,12 +79,15 @@ impl Framework {
         match self {
             Framework::Gradio => "textarea[data-testid=\"textbox\"]",
             Framework::Streamlit => "textarea[data-testid=\"stChatInputTextArea\"]",
+            Framework::Chainlit => "textarea#chat-input",
         }
     }
 
     /// A hand-written adapter for the app at `url`, from its markup. The stop controls show
     /// only while an answer streams: Gradio's in place of the send button, Streamlit's in its
-    /// running-status widget (it stops the script run, and with it the fake model's stream).
+    /// running-status widget (it stops the script run, and with it the fake model's stream),
+    /// Chainlit's in place of the send button (it cancels the answer's task; Chainlit then adds
+    /// a message of its own, "Task manually stopped.").
     pub fn adapter(self, url: &str) -> serde_json::Value {
         let matches = format!("{url}*");
         match self {
@@ -109,11 +113,22 @@ impl Framework {
                 "stop": "[data-testid=\"stStatusWidget\"] button[kind=\"header\"]",
                 "stable_ms": 500
             }),
+            Framework::Chainlit => serde_json::json!({
+                "name": "chainlit-chat",
+                "matches": [matches],
+                "input": self.input(),
+                "submit": "#chat-submit",
+                "user_message": "[data-step-type=\"user_message\"] .message-content",
+                "assistant_message": "[data-step-type=\"assistant_message\"] .message-content",
+                "generating": "#stop-button",
+                "stop": "#stop-button",
+                "stable_ms": 500
+            }),
         }
     }
 }
 
-/// A chat app running on 127.0.0.1, killed (with its process group) by PID when dropped.
+/// A chat app running on 127.0.0.1, killed with every process it started when dropped.
 pub struct ChatApp {
     child: Child,
     /// `http://127.0.0.1:<port>/`
@@ -150,6 +165,18 @@ impl ChatApp {
                 ]);
                 cmd
             }
+            // Its config and readme are written into the working directory, the scratch dir.
+            Framework::Chainlit => {
+                let mut cmd = Command::new(venv.join("bin/chainlit"));
+                cmd.arg("run").arg(apps.join("chainlit-chat/app.py")).args([
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    &port.to_string(),
+                    "--headless",
+                ]);
+                cmd
+            }
         };
         let log = std::fs::File::create(dir.join("app.log")).unwrap();
         cmd.envs(QUIET.iter().copied())
@@ -159,9 +186,10 @@ impl ChatApp {
             .current_dir(&*dir)
             .stdin(Stdio::null())
             .stdout(log.try_clone().unwrap())
-            .stderr(log)
-            .process_group(0);
-        let child = cmd.spawn().map_err(|e| format!("cannot start {framework:?}: {e}"))?;
+            .stderr(log);
+        let child = crate::process::own_tree(&mut cmd)
+            .spawn()
+            .map_err(|e| format!("cannot start {framework:?}: {e}"))?;
         let mut app = ChatApp { child, url: format!("http://127.0.0.1:{port}/"), dir };
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
@@ -222,9 +250,7 @@ fn answers(port: u16) -> bool {
 
 impl Drop for ChatApp {
     fn drop(&mut self) {
-        let pid = self.child.id() as i32;
-        // SAFETY: kill(2) on the process group this app leads (spawned with process_group(0)).
-        unsafe { libc::kill(-pid, libc::SIGKILL) };
+        crate::process::kill_tree(self.child.id());
         let _ = self.child.wait();
     }
 }

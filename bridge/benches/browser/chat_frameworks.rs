@@ -1,14 +1,15 @@
-//! When "completed" comes on real chat frameworks: Gradio's `ChatInterface` and Streamlit's
-//! chat from PyPI (tests/harness/pypi.rs), Deep Chat from npm (tests/fixtures/apps/
+//! When "completed" comes on real chat frameworks: Gradio's `ChatInterface`, Streamlit's chat
+//! and Chainlit from PyPI (tests/harness/pypi.rs), Deep Chat from npm (tests/fixtures/apps/
 //! deepchat.html). From the last word the app's fake model streamed (it stamps it:
 //! tests/fixtures/apps/fake_model.py for the Python apps, `chat` in tests/harness/fixtures.rs
 //! for Deep Chat) to the operation's `response_completed` milestone, with the hand-written
 //! adapter (`stable_ms` 500, Deep Chat's 300) and the detected one. Its floor is the quiet time
 //! the rule waits by design (specs/operations.md): a hand-written adapter's `stable_ms`; a
 //! detected adapter's 50 ms once the app's stop control showed and went, else its `stable_ms`,
-//! 1000. Gradio and Deep Chat show theirs while they answer; Streamlit only once its script has
-//! run 500 ms, so its short answers often end after the 1000 (printed as some 700 ms beyond).
-//! What is printed is the time beyond that floor. Both stamps are this machine's wall clock.
+//! 1000. Gradio, Chainlit and Deep Chat show theirs while they answer; Streamlit only once its
+//! script has run 500 ms, so its short answers often end after the 1000 (printed as some 700 ms
+//! beyond). What is printed is the time beyond that floor. Both stamps are this machine's wall
+//! clock.
 
 use std::time::Duration;
 
@@ -27,7 +28,7 @@ pub async fn run() {
         "\nchat frameworks: the last word streamed → response_completed, beyond the quiet time \
          ({ROUNDS} answers each)"
     );
-    for framework in [Framework::Gradio, Framework::Streamlit] {
+    for framework in [Framework::Gradio, Framework::Streamlit, Framework::Chainlit] {
         let app = match ChatApp::start(framework) {
             Ok(app) => app,
             Err(e) => {
