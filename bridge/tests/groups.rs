@@ -450,6 +450,20 @@ async fn a_shells_tabwire_calls_are_one_session_that_keeps_its_tab() {
     let (code, said) = shell(&browser, "shell-b", &["read_page", "--tab-id", "999999"]);
     assert_eq!(code, 1, "{said}");
 
+    // What shell A did is one session's: exported as one test. Without a session id, each
+    // command is a session of its own that did nothing, and export_test says what to set.
+    let (code, spec) = shell(&browser, "shell-a", &["export_test", "--tab-id", &tab]);
+    assert_eq!(code, 0, "{spec}");
+    // Its four commands, four processes: all there (this page's field and button have no name,
+    // which the file says at their steps).
+    assert!(
+        spec.contains("steps 1–4 as a Playwright test") && spec.contains("page.goto("),
+        "{spec}"
+    );
+    let (code, said) = shell(&browser, "", &["export_test"]);
+    assert_eq!(code, 2, "{said}");
+    assert!(said.contains("TABWIRE_SESSION_ID"), "{said}");
+
     // Shell A ends its session: the tab is the user's, and shell B may use it.
     let (code, said) = shell(&browser, "shell-a", &["--end"]);
     assert_eq!(code, 0, "{said}");

@@ -91,6 +91,16 @@ pub async fn run(args: CallArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
+    if name == "export_test" && session_id().is_none() {
+        // A one-shot call is a session that has done nothing: say so rather than export nothing.
+        eprintln!(
+            "tabwire call export_test: exports what this session did, and without {env} each \
+             command is a session of its own that has done nothing yet. Set {env} (any name, \
+             e.g. `export {env}=$(uuidgen)`) before the commands to export, then call it again",
+            env = tabwire_session::SESSION_ENV
+        );
+        return Ok(ExitCode::from(2));
+    }
     let request = DoorRequest::Call { tool: name, arguments: Some(arguments) };
     let answer = match session_id() {
         Some(id) => through_door(&id, &request).await?,
