@@ -263,9 +263,7 @@ async fn an_ant_design_select_offers_its_options_as_refs_to_click() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_editor_in_an_ag_grid_cell_is_shown_and_takes_the_value() {
-    let (_browser, cdp, mcp, tab, session, _pages) =
-        open_app("aggrid.html", "!!window.grid && !!document.querySelector('[role=gridcell]')")
-            .await;
+    let (_browser, cdp, mcp, tab, session, _pages) = open_app("aggrid.html", AG_GRID_READY).await;
     let found = mcp.ok("find", json!({ "tab_id": tab, "role": "gridcell", "name": "33850" })).await;
     let cell = ref_in(found["matches"][0]["line"].as_str().unwrap(), "gridcell");
     let done = mcp.ok("click", json!({ "tab_id": tab, "ref": cell, "count": 2 })).await;
@@ -276,7 +274,7 @@ async fn the_editor_in_an_ag_grid_cell_is_shown_and_takes_the_value() {
     assert!(full.lines.contains("checkbox"), "{}", full.lines);
     mcp.ok("fill", json!({ "tab_id": tab, "fields": [{ "ref": editor, "value": "35000" }] })).await;
     mcp.ok("press_key", json!({ "tab_id": tab, "keys": "Enter" })).await;
-    let price = "(() => { let p; grid.forEachNode(n => { if (n.data.make === 'Ford') p = n.data.price; }); return p; })()";
+    let price = "(() => { let p; grid.forEachNode(n => { if (n.data.model === 'F-Series') p = n.data.price; }); return p; })()";
     assert_eq!(cdp.eval(&session, price).await.unwrap(), 35000, "{done}");
 }
 
@@ -437,4 +435,88 @@ async fn an_ant_design_date_picker_offers_its_days_as_refs_to_click() {
     let done = mcp.ok("click", json!({ "tab_id": tab, "ref": ref_in(day, "") })).await;
     let value = "document.querySelector('.ant-picker input').value";
     assert_eq!(cdp.eval(&session, value).await.unwrap(), want, "{done}\n{lines}");
+}
+
+const AG_GRID_READY: &str = "!!window.grid && !!document.querySelector('[role=gridcell]')";
+
+/// AG Grid, which draws only the rows in view (and a few more): a click on a column's header,
+/// then typing into the grid's filter field. Each result says what happened to the rows in a
+/// few lines — the order, how many rows, the first ones now — instead of every line of every
+/// row drawn anew; and typing returns the rows the grid shows once it applied the filter, which
+/// it does 500 ms after the last key (its own debounce), not before.
+async fn sort_then_filter_ag_grid(cdp: &Cdp, mcp: &Mcp, tab: &Value, session: &str) {
+    let found =
+        mcp.ok("find", json!({ "tab_id": tab, "role": "columnheader", "name": "Price" })).await;
+    let price = ref_in(found["matches"][0]["line"].as_str().unwrap(), "columnheader");
+    let sorted = mcp.call("click", json!({ "tab_id": tab, "ref": price })).await;
+    let said = text(&sorted);
+    let sort = "grid.getColumnState().find(c => c.colId === 'price').sort";
+    assert_eq!(cdp.eval(session, sort).await.unwrap(), "asc", "{said}");
+    // The order, and the cheapest cars first: Playwright MCP's click says 262 characters; the
+    // changed lines of every row drawn anew were about 2,800.
+    let order = format!(
+        "rows of grid [ref=e3]: re-ordered by columnheader \"Price\" [ref={price}] (ascending); 50 rows; first 5 in view:\n  row [ref="
+    );
+    assert!(said.contains(&order), "{said}");
+    let first = said.find("\"Fiat\" \"500\" \"15774\"").unwrap_or_else(|| panic!("{said}"));
+    let second = said.find("\"Toyota\" \"Series 1\" \"18000\"").unwrap_or_else(|| panic!("{said}"));
+    assert!(first < second, "{said}");
+    assert!(short(&said), "{said}");
+
+    let found = mcp.ok("find", json!({ "tab_id": tab, "role": "textbox", "name": "Make" })).await;
+    let field = ref_in(found["matches"][0]["line"].as_str().unwrap(), "textbox");
+    let filtered = mcp.call("type", json!({ "tab_id": tab, "ref": field, "text": "Toyota" })).await;
+    let said = text(&filtered);
+    assert_eq!(cdp.eval(session, "grid.getDisplayedRowCount()").await.unwrap(), 5, "{said}");
+    // Every Toyota, cheapest first, in the result of the typing itself.
+    assert!(said.contains("rows of grid [ref=e3]: 5 rows now, 50 before; all:"), "{said}");
+    let shown: Vec<&str> = said
+        .lines()
+        .filter(|l| l.starts_with("  row [ref="))
+        .map(|l| l.split(": ").nth(1).unwrap_or_default())
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            "\"Toyota\" \"Series 1\" \"18000\" \"checked\"",
+            "\"Toyota\" \"Series 4\" \"19327\" \"unchecked\"",
+            "\"Toyota\" \"Corolla\" \"29600\" \"unchecked\"",
+            "\"Toyota\" \"Series 3\" \"36218\" \"unchecked\"",
+            "\"Toyota\" \"Series 2\" \"53109\" \"unchecked\"",
+        ],
+        "{said}"
+    );
+    assert!(
+        said.contains("textbox \"Make Filter Input\" [ref=") && said.contains("[value=\"Toyota\"]")
+    );
+    assert!(short(&said), "{said}");
+}
+
+/// Whether a sort's or a filter's result is short: at most 700 characters, besides the note a
+/// result in a hidden tab has (about 400). Both are about 620 now.
+fn short(said: &str) -> bool {
+    said.lines().filter(|l| !l.starts_with("note: ")).map(|l| l.len() + 1).sum::<usize>() <= 700
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sorting_and_filtering_ag_grid_is_told_in_a_few_lines_in_a_background_tab() {
+    let (_browser, cdp, mcp, tab, session, _pages) = open_app("aggrid.html", AG_GRID_READY).await;
+    sort_then_filter_ag_grid(&cdp, &mcp, &tab, &session).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sorting_and_filtering_ag_grid_is_told_in_a_few_lines_in_front() {
+    install_apps();
+    let mut browser = Chromium::start_with_cdp();
+    let (to_browser, from_browser) = browser.take_cdp_pipe().unwrap();
+    let cdp = Cdp::new(to_browser, from_browser);
+    let mcp = Mcp::start(&browser.runtime_dir).await;
+    let pages = Fixtures::serve();
+    let url = pages.url("apps/aggrid.html");
+    let tab = mcp.ok("open_tab", json!({ "url": url, "active": true })).await["tab"]["id"].clone();
+    let target = cdp.target_id("page", "apps/aggrid.html").await.unwrap();
+    let session = cdp.attach(&target).await.unwrap();
+    cdp.wait_for(&session, AG_GRID_READY, Duration::from_secs(20)).await.unwrap();
+    assert_eq!(cdp.eval(&session, "document.hidden").await.unwrap(), false);
+    sort_then_filter_ag_grid(&cdp, &mcp, &tab, &session).await;
 }

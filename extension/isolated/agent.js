@@ -15,7 +15,7 @@
   function startWatch() {
     stopWatch();
     // `started`: the action's requests not ended yet (id → {url, by}, page-world/requests.js).
-    const w = { since: performance.now(), last: 0, mutations: 0, dialogs: [], observer: null, started: new Map(), requests: 0 };
+    const w = { since: performance.now(), last: 0, mutations: 0, dialogs: [], observer: null, started: new Map(), requests: 0, timers: 0 };
     w.observer = new MutationObserver((records) => {
       w.mutations += records.length;
       w.last = performance.now();
@@ -77,6 +77,7 @@
   function stopWatch() {
     if (!watch) return;
     watch.stopped = true;
+    acting('stop');
     watch.observer.disconnect();
     watch.responses.disconnect();
     globalThis.navigation?.removeEventListener('navigate', watch.navigate);
@@ -131,6 +132,19 @@
     }
   });
 
+  // The page's short timers the action started (page-world/timers.js): `detail` is "<how many
+  // are left> <1 when one just ran>". The action waits until none is left; what the last one
+  // did counts as a change of now, for the quiet window.
+  window.addEventListener('tabwire:timers', (e) => {
+    const w = watch;
+    if (!w || w.stopped || typeof e.detail !== 'string') return;
+    const [left, ran] = e.detail.split(' ').map(Number);
+    w.timers = Number.isInteger(left) && left >= 0 ? Math.min(left, MAX_PENDING) : 0;
+    if (ran === 1) w.last = performance.now();
+  });
+  // Tells page-world/timers.js when the timers the page starts are the action's.
+  const acting = (what) => window.dispatchEvent(new CustomEvent('tabwire:acting', { detail: what }));
+
   window.addEventListener('tabwire:dialog-closed', () => {
     chrome.runtime.sendMessage({ type: 'dom.dialog_closed' }).catch(() => {});
   });
@@ -161,26 +175,17 @@
   // The lines an action's changes are computed on: the full snapshot, text included, so a
   // message that appears counts; a re-render that draws the same thing does not. Focus moves
   // with every click, so it is left out (read_page shows it). Each is {t: the line as shown,
-  // k: what it is compared by} — the line and, where it shows less than there is (a value cut
-  // at 100 characters, an editor's text on one line), the whole of it (snapshot.js, `exact`).
+  // k: what it is compared by, d, v, i?, n?} — k is the line and, where it shows less than
+  // there is (a value cut at 100 characters, an editor's text on one line), the whole of it;
+  // i and n a row's place and a table's rows (snapshot.js, `exact`).
   const lines = () => ns.snapshot('full', undefined, undefined, { exact: true }).lines.map((l) => {
     const t = `${'  '.repeat(l.d)}${l.t.replace(' [focused]', '')}`;
-    return { t, k: l.k ? t + l.k : t };
+    return { t, k: l.k ? t + l.k : t, d: l.d, v: l.v, i: l.i, n: l.n };
   });
 
-  // The lines that differ between two snapshots: {added, removed}, each at most `max`.
-  function diff(before, after, max = 40) {
-    const count = (list) => list.reduce((m, l) => m.set(l.k, (m.get(l.k) ?? 0) + 1), new Map());
-    const a = count(before);
-    const b = count(after);
-    const added = after.filter((l) => (a.get(l.k) ?? 0) > 0 ? (a.set(l.k, a.get(l.k) - 1), false) : true);
-    // A line that changed shows once, as it is now: `removed` keeps the elements that went.
-    const refOf = (l) => /\[ref=\u0001(e\d+)\]/.exec(l.t)?.[1];
-    const still = new Set(added.map(refOf));
-    const removed = before.filter((l) => ((b.get(l.k) ?? 0) > 0 ? (b.set(l.k, b.get(l.k) - 1), false) : !still.has(refOf(l))));
-    const shown = (list) => list.slice(0, max).map((l) => l.t);
-    return { added: shown(added), removed: shown(removed), more: Math.max(0, added.length - max) + Math.max(0, removed.length - max) };
-  }
+  // The lines that differ between two snapshots, with the rows of grids and lists summed up
+  // (lib/change-report.js).
+  const diff = (before, after) => globalThis.tabwireChanges.diff(before, after);
 
   const ops = {
     read({ mode, ref, base }) {
@@ -208,6 +213,7 @@
         return g.el;
       };
       let result = {};
+      acting('start');
       try {
         switch (action) {
           case 'click':
@@ -264,6 +270,8 @@
         stopWatch();
         watch = null;
         throw e;
+      } finally {
+        acting('end');
       }
       ns.focusMoved();
       // How long the DOM has been quiet already: the worker's first wait needs no question.
@@ -274,7 +282,7 @@
         w.mutations += pending;
         w.last = performance.now();
       }
-      return { ...result, targets, notes, idle: performance.now() - Math.max(w.last, w.since), next: ns.nextRef(), ...(w.hidden ? { hidden: true } : {}) };
+      return { ...result, targets, notes, idle: w.timers > 0 ? 0 : performance.now() - Math.max(w.last, w.since), next: ns.nextRef(), ...(w.hidden ? { hidden: true } : {}) };
     },
 
     // Where the targets of an action in this frame are (centres, scrolled into view), for the
@@ -307,14 +315,15 @@
 
     // Once the DOM has been quiet for `quiet` ms and the action's requests were answered: the
     // action's changed lines and what it saw; before that, how long it has been quiet (`idle`,
-    // 0 while a request runs) — one question per wait, not one to ask and one to end. The
+    // 0 while a request, or a short timer the action started, runs) — one question per wait,
+    // not one to ask and one to end. The
     // worker does the waiting (its timers run at full speed; a background tab's are throttled
     // to 1 a second). `quiet` 0 (the cap): the lines now, and the requests still running.
     finish({ quiet = 0 } = {}) {
       const w = watch;
       if (!w) return { mutations: 0, dialogs: [], added: [], removed: [], more: 0, requests: 0, pending: [] };
       const seen = { mutations: w.mutations, dialogs: w.dialogs, requests: w.requests, pending: [...w.started.values()].map((r) => r.url) };
-      const idle = seen.pending.length > 0 ? 0 : performance.now() - Math.max(w.last, w.since);
+      const idle = seen.pending.length > 0 || w.timers > 0 ? 0 : performance.now() - Math.max(w.last, w.since);
       if (idle < quiet || (w.leaving && quiet > 0)) return { idle, leaving: w.leaving, ...seen };
       return { ...seen, ...diff(w.before, lines()), next: ns.nextRef() };
     },

@@ -89,6 +89,14 @@
   // A value as the field holds it, on one line: every character of it is the user's.
   const oneLine = (s) => (s ?? '').replace(/\s+/g, ' ').trim();
 
+  // For an action's changes (lib/change-report.js): a row's place among its table's rows
+  // (aria-rowindex, from 1) and how many rows a table has (aria-rowcount, header rows
+  // included; -1 when unknown), which a grid that draws only the rows in view says.
+  const places = (line, el, role) => {
+    if (role === 'row' && el.hasAttribute('aria-rowindex')) line.i = rowIndex(el);
+    if ((role === 'grid' || role === 'treegrid' || role === 'table') && el.hasAttribute('aria-rowcount')) line.n = Number.parseInt(el.getAttribute('aria-rowcount'), 10);
+  };
+
   // The computed display of an element, kept for the length of one snapshot (names nest: a
   // list item's name reads the same elements as the link in it).
   let displays = null;
@@ -199,6 +207,11 @@
     const out = [];
     const tag = el.localName;
     if (role === 'heading') out.push(`[level=${/^h[1-6]$/.test(tag) ? tag[1] : Number.parseInt(el.getAttribute('aria-level'), 10) || 2}]`);
+    // First, right after the ref: where an action's report finds it (lib/change-report.js).
+    if (role === 'columnheader' || role === 'rowheader') {
+      const sort = el.getAttribute('aria-sort');
+      if (sort === 'ascending' || sort === 'descending') out.push(`[sort=${sort}]`);
+    }
     if (role === 'checkbox' || role === 'radio' || role === 'switch' || role === 'menuitemcheckbox') {
       const checked = 'checked' in el && tag === 'input' ? el.checked : el.getAttribute('aria-checked') === 'true';
       if (checked) out.push('[checked]');
@@ -253,6 +266,21 @@
     return el.checkVisibility ? el.checkVisibility({ visibilityProperty: true }) : el.getClientRects().length > 0;
   }
 
+  // An element's children in the order a person sees them: rows that say their place
+  // (aria-rowindex) by it. A data grid draws its rows in any order and places each on screen
+  // by itself (AG Grid keeps a row's element where it is when the rows are sorted).
+  function inRowOrder(el) {
+    const kids = el.childNodes;
+    if (kids.length < 2 || !el.firstElementChild?.hasAttribute('aria-rowindex')) return kids;
+    const all = [...kids];
+    const at = [];
+    for (let i = 0; i < all.length; i++) if (all[i].nodeType === 1 && all[i].hasAttribute('aria-rowindex')) at.push(i);
+    const rows = at.map((i) => all[i]).sort((a, b) => rowIndex(a) - rowIndex(b));
+    at.forEach((i, n) => (all[i] = rows[n]));
+    return all;
+  }
+  const rowIndex = (el) => Number.parseInt(el.getAttribute('aria-rowindex'), 10) || 0;
+
   const hasArea = (el) => {
     const r = el.getBoundingClientRect();
     return r.width > 0 && r.height > 0;
@@ -268,7 +296,9 @@
   }
 
   // The lines of the document (or of the subtree at `root`): [{d: depth, t: text, v: in the
-  // viewport, f?: {n, src} of an iframe, k?: what it shows less of, with `exact`}].
+  // viewport, f?: {n, src} of an iframe, k?: what it shows less of, i?/n?: a row's place and a
+  // table's rows (`places`) — these with `exact`}]. Rows are in the order their aria-rowindex
+  // says (`inRowOrder`).
   // `mode`: interactive | full.
   ns.snapshot = (mode, rootEl = document.body ?? document.documentElement, limit = 20000, { exact: whole = false } = {}) => {
     const lines = [];
@@ -386,6 +416,7 @@
           return;
         }
         emit(depth, parts.join(' '), el);
+        if (exact) places(lines[lines.length - 1], el, role);
         named = name;
         namedAt = lines.length - 1;
         d = depth + 1;
@@ -404,7 +435,7 @@
         ns.shadows.add(el.shadowRoot);
         walk(el.shadowRoot, d, hidden);
       }
-      else for (const c of el.childNodes) walk(c, d, hidden);
+      else for (const c of inRowOrder(el)) walk(c, d, hidden);
       if (run && (show || !inline(el))) flush();
       if (full && show && lines[at]?.t.startsWith(`${role} [`)) fold(at, role, d);
       // An unnamed landmark with no control inside (an empty status line, a form of text):

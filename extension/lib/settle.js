@@ -24,11 +24,11 @@ export const capOf = (settleMs, timeoutMs) => Math.min(settleMs ?? DEFAULT_CAP_M
 // last DOM change or answer of the action's requests; 0 while one runs). Times in ms of one clock.
 export const quietFor = ({ idle, measured, now }) => idle + (now - measured);
 
-// What the action did, as the report says it: "changed" when lines came or went, it
-// navigated, opened a tab or a dialog, started a download, made a request, or (keys) moved the
-// caret or the selection — which a person sees, and where the next key acts, though no line
-// of the page changes; else "none". DOM mutations alone do not count: a page that re-renders
+// What the action did, as the report says it: "changed" when lines came or went (or rows of a
+// grid or list, summed up: lib/change-report.js), it navigated, opened a tab or a dialog,
+// started a download, made a request, or (keys) moved the caret or the selection — which a
+// person sees, and where the next key acts, though no line of the page changes; else "none". DOM mutations alone do not count: a page that re-renders
 // on a timer mutates all the time.
-export function effectOf({ added, removed, navigated, newTab, dialog, requests, download = null, selection = false }) {
-  return added > 0 || removed > 0 || navigated || newTab !== null || dialog !== null || download !== null || requests > 0 || selection ? 'changed' : 'none';
+export function effectOf({ added, removed, rows = 0, navigated, newTab, dialog, requests, download = null, selection = false }) {
+  return added > 0 || removed > 0 || rows > 0 || navigated || newTab !== null || dialog !== null || download !== null || requests > 0 || selection ? 'changed' : 'none';
 }

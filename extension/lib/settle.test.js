@@ -21,6 +21,6 @@ test("the cap is settle_ms, inside the call's own timeout", () => {
 test('an effect is what a user would see; mutations alone are not one', () => {
   const none = { added: 0, removed: 0, navigated: false, newTab: null, dialog: null, requests: 0 };
   assert.equal(effectOf(none), 'none');
-  for (const [k, v] of [['added', 1], ['removed', 2], ['navigated', true], ['newTab', 12], ['dialog', { type: 'alert' }], ['requests', 1], ['selection', true]])
+  for (const [k, v] of [['added', 1], ['removed', 2], ['rows', 3], ['navigated', true], ['newTab', 12], ['dialog', { type: 'alert' }], ['requests', 1], ['selection', true]])
     assert.equal(effectOf({ ...none, [k]: v }), 'changed', k);
 });

@@ -20,9 +20,10 @@ const SCRIPTS = [
   { id: 'tabwire-sdk', js: ['page-world/page-sdk.js'], world: 'MAIN' },
   // Any page (dom.js): the agent in every frame with the network rules, the dialogs that must
   // not freeze it, and the page's requests (that an action waits for, that the rules answer).
-  { id: 'tabwire-dom', js: [ROUTER, 'isolated/refs.js', 'lib/name-text.js', 'isolated/snapshot.js', 'isolated/act.js', 'isolated/pointer.js', 'isolated/clock.js', 'isolated/agent.js', 'isolated/network-rules.js'], world: 'ISOLATED', allFrames: true },
-  // And the page's animation frames, which the agent runs while it acts in a hidden document.
-  { id: 'tabwire-dom-dialogs', js: ['page-world/dialogs.js', 'page-world/requests.js', 'page-world/frames.js'], world: 'MAIN', allFrames: true },
+  { id: 'tabwire-dom', js: [ROUTER, 'isolated/refs.js', 'lib/name-text.js', 'isolated/snapshot.js', 'isolated/act.js', 'isolated/pointer.js', 'isolated/clock.js', 'lib/change-report.js', 'isolated/agent.js', 'isolated/network-rules.js'], world: 'ISOLATED', allFrames: true },
+  // And the page's animation frames, which the agent runs while it acts in a hidden document,
+  // and the short timers an action makes the page start, which it waits out.
+  { id: 'tabwire-dom-dialogs', js: ['page-world/dialogs.js', 'page-world/requests.js', 'page-world/frames.js', 'page-world/timers.js'], world: 'MAIN', allFrames: true },
   // The console capture and the request log (dom/logs.js): the buffer first, so it hears the
   // hook's first message.
   { id: 'tabwire-console-buffer', js: [ROUTER, 'isolated/console-buffer.js', 'isolated/request-log.js'], world: 'ISOLATED' },

@@ -303,7 +303,7 @@ async function trustedAct(id, action, args, done) {
 async function settle(id, frame, activity, cap, signal, idle, selection = false, quietMs = QUIET_MS) {
   const deadline = performance.now() + cap;
   const left = () => deadline - performance.now();
-  let page = { mutations: 0, dialogs: [], added: [], removed: [], more: 0, pending: [] };
+  let page = { mutations: 0, dialogs: [], added: [], removed: [], more: 0, rows: [], pending: [] };
   let requests = 0; // that the action started, as the page last said
   let navigated = false;
   let measured = performance.now(); // when `idle` was last learned
@@ -360,9 +360,10 @@ async function settle(id, frame, activity, cap, signal, idle, selection = false,
     pending: page.pending, dbg: page.dbg,
     requests,
     mutations: page.mutations,
-    effect: effectOf({ added: page.added.length, removed: page.removed.length, navigated, newTab, dialog, download, requests, selection }),
+    effect: effectOf({ added: page.added.length, removed: page.removed.length, rows: page.rows?.length ?? 0, navigated, newTab, dialog, download, requests, selection }),
     added: page.added.map((l) => inFrame(l, frame.frameId)),
     removed: page.removed.map((l) => inFrame(l, frame.frameId)),
+    rows: (page.rows ?? []).map((l) => inFrame(l, frame.frameId)),
     more_changes: page.more ?? 0,
   };
 }

@@ -35,7 +35,7 @@ const CODE: &str = "function greet(name) {\n  return \"hello \" + name;\n}\ngree
 const LINE: &str = "greet('you');";
 const QUESTION: &str = "When are you open on Saturday?";
 
-const APPS: [App; 9] = [
+const APPS: [App; 10] = [
     App {
         name: "Monaco (EditContext): append a line, read it back",
         page: "monaco.html",
@@ -70,8 +70,17 @@ const APPS: [App; 9] = [
         page: "aggrid.html",
         ready: "!!window.grid && !!document.querySelector('[role=gridcell]')",
         truth: Some((
-            "(() => { let p; grid.forEachNode(n => { if (n.data.make === 'Ford') p = n.data.price; }); return p; })()",
+            "(() => { let p; grid.forEachNode(n => { if (n.data.model === 'F-Series') p = n.data.price; }); return p; })()",
             || json!(35000),
+        )),
+    },
+    App {
+        name: "AG Grid: sort by price, filter, read the rows",
+        page: "aggrid.html",
+        ready: "!!window.grid && !!document.querySelector('[role=gridcell]')",
+        truth: Some((
+            "[grid.getColumnState().find(c => c.colId === 'price').sort, grid.getFilterModel().make?.filter, grid.getDisplayedRowCount()]",
+            || json!(["asc", "Toyota", 5]),
         )),
     },
     App {
@@ -353,6 +362,18 @@ fn shows_answer(read: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Whether `read` (a server's answer) shows the grid filtered to its five Toyotas: each of
+/// their prices, and none of the cheaper cars of other makes the sort put first (lines a
+/// change report says went, `- …`, aside).
+fn shows_the_toyotas(read: &str) -> bool {
+    let now: Vec<&str> = read.lines().filter(|l| !l.starts_with("- ")).collect();
+    let prices = ["18000", "19327", "29600", "36218", "53109"];
+    prices.iter().all(|p| now.iter().any(|l| l.contains(&format!("\"{p}\""))))
+        && !now
+            .iter()
+            .any(|l| ["\"Fiat\"", "\"Nissan\"", "\"Renault\""].iter().any(|m| l.contains(m)))
+}
+
 /// The fake model's record since `before` entries: exactly `QUESTION`, once.
 fn asked_once(pages: &Fixtures, before: usize) -> Result<(), String> {
     let asked: Vec<String> = pages.chats().into_iter().skip(before).map(|(q, _)| q).collect();
@@ -485,6 +506,22 @@ async fn tabwire_task(tw: &mut Tw<'_>, app: &App) -> Result<(), String> {
             tw.call("press_key", json!({ "ref": editor, "keys": "Control+Home Shift+End" }))
                 .await?;
             tw.click("button", "bold").await?;
+        }
+        "aggrid.html" if app.name.contains("filter") => {
+            tw.click("columnheader", "Price").await?;
+            let field = tw.find("textbox", "Make").await?;
+            tw.call("type", json!({ "ref": field, "text": "Toyota" })).await?;
+            // The rows from the typing's result when it shows them, else from the page, read
+            // again a moment later while the grid has not applied its filter (as a model would).
+            let mut read = tw.seen.clone();
+            for _ in 0..5 {
+                if shows_the_toyotas(&read) {
+                    return Ok(());
+                }
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                read = tw.read("interactive").await?;
+            }
+            return Err(format!("no read showed the five Toyotas alone: {read}"));
         }
         "aggrid.html" => {
             let cell = tw.find("gridcell", "33850").await?;
@@ -687,6 +724,21 @@ async fn playwright_task(pw: &mut Pw<'_>, app: &App) -> Result<(), String> {
             pw.call("browser_press_key", json!({ "key": "Home" })).await?;
             pw.call("browser_press_key", json!({ "key": "Shift+End" })).await?;
             pw.click("button", "bold").await?;
+        }
+        "aggrid.html" if app.name.contains("filter") => {
+            pw.click("columnheader", "Price").await?;
+            let field = pw.find("textbox", "Make").await?;
+            let args = json!({ "element": "Make filter", "target": field, "text": "Toyota" });
+            pw.call("browser_type", args).await?;
+            let mut read = pw.seen.clone();
+            for _ in 0..5 {
+                if shows_the_toyotas(&read) {
+                    return Ok(());
+                }
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                read = pw.call("browser_snapshot", json!({})).await?;
+            }
+            return Err(format!("no snapshot showed the five Toyotas alone: {read}"));
         }
         "aggrid.html" => {
             let cell = pw.find("gridcell", "33850").await?;

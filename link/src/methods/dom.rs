@@ -289,6 +289,11 @@ pub struct ActReport {
     pub removed: Vec<String>,
     /// Changed lines left out of `added`/`removed` (40 of each are shown).
     pub more_changes: u64,
+    /// Where a grid's or a list's rows were re-ordered, or many came, went or changed: what
+    /// happened to them in a few lines, each table's summary then its rows now, one line each
+    /// (indented), instead of their lines in `added`/`removed` (specs/tools.md, "Settling").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rows: Vec<String>,
     /// What the action returned: values filled, files set, typed value.
     pub result: Value,
     /// Refs that were re-bound to a re-rendered element.
