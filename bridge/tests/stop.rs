@@ -261,3 +261,77 @@ async fn a_tab_shows_which_session_acts_in_it_and_the_mark_is_no_click_target() 
     alpha.ok("wait_for", json!({ "tab_id": tab, "selector": "body" })).await;
     cdp.wait_for(&page, "window.marked > 0", WITHIN).await.expect("an action shows the mark");
 }
+
+/// What each method the worker answers is, as its handler says (extension/worker/traits.js),
+/// read from the running worker: the sets the guards used to keep by name (pause.js's
+/// still-answered, unmarked and capture lists, groups.js's and activity.js's) come out of the
+/// traits as they were — so Stop, the acting mark, the log and the ownership check treat every
+/// method as before, and a new method is one line beside its handler.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_method_says_what_it_is_beside_its_handler() {
+    let mut browser = Chromium::start_with_cdp();
+    let (to_browser, from_browser) = browser.take_cdp_pipe().expect("started with a CDP pipe");
+    let cdp = Cdp::new(to_browser, from_browser);
+    let _mcp = Mcp::start(&browser.runtime_dir).await; // the worker is up once a session is
+    let worker = cdp.target_id("service_worker", "/worker/background.js").await.unwrap();
+    let worker = cdp.attach(&worker).await.unwrap();
+    let with = |trait_: &str| {
+        format!(
+            "Object.entries(tabwireDebug.methods).filter(([, f]) => f.traits?.{trait_}).map(([n]) => n).sort()"
+        )
+    };
+    let names = async |expr: String| -> Vec<String> {
+        serde_json::from_value(cdp.eval(&worker, &expr).await.unwrap()).unwrap()
+    };
+    let set = |names: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+        v.sort();
+        v
+    };
+    // Not logged, not checked for its session: the bridges' own upkeep (activity.js's old QUIET).
+    assert_eq!(names(with("bookkeeping")).await, set(&["page.drained", "chat.status"]));
+    // Still answered while the user pressed Stop (pause.js's old STILL_ANSWERED).
+    let still = "Object.entries(tabwireDebug.methods).filter(([, f]) => f.traits?.bookkeeping || \
+                 f.traits?.pageless || f.traits?.stops).map(([n]) => n).sort()";
+    let old_still = [
+        "ping",
+        "echo",
+        "sites.list",
+        "sites.allow",
+        "sites.revoke",
+        "workflow.update",
+        "page.drained",
+        "chat.status",
+        "chat.cancel",
+        "tabs.list",
+    ];
+    assert_eq!(names(still.into()).await, set(&old_still));
+    // No acting mark (pause.js's old UNMARKED, less the bookkeeping), and held off for a capture.
+    assert_eq!(
+        names(with("declared")).await,
+        set(&["page.get_state", "page.commands", "page.echo"])
+    );
+    assert_eq!(
+        names(with("capture")).await,
+        set(&["dom.screenshot", "webdev.pdf", "handover.ask"])
+    );
+    // groups.js: what answers with a tab, opens one, or lists them.
+    assert_eq!(
+        names(with("answersTab")).await,
+        set(&["tabs.open", "tabs.activate", "tabs.navigate"])
+    );
+    assert_eq!(names(with("opens")).await, set(&["tabs.open"]));
+    assert_eq!(names(with("listsTabs")).await, set(&["tabs.list"]));
+    assert_eq!(names(with("listsPages")).await, set(&["page.commands"]));
+    // Reaching no page: still answered for a tab handed over to the user (handover.js).
+    let pageless = set(&[
+        "ping",
+        "echo",
+        "sites.list",
+        "sites.allow",
+        "sites.revoke",
+        "workflow.update",
+        "tabs.list",
+    ]);
+    assert_eq!(names(with("pageless")).await, pageless);
+}
