@@ -23,17 +23,22 @@ pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("repo root").to_owned()
 }
 
-/// A fresh, private (0700) scratch directory with a short path (unix socket paths are limited
-/// to 108 bytes), removed when dropped — unless `TABWIRE_KEEP_TEST_DIRS` is set, to look at
-/// what a failed test left.
+/// A fresh, private scratch directory, removed when dropped — unless `TABWIRE_KEEP_TEST_DIRS`
+/// is set, to look at what a failed test left. On Unix mode 0700 in /tmp rather than $TMPDIR,
+/// for a short path (unix socket paths are limited to 108 bytes); on Windows in the user's
+/// temporary folder, which only that user may open.
 pub fn scratch_dir(tag: &str) -> Scratch {
-    use std::os::unix::fs::PermissionsExt;
-    // /tmp rather than $TMPDIR keeps socket paths short.
-    let dir = tempfile::Builder::new()
-        .prefix(&format!("tw-{tag}-"))
-        .permissions(std::fs::Permissions::from_mode(0o700))
-        .tempdir_in("/tmp")
-        .expect("create a scratch dir in /tmp");
+    let prefix = format!("tw-{tag}-");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix);
+    #[cfg(unix)]
+    let dir = {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o700)).tempdir_in("/tmp")
+    };
+    #[cfg(windows)]
+    let dir = builder.tempdir();
+    let dir = dir.expect("create a scratch dir");
     let keep = std::env::var_os("TABWIRE_KEEP_TEST_DIRS").is_some();
     Scratch(Some(dir), keep)
 }

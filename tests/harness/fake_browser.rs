@@ -146,9 +146,9 @@ impl FakeBrowser {
         serde_json::from_str(request.params.get()).unwrap()
     }
 
+    /// End the host at once, as a crash would (SIGKILL; `TerminateProcess` on Windows).
     pub fn kill(&mut self) {
-        // SAFETY: plain kill(2) on our own child's pid.
-        unsafe { libc::kill(self.pid as libc::pid_t, libc::SIGKILL) };
+        let _ = self.child.start_kill();
     }
 }
 

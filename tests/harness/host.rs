@@ -1,10 +1,9 @@
 //! The real `tabwire-host` alone, driven synchronously: piped stdio stands in for the browser
 //! and a private runtime directory holds its socket; the test talks to it as the browser
-//! (frames on its stdin/stdout) and as bridges (its socket). For the bridge against a host,
-//! see [`crate::fake_browser`].
+//! (frames on its stdin/stdout) and as bridges (its socket: a named pipe on Windows, read
+//! through [`crate::pipe`]). For the bridge against a host, see [`crate::fake_browser`].
 
 use std::io::{Read, Write};
-use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
@@ -14,6 +13,12 @@ use serde_json::Value;
 use tabwire_proto::extension_id::EXTENSION_ID;
 
 use crate::bins::{self, Scratch};
+
+/// A bridge's connection to a host: its Unix socket, or on Windows its named pipe.
+#[cfg(unix)]
+pub type Channel = std::os::unix::net::UnixStream;
+#[cfg(windows)]
+pub type Channel = crate::pipe::PipeStream;
 
 /// How long any single expected thing may take before the test fails.
 pub const PATIENCE: Duration = Duration::from_secs(10);
@@ -142,18 +147,31 @@ impl Host {
         self.runtime.join("hosts")
     }
 
+    /// Where bridges connect: `hosts/<pid>.sock` on Unix; on Windows the named pipe the
+    /// host's record names (its name has a random part: `runtime_dir::endpoint`).
     pub fn socket(&self) -> PathBuf {
-        self.hosts_dir().join(format!("{}.sock", self.pid))
+        #[cfg(unix)]
+        return self.hosts_dir().join(format!("{}.sock", self.pid));
+        #[cfg(windows)]
+        {
+            let text = std::fs::read_to_string(self.record()).unwrap_or_else(|e| {
+                panic!("the host's record {} names its pipe: {e}", self.record().display())
+            });
+            let record: tabwire_proto::runtime_dir::HostRecord =
+                serde_json::from_str(&text).expect("a host record");
+            record.socket
+        }
     }
 
     pub fn record(&self) -> PathBuf {
         self.hosts_dir().join(format!("{}.json", self.pid))
     }
 
-    /// Wait until the host listens and its record is written.
+    /// Wait until the host listens and its record is written. On Windows the record alone
+    /// tells: the host writes it once its pipe is made, and looking for a pipe opens it.
     pub fn wait_ready(&self) {
         let deadline = Instant::now() + PATIENCE;
-        while !(self.record().exists() && self.socket().exists()) {
+        while !(self.record().exists() && (cfg!(windows) || self.socket().exists())) {
             assert!(Instant::now() < deadline, "host never got ready; stderr:\n{}", self.stderr());
             std::thread::sleep(Duration::from_millis(2));
         }
@@ -306,12 +324,12 @@ pub fn parse(frame: &[u8]) -> Value {
 
 /// A bridge's connection to the host.
 pub struct Bridge {
-    pub stream: UnixStream,
+    pub stream: Channel,
 }
 
 impl Bridge {
     pub fn connect(path: &Path) -> Bridge {
-        let stream = UnixStream::connect(path).expect("the host's socket accepts");
+        let stream = Channel::connect(path).expect("the host's socket accepts");
         stream.set_read_timeout(Some(PATIENCE)).unwrap();
         Bridge { stream }
     }

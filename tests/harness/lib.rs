@@ -21,7 +21,10 @@
 //!   what Claude Code hands it.
 //! - [`peers`]: other browser MCP servers from npm (Playwright MCP, chrome-devtools-mcp), for
 //!   the side-by-side benchmark.
-//! - [`xvfb`]: a virtual X display, for a headed Chromium ([`Chromium::start_headed_with_cdp`]).
+//! - [`xvfb`]: a virtual X display, for a headed Chromium ([`Chromium::start_headed_with_cdp`]);
+//!   Unix only (an X server; Windows has none, and its headed tests are Unix-only with it).
+//! - [`process`]: ending a process by its pid, alone or with every process it started.
+//! - [`pipe`]: on Windows, a host's named pipe read as the tests read a Unix socket.
 //! - [`git`]: throwaway git repositories.
 //! - [`js`]: the official MCP TypeScript SDK client and Ajv from npm, for schema checks.
 //! - [`soak`]: sessions working as users run them, for a while; the soak bench and its CI guard.
@@ -44,10 +47,14 @@ pub mod model;
 pub mod npm;
 pub mod page_tools;
 pub mod peers;
+#[cfg(windows)]
+pub mod pipe;
+pub mod process;
 pub mod progress;
 pub mod pypi;
 pub mod serve;
 pub mod soak;
+#[cfg(unix)]
 pub mod xvfb;
 
 pub use cdp::Cdp;

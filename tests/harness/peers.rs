@@ -116,9 +116,16 @@ impl Running {
     }
 
     /// Close the MCP session (the peer closes its browser), then end by PID any browser
-    /// process of this peer's profile still running.
+    /// process of this peer's profile still running. On Windows, where a process is not found
+    /// by its command line, the peer's process tree, its browser with it, is ended before the
+    /// session closes, while its root still leads to it.
     pub async fn stop(self) {
+        #[cfg(windows)]
+        if let Some(pid) = self.mcp.pid {
+            crate::process::kill_tree(pid);
+        }
         let _ = self.mcp.client.cancel().await;
+        #[cfg(target_os = "linux")]
         end_browsers_of(&self.profile); // then the profile goes with the scratch dir
     }
 }
@@ -141,8 +148,9 @@ pub fn install() -> Result<PathBuf, String> {
     Ok(modules)
 }
 
-/// SIGTERM, by PID, every process whose command line names `profile` (the peer's browser and
-/// its helpers, which a peer killed mid-way may leave behind).
+/// SIGTERM, by PID, every process whose command line (Linux's /proc) names `profile` (the
+/// peer's browser and its helpers, which a peer killed mid-way may leave behind).
+#[cfg(target_os = "linux")]
 fn end_browsers_of(profile: &Path) {
     let needle = profile.as_os_str().as_encoded_bytes();
     let Ok(procs) = std::fs::read_dir("/proc") else { return };

@@ -119,14 +119,12 @@ impl ProgressMcp {
             .expect("the client is gone")
     }
 
-    /// Kill the child with SIGKILL, as a crash would.
+    /// Kill the child at once, as a crash would ([`crate::process::kill`]).
     pub fn kill(&self) {
         if let Some(serve) = &self.serve {
             return serve.kill();
         }
-        // SAFETY: a positive pid we started; never 0 or negative (which would mean groups).
-        assert!(self.pid > 0);
-        unsafe { libc::kill(self.pid as libc::pid_t, libc::SIGKILL) };
+        crate::process::kill(self.pid);
     }
 }
 

@@ -25,8 +25,8 @@ pub fn http_wanted() -> bool {
     std::env::var("TABWIRE_TEST_MCP").is_ok_and(|v| v == "http")
 }
 
-/// A running `tabwire serve --http 127.0.0.1:0`. Dropping the last handle stops it (SIGTERM,
-/// then SIGKILL if it does not end within 5 s).
+/// A running `tabwire serve --http 127.0.0.1:0`. Dropping the last handle stops it
+/// ([`Serve::stop`]).
 pub struct Serve {
     child: Mutex<Child>,
     /// `http://127.0.0.1:<port>/mcp`
@@ -116,18 +116,26 @@ impl Serve {
         handler.serve(transport).await.expect("MCP handshake with tabwire serve")
     }
 
-    /// Kill it with SIGKILL, as a crash would, and reap it (a zombie's pid still looks alive).
+    /// Kill it at once, as a crash would, and reap it (a zombie's pid still looks alive).
     pub fn kill(&self) {
         let mut child = self.child.lock().unwrap();
         let _ = child.kill();
         let _ = child.wait();
     }
 
-    /// Stop it as a user would (SIGTERM) and wait for it; its exit status.
+    /// Stop it as a user would and wait for it; its exit status. On Unix SIGTERM, then SIGKILL
+    /// if it does not end within 5 s. Windows has no way to ask a console program started by
+    /// another to end (Ctrl-C reaches every process of the console, the test's too): there it
+    /// is ended at once, as [`Serve::kill`] does.
     pub fn stop(&self) -> std::process::ExitStatus {
         let mut child = self.child.lock().unwrap();
         // SAFETY: kill(2) on our own child's pid.
-        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        #[cfg(unix)]
+        unsafe {
+            libc::kill(child.id() as i32, libc::SIGTERM)
+        };
+        #[cfg(windows)]
+        let _ = child.kill();
         let deadline = Instant::now() + Duration::from_secs(5);
         loop {
             if let Some(status) = child.try_wait().expect("wait for tabwire serve") {
