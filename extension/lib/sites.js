@@ -1,5 +1,5 @@
 // Site patterns: the grammar, and which origins a list of patterns allows. Pure functions, no
-// chrome.*: the worker and the popup use them (worker/sites.js keeps the list itself), and
+// chrome.*: the worker and the popup use them (lib/sites-store.js keeps the list itself), and
 // sites.test.js runs them against specs/site-patterns.json, the table of cases that
 // proto/src/sites.rs, the same grammar in Rust, passes too.
 //
@@ -117,16 +117,25 @@ function ipv6(bracketed, bad) {
 
 // Cookies are kept per host, not per port (nor per scheme, unless Secure): a cookie one port
 // of a host sets, every other port of it gets. So the Cookies switch, which hands the assistant
-// a site's cookies, holds only on a pattern that covers every port of its hosts (worker/sites.js):
+// a site's cookies, holds only on a pattern that covers every port of its hosts (sites-store.js):
 // the switch of http://127.0.0.1:3000 would hand over the sign-in of whatever else runs on
 // 127.0.0.1. `everyPort(pattern)` says whether it does; `withEveryPort(pattern)`, the pattern
-// that would (the one to suggest).
+// that would (the one to suggest); `cookiesNeedEveryPort(pattern)`, all that for the user.
 export function everyPort(pattern) {
   return parse(pattern).port === '*';
 }
 
 export function withEveryPort(pattern) {
   return format({ ...parse(pattern), port: '*' });
+}
+
+// Why the Cookies switch cannot be on for `pattern`, and what to allow instead: the popup shows
+// it beside the switch, and the worker's refusals say it.
+export function cookiesNeedEveryPort(pattern) {
+  const wide = withEveryPort(pattern);
+  return `a cookie is a credential, and cookies are kept per host, not per port: every other port of ${parse(pattern).host} ` +
+    `(another service's sign-in too) shares the cookies of ${pattern}, so the Cookies switch is only for a site pattern that covers every port of its host. ` +
+    `If the user accepts that, they allow ${wide} with its "Cookies" switch in the tabwire popup, or run \`tabwire sites allow --cookies ${wide}\``;
 }
 
 // Chrome's match pattern for a site, for registerContentScripts. Chrome treats a missing port

@@ -2,13 +2,16 @@
 // below it, from the status the worker keeps in chrome.storage.session, worker/status.js), Stop,
 // the site of the tab it was opened for with its switches, the assistant sessions with their tab
 // groups, last actions and a Stop each, what the assistant did, and the allowed sites. Changes
-// go through worker/sites.js and worker/pause.js, which here only write storage; the worker
-// follows storage (registration, `sites` event, ending calls).
+// are written to storage through lib/sites-store.js, lib/pause-store.js and
+// lib/groups-store.js, as the worker reads them; the worker follows storage (registration,
+// `sites` event, ending calls). No module of the service worker is loaded here, nor its native
+// port (lib/layers.test.js checks).
 
-import { everyPort, originOf } from '../lib/sites.js';
-import { WHEN_ENDED, giveTab, takers } from '../worker/groups.js';
-import { isPaused, onPauseChanged, sessionsPaused, setPaused, setSessionPaused } from '../worker/pause.js';
-import { allowSite, allowedBy, cookiesNeedEveryPort, currentOptions, currentSites, onSitesChanged, revokeSite, setSwitch, sitesReady } from '../worker/sites.js';
+import { followGroups, setWhenEnded, whenEnded } from '../lib/groups-store.js';
+import { isPaused, onPauseChanged, sessionsPaused, setPaused, setSessionPaused } from '../lib/pause-store.js';
+import { allowSite, allowedBy, currentOptions, currentSites, onSitesChanged, revokeSite, setSwitch, sitesReady } from '../lib/sites-store.js';
+import { cookiesNeedEveryPort, everyPort, originOf } from '../lib/sites.js';
+import { giveTab, takers } from './give-tab.js';
 
 const el = (id) => document.getElementById(id);
 
@@ -113,7 +116,7 @@ function switchesOf(pattern) {
     box.checked = currentOptions()[pattern]?.[name] === true;
     const tag = document.createElement('label');
     tag.append(box, ` ${label}`);
-    // Cookies are per host, not per port: only a pattern of every port may have them (sites.js).
+    // Cookies are per host, not per port: only a pattern of every port may have them (lib/sites.js).
     if (name === 'cookies' && !everyPort(pattern)) {
       box.disabled = true;
       tag.title = cookiesNeedEveryPort(pattern);
@@ -215,8 +218,8 @@ for (const answer of ['done', 'cancel']) {
   el(`handover-${answer}`).addEventListener('click', () => asked && attempt(() => chrome.storage.session.set({ handover_answer: { tab: target.id, id: asked.id, answer, at: Date.now() } })));
 }
 
-// "Give this tab to": the running assistant sessions with a tab group in this tab's window
-// (worker/groups.js); the tab joins that group, as if the user dragged it there.
+// "Give this tab to": the running assistant sessions with a tab group (give-tab.js); the tab
+// joins that group, as if the user dragged it there.
 const giving = findTarget();
 async function showTakers() {
   const tab = await giving;
@@ -231,7 +234,8 @@ el('give-button').addEventListener('click', () => attempt(async () => {
 }));
 
 // Stop all: ends every call of every assistant session in this browser at once and refuses new
-// ones until Resume (worker/pause.js). Only this page can press either: no tool can.
+// ones until Resume (lib/pause-store.js; worker/pause.js ends the calls). Only this page can
+// press either: no tool can.
 let pausedAll = false;
 let pausedOnes = {};
 function showPause(paused, sessions) {
@@ -252,9 +256,12 @@ el('resume').addEventListener('click', () => attempt(() => setPaused(false)));
 // each with its tab group's colour and title, how many tabs it has, its last action, and its own
 // Stop (or Resume), which ends that session's calls and leaves the others running.
 const GROUP_COLORS = { grey: '#5f6368', blue: '#1a73e8', red: '#d93025', yellow: '#f9ab00', green: '#188038', pink: '#d01884', purple: '#a142f4', cyan: '#007b83', orange: '#fa903e' };
-let groups = { sessions: {} };
-let actions = [];
+// Each read once, then followed (a change heard before a read answers is the newer); shown
+// once both are known.
+let groups = null; // lib/groups-store.js
+let actions = null; // the activity log (showActivity, above)
 async function showSessions() {
+  if (groups === null || actions === null) return;
   const live = Object.values(groups?.sessions ?? {}).filter((s) => !s.done);
   const tabs = live.length > 0 ? await chrome.tabs.query({}) : [];
   el('sessions').replaceChildren(...live.map((s) => {
@@ -293,18 +300,22 @@ el('sessions').addEventListener('click', (e) => {
   const b = e.target.closest?.('button[data-session]');
   if (b) attempt(() => setSessionPaused({ id: b.dataset.session, name: b.dataset.name }, b.dataset.action === 'stop'));
 });
-chrome.storage.session.get(['groups', 'activity']).then((got) => {
-  groups = got.groups ?? groups;
-  actions = Array.isArray(got.activity) ? got.activity : [];
+const actionsIn = (value) => (Array.isArray(value) ? value : []);
+followGroups((stored) => {
+  groups = stored;
+  showSessions();
+});
+chrome.storage.session.get('activity').then((got) => {
+  actions ??= actionsIn(got.activity);
   showSessions();
 });
 chrome.storage.session.onChanged.addListener((changes) => {
-  if (changes.groups) groups = changes.groups.newValue ?? { sessions: {} };
-  if (changes.activity) actions = Array.isArray(changes.activity.newValue) ? changes.activity.newValue : [];
-  if (changes.groups || changes.activity) showSessions();
+  if (!changes.activity) return;
+  actions = actionsIn(changes.activity.newValue);
+  showSessions();
 });
 
 // What becomes of a session's tab group when it ends (worker/groups.js reads it then): kept for
 // the user, collapsed and titled "… (done)", or its tabs closed.
-chrome.storage.local.get(WHEN_ENDED).then((got) => (el('when-ended').value = got[WHEN_ENDED] === 'close' ? 'close' : 'keep'));
-el('when-ended').addEventListener('change', () => attempt(() => chrome.storage.local.set({ [WHEN_ENDED]: el('when-ended').value })));
+whenEnded().then((choice) => (el('when-ended').value = choice));
+el('when-ended').addEventListener('change', () => attempt(() => setWhenEnded(el('when-ended').value)));

@@ -5,7 +5,8 @@
 // whose open port keeps the worker running.
 // Where things run (folders of extension/): worker/ is this service worker; isolated/ the
 // content scripts of the isolated world; page-world/ what runs in the page's own world; ui/ the
-// extension's pages; lib/ pure logic they share. content-scripts.js says which file goes where.
+// extension's pages; lib/ pure logic they share, and the stored state (its *-store.js) that the
+// popup and the worker both read and write. content-scripts.js says which file goes where.
 //
 // What the worker holds in memory, and how each piece comes back after Chrome stops and
 // restarts it (an open native port keeps it alive, so this happens when the host is gone):
@@ -15,7 +16,7 @@
 // | native.js    | the link to the host (idle, connecting, | connect() runs at start; requests in |
 // |              | open, backoff), requests in flight,     | flight were failed to the bridges by |
 // |              | chunk streams being joined              | the host (browser_disconnected)      |
-// | sites.js     | the allowed sites, parsed               | read from chrome.storage.local       |
+// | sites-store  | (lib/) the allowed sites, parsed        | read from chrome.storage.local       |
 // |              |                                         | (sitesReady); checks wait for it     |
 // | page.js      | each tab's page port, its last state,   | a page reconnects when a call asks   |
 // |              | its pending calls                       | its relay (`page.connect`); the      |
@@ -33,8 +34,9 @@
 // | activity.js  | the last 50 tab actions                 | chrome.storage.session               |
 // | downloads.js | which downloads were reported           | forgotten (Chrome keeps the files)   |
 // | handover.js  | the tabs handed over to the user        | forgotten: the ask_user call fails   |
-// | pause.js     | whether the user pressed Stop           | chrome.storage.session               |
-// | groups.js    | each session's tab groups, name, colour | chrome.storage.session               |
+// | pause-store  | (lib/) whether the user pressed Stop    | chrome.storage.session               |
+// | groups.js    | each session's tab groups, name, colour | chrome.storage.session (groups-store |
+// |              |                                         | in lib/)                             |
 // | network.js   | each session's network rules, its holds | Chrome's session rules are removed   |
 // |              |                                         | at start (their holds went)          |
 // | webdev-page  | each window's size before a resize      | forgotten                            |

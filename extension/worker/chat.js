@@ -10,10 +10,10 @@
 // document a milestone came from is the chat port's sender, set by Chrome.
 
 import { TabwireError, fail } from '../lib/errors.js';
+import { isPaused } from '../lib/pause-store.js';
 import { globMatch, originOf, withoutFragment } from '../lib/sites.js';
 import { CHAT_OBSERVER } from './content-scripts.js';
 import { sendEvent } from './native.js';
-import { isPaused } from './pause.js';
 import { acceptPorts, askTab } from './router.js';
 import { allows, checkSite, expectedOrigin, onSitesChanged, sitesReady } from './sites.js';
 import { getTab, reportedUrl, tabId } from './tabs.js';

@@ -7,25 +7,19 @@
 // longer lists it), its groups are collapsed and titled "… (done)", and its tabs are the
 // user's again. The rules: lib/groups.js and specs/tools.md, "Sessions and their tab groups".
 //
-// Kept in chrome.storage.session, so a worker restart keeps who owns which group.
+// Kept in storage (lib/groups-store.js, which the popup reads too), so a worker restart keeps
+// who owns which group.
 
 import { TabwireError, fail } from '../lib/errors.js';
 import { access, colorFor, doneTitle, ended, othersLive, ownedMessage, ownerOf, shown } from '../lib/groups.js';
+import { loadGroups, saveGroups, whenEnded } from '../lib/groups-store.js';
 import { ownersBy } from './native.js';
 import { getTab, tabId } from './tabs.js';
 import { guarded } from './traits.js';
 
-const KEY = 'groups';
-// What becomes of an ended session's groups, as the user chose in the popup (storage.local):
-// "keep" (default: collapsed, titled "… (done)") or "close" (its tabs are closed).
-export const WHEN_ENDED = 'when_ended';
-
 let state = { sessions: {} };
-const loaded = chrome.storage.session.get(KEY).then(
-  (got) => (state = got[KEY]?.sessions ? got[KEY] : { sessions: {} }),
-  () => {},
-);
-const save = () => chrome.storage.session.set({ [KEY]: state }).catch((e) => console.error('tabwire: cannot save the tab groups:', e));
+const loaded = loadGroups().then((s) => (state = s));
+const save = () => saveGroups(state).catch((e) => console.error('tabwire: cannot save the tab groups:', e));
 let queue = Promise.resolve(); // group changes one at a time: two opens make one group
 const serial = (fn) => (queue = queue.then(fn, fn));
 let attached = { host: null, sessions: [] }; // the sessions the host said are attached
@@ -234,11 +228,11 @@ async function tabsOf(groups) {
 }
 
 // A session ended: its groups stay for the user, collapsed and titled "… (done)".
-// Or, as the user chose in the popup (`WHEN_ENDED` "close"), its tabs are closed — but for a
+// Or, as the user chose in the popup (`whenEnded` "close"), its tabs are closed — but for a
 // window that holds nothing else, which would close with them: those stay, as with "keep".
 function finish(id) {
   return serial(async () => {
-    const close = (await chrome.storage.local.get(WHEN_ENDED).catch(() => ({})))[WHEN_ENDED] === 'close';
+    const close = (await whenEnded()) === 'close';
     // With it, the workers it gave tabs to that never came.
     const promised = Object.values(state.sessions).filter((s) => s.id.startsWith(promiseKey(id, '')));
     for (const s of [state.sessions[id], ...promised]) {
@@ -370,31 +364,4 @@ export function watchGroups() {
     owner.groups = owner.groups.filter((g) => g !== group.id);
     await save();
   });
-}
-
-// For the popup's "Give this tab to": the live sessions with a group (`[{name, group}]`), in
-// any window — each session works in a window of its own (tabs.js) — but the one the tab is in.
-// Giving is what dragging the tab into the group does: ownership follows the group.
-export async function takers(tabId) {
-  await loaded;
-  const tab = await chrome.tabs.get(tabId).catch(() => null);
-  if (!tab) return [];
-  const found = [];
-  for (const s of Object.values(state.sessions)) {
-    if (s.done) continue;
-    for (const g of s.groups) {
-      if (g === tab.groupId) continue;
-      const info = await chrome.tabGroups.get(g).catch(() => null);
-      if (info) found.push({ name: s.name, group: g });
-    }
-  }
-  return found;
-}
-
-// The tab moves to the group's window first: a group is in one window.
-export async function giveTab(tabId, group) {
-  const info = await chrome.tabGroups.get(group);
-  const tab = await chrome.tabs.get(tabId);
-  if (tab.windowId !== info.windowId) await chrome.tabs.move(tabId, { windowId: info.windowId, index: -1 });
-  return chrome.tabs.group({ tabIds: [tabId], groupId: group });
 }

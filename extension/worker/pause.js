@@ -1,41 +1,23 @@
-// Stop: the user's switches that halt the assistant in this browser. The popup's Stop sets
-// `paused` in chrome.storage.session, and a session's own Stop adds it to `paused_sessions`
-// (session id → name); only the extension's own pages and this worker can reach that storage:
-// no page, content script or host message can clear it. This module then ends the page-facing
-// calls in flight of what was stopped (everything, or that session's) at once and refuses new
-// ones with `paused_by_user` until the popup's Resume. Kept in storage so that a worker restart
-// stays stopped.
+// Stop: the user's switches that halt the assistant in this browser, pressed in the popup and
+// kept in storage (lib/pause-store.js). This module ends the page-facing calls in flight of what
+// was stopped (everything, or that session's) at once and refuses new ones with
+// `paused_by_user` until the popup's Resume.
 //
 // While a call acts in a tab, the tab shows it: isolated/badge.js draws a border and the name of
 // the session's group, during the call and a moment after (but not in a screenshot or a PDF).
 
 import { TabwireError } from '../lib/errors.js';
 import { colorFor } from '../lib/groups.js';
+import { onPauseChanged, currentPause, pauseReady } from '../lib/pause-store.js';
 import { guarded } from './traits.js';
 
-const KEY = 'paused';
-const SESSIONS_KEY = 'paused_sessions';
-
-let paused = false;
-let pausedSessions = {}; // session id → its name
-const loaded = chrome.storage.session.get([KEY, SESSIONS_KEY]).then((got) => {
-  paused = got[KEY] === true;
-  pausedSessions = sessionsIn(got[SESSIONS_KEY]);
-}, () => {});
 const running = new Set(); // { session, stop } of each page-facing call in flight
-const listeners = new Set();
 
-const sessionsIn = (v) => (v && typeof v === 'object' && !Array.isArray(v) ? v : {});
-
-chrome.storage.session.onChanged.addListener((changes) => {
-  if (!changes[KEY] && !changes[SESSIONS_KEY]) return;
-  if (changes[KEY]) paused = changes[KEY].newValue === true;
-  if (changes[SESSIONS_KEY]) pausedSessions = sessionsIn(changes[SESSIONS_KEY].newValue);
+onPauseChanged(() => {
   for (const call of running) {
     const why = refusal(call.session);
     if (why) call.stop(why);
   }
-  for (const fn of listeners) fn(paused, pausedSessions);
 });
 
 const stopped = () => new TabwireError('paused_by_user',
@@ -45,8 +27,9 @@ const sessionStopped = (name) => new TabwireError('paused_by_user',
 
 // Why a call of `session` is refused now, or null.
 function refusal(session) {
+  const { paused, sessions } = currentPause();
   if (paused) return stopped();
-  if (session && Object.hasOwn(pausedSessions, session.id)) return sessionStopped(session.name ?? pausedSessions[session.id]);
+  if (session && Object.hasOwn(sessions, session.id)) return sessionStopped(session.name ?? sessions[session.id]);
   return null;
 }
 
@@ -54,7 +37,7 @@ function refusal(session) {
 export function withPause(table) {
   // Still answered while stopped: what touches no page, or only stops something (traits.js).
   return guarded(table, (_method, fn, traits) => traits.bookkeeping || traits.pageless || traits.stops ? fn : async (params, ctx = {}) => {
-    await loaded;
+    await pauseReady;
     const session = ctx.session ?? null;
     const why = refusal(session);
     if (why) throw why;
@@ -110,17 +93,3 @@ function badge(tab, verb, session) {
   return chrome.tabs.sendMessage(tab, { type: `badge.${verb}`, name, color }, { frameId: 0 }).catch(() => {});
 }
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-// For the popup.
-export const isPaused = async () => (await loaded, paused);
-export const setPaused = (on) => chrome.storage.session.set({ [KEY]: on === true });
-export const sessionsPaused = async () => (await loaded, { ...pausedSessions });
-export async function setSessionPaused(session, on) {
-  const now = sessionsIn((await chrome.storage.session.get(SESSIONS_KEY))[SESSIONS_KEY]);
-  if (on) now[session.id] = session.name;
-  else delete now[session.id];
-  await chrome.storage.session.set({ [SESSIONS_KEY]: now });
-}
-export function onPauseChanged(fn) {
-  listeners.add(fn);
-}

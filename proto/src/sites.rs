@@ -1,6 +1,6 @@
 //! Site patterns: which origins the user allowed tabwire on (`specs/security.md`).
 //!
-//! The allowlist itself lives in the extension (`extension/worker/sites.js`), the one authority;
+//! The allowlist itself lives in the extension (`extension/lib/sites-store.js`), the one authority;
 //! this is the same grammar as `extension/lib/sites.js`, in Rust, for the places that must judge
 //! an origin without asking the browser: the host drops buffered page events of a site the user
 //! revoked before it replays them, the bridge drops cached states of such a site, and `tabwire
