@@ -8,14 +8,44 @@
 #
 # Targets: the frame decoder (decode), the wire parser (parse), chunk reassembly (chunks) in
 # proto/fuzz; the session socket's requests (session) and the /wait request policy (wait) in
-# session/fuzz. The corpora live in <crate>/fuzz/corpus/<target>; `cargo test` replays them on
-# stable (proto/tests/fuzz_corpus.rs, session/tests/fuzz_corpus.rs). A crash leaves its input in
+# session/fuzz. Each corpus is committed as one file, <crate>/fuzz/corpus/<target>.pack (each input
+# as a 4-byte little-endian length, then its bytes); this script unpacks it into
+# <crate>/fuzz/corpus/<target>/ for the fuzzer, and packs what is left after minimizing. `cargo
+# test` replays the packs on stable (proto/tests/fuzz_corpus.rs, session/tests/fuzz_corpus.rs;
+# the format is proto/fuzz/src/replay.rs's). A crash leaves its input in
 # <crate>/fuzz/artifacts/<target>/ and stops the script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${RUNS:-10000000}
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 export RUSTC_BOOTSTRAP=1
+
+# pack DIR FILE / unpack FILE DIR: a corpus folder to its committed file and back; inputs in
+# byte order, named in the folder by their SHA-1 as libFuzzer names them.
+pack() {
+  python3 - "$1" "$2" <<'PY'
+import os, struct, sys
+folder, out = sys.argv[1:3]
+inputs = sorted({open(os.path.join(folder, f), 'rb').read() for f in os.listdir(folder)})
+with open(out, 'wb') as o:
+    for data in inputs:
+        o.write(struct.pack('<I', len(data)) + data)
+print(f'corpus: {len(inputs)} inputs in {out}')
+PY
+}
+unpack() {
+  python3 - "$1" "$2" <<'PY'
+import hashlib, os, struct, sys
+pack, folder = sys.argv[1:3]
+os.makedirs(folder, exist_ok=True)
+data, at = open(pack, 'rb').read() if os.path.exists(pack) else b'', 0
+while at < len(data):
+    (n,) = struct.unpack_from('<I', data, at)
+    item = data[at + 4:at + 4 + n]
+    at += 4 + n
+    open(os.path.join(folder, hashlib.sha1(item).hexdigest()), 'wb').write(item)
+PY
+}
 
 all="proto:chunks proto:parse session:wait session:session proto:decode"
 for spec in $all; do
@@ -28,7 +58,8 @@ for spec in $all; do
   echo "== $target ($crate/fuzz): $runs runs"
   (
     cd "$crate"
-    mkdir -p "fuzz/corpus/$target"
+    rm -rf "fuzz/corpus/$target"
+    unpack "fuzz/corpus/$target.pack" "fuzz/corpus/$target"
     log="fuzz/$target.log"
     status=0
     nice -n 19 cargo fuzz run "${sanitizer[@]}" "$target" -- \
@@ -40,6 +71,6 @@ for spec in $all; do
     fi
     [ "$status" = 0 ] || { tail -30 "$log"; exit "$status"; }
     nice -n 19 cargo fuzz cmin "${sanitizer[@]}" "$target" 2>&1 | grep -E 'MERGE-OUTER: [0-9]+ new' || true
-    echo "corpus: $(ls "fuzz/corpus/$target" | wc -l) files"
+    pack "fuzz/corpus/$target" "fuzz/corpus/$target.pack"
   )
 done

@@ -1,4 +1,4 @@
-//! Replays the fuzzers' committed corpora (`proto/fuzz/corpus/<target>/`, made and shrunk by
+//! Replays the fuzzers' committed corpora (`proto/fuzz/corpus/<target>.pack`, made and shrunk by
 //! `scripts/fuzz.sh`) through the same bodies the fuzz targets run, on stable, in every test
 //! run: what the fuzzers once found interesting keeps holding.
 

@@ -1,4 +1,4 @@
-//! Replays the session fuzzers' committed corpora (`session/fuzz/corpus/<target>/`, made and
+//! Replays the session fuzzers' committed corpora (`session/fuzz/corpus/<target>.pack`, made and
 //! shrunk by `scripts/fuzz.sh`) through the bodies the fuzz targets run, on stable, in every
 //! test run.
 
