@@ -71,6 +71,9 @@ async fn main() {
     if wanted("sessions") {
         sessions::run().await;
     }
+    if wanted("apps_sessions") {
+        sessions::on_real_apps().await;
+    }
     // Needs root and tracefs, so only when asked for by name.
     if only.as_deref() == Some("tail") {
         tail::run().await;

@@ -118,11 +118,15 @@ const APPS: [App; 10] = [
     },
 ];
 
-/// Tool calls and the characters of their results, over one task.
-#[derive(Default, Clone, Copy)]
+/// Tool calls and the characters of their results, over one task; tabwire's also the time
+/// of each call, by tool.
+#[derive(Default, Clone)]
 struct Meter {
     calls: usize,
     chars: usize,
+    took: Vec<(String, Duration)>,
+    /// Whether the page was hidden when the task began (tabwire's tab).
+    hidden: bool,
 }
 
 /// One task's outcome on one server.
@@ -210,7 +214,7 @@ pub async fn run() {
         let url = pages.url(&format!("apps/{}", app.page));
         let (mut ours, mut theirs) = (Runs::default(), Runs::default());
         for _ in 0..rounds {
-            ours.0.push(tabwire_run(&mcp, &cdp, &pages, app, &url).await);
+            ours.0.push(tabwire_run(&mcp, &cdp, &pages, app, &url, Alone::InFront).await);
             if let Ok(p) = &peer {
                 theirs.0.push(playwright_run(p, &pages, app, &url).await);
             }
@@ -277,6 +281,114 @@ pub async fn run() {
     through_the_shell(&browser, &read).await;
     if let Ok(p) = peer {
         p.stop().await;
+    }
+}
+
+/// Many sessions on real apps at once (from sessions.rs, in a headed browser): `n` sessions,
+/// each doing every app's task in tabs `open_tab` opens the default way (the session's own
+/// window, not in front of the user), each starting at another app; against one session
+/// alone doing the same in the same browser first. Per tool: calls, p50 and p99 alone and at
+/// once; tasks that succeeded (judged by each app's state, the chat by its answer) and how
+/// many ran in a hidden page; and whether the user's own tab stayed in front.
+pub async fn crowd(browser: &Chromium, cdp: &Cdp, pages: &Fixtures, n: usize) {
+    if let Err(why) = tabwire_tests::npm::install_apps() {
+        println!("  the apps could not be installed, so nothing ran: {why}");
+        return;
+    }
+    let sw = cdp.target_id("service_worker", "/worker/background.js").await.unwrap();
+    let sw = cdp.attach(&sw).await.unwrap();
+    let in_front = "chrome.tabs.query({ active: true, lastFocusedWindow: true }).then((t) => \
+        t.map((t) => `${t.id} ${t.url}`).join())";
+    let user = cdp.eval(&sw, in_front).await.unwrap();
+    let url = |app: &App, who: &str| pages.url(&format!("apps/{}?session={who}", app.page));
+    let start = |name: String| async move {
+        Mcp::start_with(&browser.runtime_dir, &[("TABWIRE_SESSION_ID", name.as_str())]).await
+    };
+
+    let solo = start("apps-solo".into()).await;
+    let mut alone = Vec::new();
+    for app in &APPS {
+        alone.push((
+            app.name,
+            tabwire_run(&solo, cdp, pages, app, &url(app, "solo"), Alone::Behind).await,
+        ));
+    }
+    let mut crowd = Vec::new();
+    for i in 1..=n {
+        crowd.push(start(format!("apps-s{i}")).await);
+    }
+    let t0 = Instant::now();
+    let runs = futures::future::join_all(crowd.iter().enumerate().map(|(i, mcp)| async move {
+        let mut done = Vec::new();
+        for k in 0..APPS.len() {
+            let app = &APPS[(i + k) % APPS.len()];
+            let at = url(app, &format!("s{i}"));
+            done.push((app.name, tabwire_run(mcp, cdp, pages, app, &at, Alone::Among).await));
+        }
+        done
+    }))
+    .await;
+    let wall = t0.elapsed();
+    let together: Vec<(&str, Outcome)> = runs.into_iter().flatten().collect();
+
+    let by_tool = |runs: &[(&str, Outcome)]| {
+        let mut tools: std::collections::BTreeMap<String, crate::stats::Sample> =
+            Default::default();
+        for (_, o) in runs {
+            for (tool, d) in &o.meter.took {
+                tools.entry(tool.clone()).or_default().push(*d);
+            }
+        }
+        tools
+    };
+    let (mut a, mut b) = (by_tool(&alone), by_tool(&together));
+    println!(
+        "  {:<22} {:>26}   {:>26}   {:>9}",
+        "tool",
+        "1 session alone: n  p50  p99",
+        format!("{n} sessions at once: n  p50  p99"),
+        "p50 ratio"
+    );
+    use crate::stats::ms;
+    for (tool, one) in a.iter_mut() {
+        let Some(many) = b.get_mut(tool) else { continue };
+        let (a50, a99, b50, b99) = (
+            ms(one.percentile(0.5)),
+            ms(one.percentile(0.99)),
+            ms(many.percentile(0.5)),
+            ms(many.percentile(0.99)),
+        );
+        println!(
+            "  {tool:<22} {:>6} {a50:>8.1} {a99:>8.1} ms   {:>6} {b50:>8.1} {b99:>8.1} ms   {:>8.2}×",
+            one.len(),
+            many.len(),
+            b50 / a50.max(0.001)
+        );
+    }
+    let summary = |runs: &[(&str, Outcome)]| {
+        let ok = runs.iter().filter(|(_, o)| o.result.is_ok()).count();
+        let hidden = runs.iter().filter(|(_, o)| o.meter.hidden).count();
+        format!("{ok}/{} tasks succeeded, {hidden} of them began in a hidden page", runs.len())
+    };
+    println!(
+        "  alone: {}; at once: {} (in {:.1} s)",
+        summary(&alone),
+        summary(&together),
+        wall.as_secs_f64()
+    );
+    for (name, o) in alone.iter().chain(together.iter()) {
+        if let Err(why) = &o.result {
+            println!("    failed: {name}: {}", why.chars().take(300).collect::<String>());
+        }
+    }
+    let still = cdp.eval(&sw, in_front).await.unwrap();
+    println!(
+        "  the user's tab in front before: {user}; after: {still} (the same: {})",
+        user == still
+    );
+    let _ = cdp.call("Target.detachFromTarget", json!({ "sessionId": sw }), None).await;
+    for mcp in crowd.into_iter().chain([solo]) {
+        let _ = mcp.client.cancel().await;
     }
 }
 
@@ -403,7 +515,9 @@ impl Tw<'_> {
 
     /// A tool call with exactly `args` (wait_for_operation names an operation, not a tab).
     async fn call_as_is(&mut self, tool: &str, args: Value) -> Result<Value, String> {
+        let t0 = Instant::now();
         let result = self.mcp.call(tool, args.clone()).await;
+        self.meter.took.push((tool.to_owned(), t0.elapsed()));
         let said = text(&result);
         self.meter.calls += 1;
         self.meter.chars += said.chars().count();
@@ -449,24 +563,94 @@ impl Tw<'_> {
     }
 }
 
-async fn tabwire_run(mcp: &Mcp, cdp: &Cdp, pages: &Fixtures, app: &App, url: &str) -> Outcome {
+/// The page targets a run took, for runs at once on one app whose URL does not tell them apart.
+static CLAIMED: std::sync::Mutex<std::collections::BTreeSet<String>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+/// The first page target at `part` no run took.
+async fn unclaimed(cdp: &Cdp, part: &str) -> Result<String, String> {
+    let all = cdp.call("Target.getTargets", json!({}), None).await?;
+    let taken = CLAIMED.lock().unwrap().clone();
+    all["targetInfos"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t["type"] == "page" && t["url"].as_str().is_some_and(|u| u.contains(part)))
+        .filter_map(|t| t["targetId"].as_str())
+        .find(|id| !taken.contains(*id))
+        .map(str::to_owned)
+        .ok_or(format!("no page target at {part} that no other run took"))
+}
+
+/// Where a task runs: in the tab in front of the user, alone (the chat judged by the fake
+/// model's record too), or in a tab of the session's own as `open_tab` opens it by default,
+/// `Among` other sessions asking the same model at once (judged by the answer alone).
+#[derive(Clone, Copy, PartialEq)]
+enum Alone {
+    InFront,
+    Behind,
+    Among,
+}
+
+async fn tabwire_run(
+    mcp: &Mcp,
+    cdp: &Cdp,
+    pages: &Fixtures,
+    app: &App,
+    url: &str,
+    how: Alone,
+) -> Outcome {
     let mut tw = Tw { mcp, tab: Value::Null, seen: String::new(), meter: Meter::default() };
     let setup = async {
-        let opened = mcp.call("open_tab", json!({ "url": url, "active": true })).await;
+        let args = match how {
+            Alone::InFront => json!({ "url": url, "active": true }),
+            _ => json!({ "url": url }),
+        };
+        let opened = mcp.call("open_tab", args).await;
         if opened.is_error == Some(true) {
             return Err(format!("open_tab: {}", text(&opened)));
         }
+        let page = url.split_once("/apps/").map_or(url, |(_, p)| p);
         let tab = opened.structured_content.unwrap_or_default()["tab"]["id"].clone();
-        let target = cdp.target_id("page", &format!("apps/{}", app.page)).await?;
+        // The page by the query that names its session; an app whose router drops the query
+        // (the Vue shop) by its path, the first no other run took.
+        let target = match cdp.target_id("page", &format!("apps/{page}")).await {
+            Ok(target) => target,
+            Err(_) => unclaimed(cdp, &format!("apps/{}", app.page)).await?,
+        };
+        CLAIMED.lock().unwrap().insert(target.clone());
         let session = cdp.attach(&target).await?;
-        cdp.wait_for(&session, app.ready, Duration::from_secs(20)).await?;
-        Ok((tab, session))
+        let ready = cdp.wait_for(&session, app.ready, Duration::from_secs(20)).await;
+        // A page another session's window hid before its first paint draws nothing until an
+        // action drives its frames (specs/tools.md, "In the background"): go on without it.
+        let hidden = cdp.eval(&session, "document.hidden").await.unwrap_or_default() == json!(true);
+        if how == Alone::InFront || !hidden {
+            ready?;
+        }
+        // Behind: drawn once, then a window of the same size and place over the session's
+        // (X stacks the newer on top), as a user's own window would be: the page is hidden.
+        let cover = match how {
+            Alone::InFront => None,
+            _ => {
+                let window =
+                    cdp.call("Browser.getWindowForTarget", json!({ "targetId": target }), None);
+                let b = window.await?["bounds"].clone();
+                let over = json!({ "url": pages.url("plain.html"), "newWindow": true, "background": true,
+                    "left": b["left"], "top": b["top"], "width": b["width"], "height": b["height"] });
+                let over = cdp.call("Target.createTarget", over, None).await?;
+                let _ = cdp.wait_for(&session, "document.hidden", Duration::from_secs(5)).await;
+                over["targetId"].as_str().map(str::to_owned)
+            }
+        };
+        Ok((tab, session, cover))
     };
-    let (tab, session) = match setup.await {
+    let (tab, session, cover) = match setup.await {
         Ok(s) => s,
         Err(e) => return Outcome { result: Err(e), meter: tw.meter, ms: 0 },
     };
     tw.tab = tab.clone();
+    let hidden = cdp.eval(&session, "document.hidden").await.unwrap_or_default();
+    tw.meter.hidden = hidden == json!(true);
     let before = pages.chats().len();
     let t = Instant::now();
     let mut result = tabwire_task(&mut tw, app).await;
@@ -478,10 +662,14 @@ async fn tabwire_run(mcp: &Mcp, cdp: &Cdp, pages: &Fixtures, app: &App, url: &st
                 Ok(got) => Err(format!("the app holds {got}, not {}", want())),
                 Err(e) => Err(e),
             },
+            None if how == Alone::Among => Ok(()), // the answer was checked in the task
             None => asked_once(pages, before),
         };
     }
     let _ = mcp.call("close_tab", json!({ "tab_id": tab })).await;
+    if let Some(over) = cover {
+        let _ = cdp.call("Target.closeTarget", json!({ "targetId": over }), None).await;
+    }
     Outcome { result, meter: tw.meter, ms }
 }
 

@@ -65,6 +65,27 @@ pub async fn run() {
     front_and_back(&browser, &cdp, &pages).await;
 }
 
+/// `SESSIONS` sessions at once on the real apps (`real_apps::crowd`), in a headed Chromium under
+/// Xvfb where each session's tabs are in a window of its own, as `open_tab` opens them.
+pub async fn on_real_apps() {
+    let xvfb = match Xvfb::start() {
+        Ok(x) => x,
+        Err(why) => return println!("  real apps, many sessions: skipped: {why}"),
+    };
+    println!(
+        "\nmany sessions on real apps: {SESSIONS} sessions, each doing every app's task in its own \
+         window, against 1 session alone (headed Chromium, Xvfb {})",
+        xvfb.display
+    );
+    let pages = Fixtures::serve();
+    let mut browser = Chromium::start_headed_with_cdp(&xvfb.display);
+    let (to, from) = browser.take_cdp_pipe().expect("started with a CDP pipe");
+    let cdp = Cdp::new(to, from);
+    // The user's own tab, in front in the user's window.
+    cdp.open(&pages.url("plain.html")).await.unwrap();
+    crate::real_apps::crowd(&browser, &cdp, &pages, SESSIONS).await;
+}
+
 /// What the ownership check costs a call: a forced `get_state` (a call that names the tab and
 /// goes to its page) with no other session in the browser, then beside another live session's
 /// group (each call then asks Chrome for the tab's group).
