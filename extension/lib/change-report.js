@@ -1,6 +1,7 @@
 // What an action changed in a document, as its report says it (isolated/agent.js): the lines of
-// the full snapshot that came and went — and, where a grid's or a list's rows were re-ordered,
-// filtered or replaced, a few lines that say so instead of every line of every row.
+// the full snapshot that came and went (what went with all it held, as one line) — and, where a
+// grid's or a list's rows were re-ordered, filtered or replaced, a few lines that say so instead
+// of every line of every row.
 //
 // A click on a sortable column of a data grid that draws only the rows in view (AG Grid) swaps
 // every drawn row: about 80 changed lines, and the line diff, which ignores order, says nothing
@@ -155,6 +156,25 @@
     return out;
   }
 
+  // The lines of `before` in `gone`, each that went with every line nested in it (a menu, a
+  // date picker's panel that closed) as one line that says so: what went is told by its top
+  // line; what is in it was read when it came. `fold`: lines a summary stands for.
+  function wholes(before, gone, fold) {
+    const out = [];
+    for (let at = 0; at < before.length; at++) {
+      const l = before[at];
+      if (!gone.has(l)) continue;
+      let end = at + 1;
+      while (end < before.length && before[end].d > l.d) end++;
+      const inside = before.slice(at + 1, end);
+      if (inside.length > 1 && inside.every((x) => gone.has(x) || fold.has(x))) {
+        out.push({ ...l, t: `${l.t} (with the ${inside.length} lines in it)` });
+        at = end - 1;
+      } else out.push(l);
+    }
+    return out;
+  }
+
   // The lines that differ between two snapshots: {added, removed, more, rows}; `added` and
   // `removed` at most `max` each (`more`: how many were left out), `rows`: the summaries.
   function diff(before, after, max = 40) {
@@ -172,7 +192,8 @@
     const added = after.filter((l) => ((a.get(l.k) ?? 0) > 0 ? (a.set(l.k, a.get(l.k) - 1), false) : !fold.has(l)));
     // A line that changed shows once, as it is now: `removed` keeps the elements that went.
     const still = new Set(added.map(refOf));
-    const removed = before.filter((l) => ((b.get(l.k) ?? 0) > 0 ? (b.set(l.k, b.get(l.k) - 1), false) : !fold.has(l) && !still.has(refOf(l))));
+    const gone = new Set(before.filter((l) => ((b.get(l.k) ?? 0) > 0 ? (b.set(l.k, b.get(l.k) - 1), false) : !fold.has(l) && !still.has(refOf(l)))));
+    const removed = wholes(before, gone, fold);
     const shown = (list) => list.slice(0, max).map((l) => l.t);
     return { added: shown(added), removed: shown(removed), more: Math.max(0, added.length - max) + Math.max(0, removed.length - max), rows };
   }

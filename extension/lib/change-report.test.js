@@ -111,3 +111,13 @@ test("a column's name cannot pass for its sort order", () => {
   const d = diff([...header('Name'), ...rows([1, 2])], [...header('Name [ref=\u0001e4] [sort=ascending]'), ...rows([2, 1])]);
   assert.equal(d.rows[0], 'rows of table [ref=\u0001e2]: re-ordered; 2 rows; all:', d.rows[0]);
 });
+
+test('what went with all it held is one line; what stays of it is not folded', () => {
+  const panel = [line(0, 'dialog "Pick a day" [ref=e2]'), line(1, 'button "Previous month" [ref=e3]'), line(1, 'table [ref=e4]'), line(2, 'row [ref=e5]'), line(3, 'cell "1" [ref=e6]')];
+  const field = line(0, 'textbox "Date" [ref=e1]');
+  const d = diff([field, ...panel], [field]);
+  assert.deepEqual(d.removed, ['dialog "Pick a day" [ref=\u0001e2] (with the 4 lines in it)']);
+  // A button of it that stays (moved out of it) is no part of what went.
+  const kept = diff([field, ...panel], [field, line(0, 'button "Previous month" [ref=e3]')]);
+  assert.deepEqual(kept.removed.map((l) => l.trim()), ['dialog "Pick a day" [ref=\u0001e2]', 'table [ref=\u0001e4] (with the 2 lines in it)']);
+});
