@@ -9,13 +9,16 @@ use std::time::{Duration, Instant};
 
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
+use tabwire_proto::socket;
 use tabwire_tests::http::until_closed;
-use tabwire_tests::{Chromium, Fixtures, Mcp, bins};
+use tabwire_tests::{Chromium, Fixtures, Mcp, bins, process};
 use tokio::io::AsyncWriteExt;
-use tokio::net::{TcpStream, UnixStream};
+use tokio::net::TcpStream;
 
+/// SIGSTOP or SIGCONT to a process this test started (Windows has neither).
+#[cfg(unix)]
 fn signal(pid: u64, signal: libc::c_int) {
-    // SAFETY: a signal to a `tabwire mcp` child this test started.
+    // SAFETY: a signal to a `tabwire mcp` child or a host this test started.
     assert_eq!(unsafe { libc::kill(pid as libc::pid_t, signal) }, 0, "kill {pid}");
 }
 
@@ -29,6 +32,8 @@ async fn session(dir: &Path, id: &str) -> (Mcp, Value) {
     (mcp, record)
 }
 
+// Unix only: a process stopped and resumed (SIGSTOP, SIGCONT).
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stopped_session_delays_no_other_and_loses_nothing() {
     let dir = bins::scratch_dir("abuse-stop");
@@ -85,7 +90,7 @@ async fn a_killed_session_is_reported_at_once() {
     let (a, _) = session(&dir, "abuse-a").await;
     let (_b, b_record) = session(&dir, "abuse-b").await;
     a.ok("post_message", json!({ "session_id": "abuse-b", "body": "hello" })).await;
-    signal(b_record["pid"].as_u64().unwrap(), libc::SIGKILL);
+    process::kill(b_record["pid"].as_u64().unwrap() as u32).expect("kill session b");
     tokio::time::sleep(Duration::from_millis(100)).await;
     let t = Instant::now();
     let err = a.err("post_message", json!({ "session_id": "abuse-b", "body": "gone?" })).await;
@@ -97,8 +102,8 @@ async fn a_killed_session_is_reported_at_once() {
 }
 
 /// A frame header announcing `len` bytes and the first few of them, then nothing.
-async fn trickle(socket: &Path) -> UnixStream {
-    let mut s = UnixStream::connect(socket).await.expect("connect to the session socket");
+async fn trickle(socket: &Path) -> socket::Stream {
+    let mut s = socket::open(socket).await.expect("connect to the session socket");
     let len: u32 = 100;
     s.write_all(&len.to_ne_bytes()).await.unwrap();
     s.write_all(br#"{"type":"pu"#).await.unwrap();
@@ -136,7 +141,7 @@ async fn a_session_socket_sheds_a_flood_of_trickling_connections() {
         flood.push(trickle(&socket).await);
     }
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let mut extra = UnixStream::connect(&socket).await.unwrap();
+    let mut extra = socket::open(&socket).await.unwrap();
     let (answer, closed) = until_closed(&mut extra, Duration::from_secs(2)).await;
     assert!(closed.is_some(), "the 65th connection is answered and closed at once");
     let answer = String::from_utf8_lossy(answer.get(4..).unwrap_or_default()).into_owned();
@@ -235,8 +240,8 @@ async fn the_host_outlives_trickling_and_killed_bridges_and_its_own_death_is_tol
     let mcp = Mcp::start(&browser.runtime_dir).await;
     // The user's tab, which both sessions below may use.
     let tab = tabwire_tests::mcp::users_tab(&browser.runtime_dir, &pages.url("app.html")).await;
-    let pid = browser.host_pid() as u64;
-    let socket = browser.runtime_dir.join("hosts").join(format!("{pid}.sock"));
+    let pid = browser.host_pid() as u32;
+    let socket = browser.host().expect("a live host").socket;
 
     // A "bridge" that trickles a frame is cut off with a `timeout` error; the real one works on.
     let mut slow = trickle(&socket).await;
@@ -258,7 +263,7 @@ async fn the_host_outlives_trickling_and_killed_bridges_and_its_own_death_is_tol
         doomed.client.call_tool(params).await.is_err()
     });
     tokio::time::sleep(Duration::from_millis(300)).await;
-    signal(doomed_pid, libc::SIGKILL);
+    process::kill(doomed_pid as u32).expect("kill the bridge");
     assert!(call.await.unwrap(), "the killed bridge's call did not complete");
     let t = Instant::now();
     let tabs = mcp.ok("list_tabs", json!({})).await;
@@ -270,7 +275,7 @@ async fn the_host_outlives_trickling_and_killed_bridges_and_its_own_death_is_tol
     let slow_call = json!({ "tab_id": tab, "type": "slow", "payload": { "ms": 3000 } });
     let (err, killed) = tokio::join!(mcp.err("send_command", slow_call), async {
         tokio::time::sleep(Duration::from_millis(300)).await;
-        signal(pid, libc::SIGKILL);
+        process::kill(pid).expect("kill the host");
         Instant::now()
     });
     let heard = Instant::now();
@@ -291,8 +296,10 @@ async fn the_host_outlives_trickling_and_killed_bridges_and_its_own_death_is_tol
 
 /// Resumes a stopped process when dropped, also when the test fails: a host left stopped would
 /// outlive its browser.
+#[cfg(unix)]
 struct Stopped(u64);
 
+#[cfg(unix)]
 impl Stopped {
     fn stop(pid: u64) -> Stopped {
         signal(pid, libc::SIGSTOP);
@@ -300,12 +307,15 @@ impl Stopped {
     }
 }
 
+#[cfg(unix)]
 impl Drop for Stopped {
     fn drop(&mut self) {
         signal(self.0, libc::SIGCONT);
     }
 }
 
+// Unix only: a host stopped and resumed (SIGSTOP, SIGCONT).
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stopped_host_times_calls_out_by_name_and_recovers() {
     let browser = Chromium::start();

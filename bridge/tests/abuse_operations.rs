@@ -5,11 +5,10 @@
 //! figures are printed), nothing is lost, and the rest keeps working.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tabwire_tests::{Chromium, Fixtures, Mcp, bins};
+use tabwire_tests::{Chromium, Fixtures, Mcp, bins, process};
 
 /// The site adapter of the fixture chat (tests/fixtures/chat.html).
 fn adapter() -> Value {
@@ -75,12 +74,14 @@ fn has(ops: &[Value], id: &str, status: &str) -> bool {
 }
 
 /// A tmpfs of a few KiB, unmounted when dropped. `None` (said on stderr) when this process may
-/// not mount one: not root, or a container without the right.
+/// not mount one: not root, or a container without the right. Unix only.
+#[cfg(unix)]
 struct Tmpfs {
     dir: PathBuf,
     _scratch: bins::Scratch,
 }
 
+#[cfg(unix)]
 impl Tmpfs {
     fn mount(kib: u32) -> Option<Tmpfs> {
         // SAFETY: geteuid has no preconditions.
@@ -92,7 +93,7 @@ impl Tmpfs {
         let dir = scratch.join("disk");
         std::fs::create_dir_all(&dir).unwrap();
         let size = format!("size={kib}k,mode=0700");
-        let mut mount = Command::new("mount");
+        let mut mount = std::process::Command::new("mount");
         let out = mount.args(["-t", "tmpfs", "-o", &size, "tmpfs"]).arg(&dir).output();
         let out = out.expect("run mount");
         if !out.status.success() {
@@ -112,12 +113,15 @@ impl Tmpfs {
     }
 }
 
+#[cfg(unix)]
 impl Drop for Tmpfs {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(&self.dir).status();
+        let _ = std::process::Command::new("umount").arg("-l").arg(&self.dir).status();
     }
 }
 
+// Unix only: the full disk is a tmpfs, mounted as root.
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_disk_under_the_store_is_told_and_loses_nothing() {
     let Some(disk) = Tmpfs::mount(16) else { return };
@@ -229,6 +233,7 @@ async fn a_corrupt_store_is_set_aside_and_the_bridge_works() {
     }
 }
 
+#[cfg(unix)]
 const LIBFAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
 
 /// Sends to a fixture chat whose answer takes minutes: only its deadline ends it.
@@ -242,6 +247,8 @@ async fn until_status(mcp: &Mcp, id: &str, status: &str) {
     }
 }
 
+// Unix only: the bridge's clock is moved by libfaketime, preloaded into it.
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deadlines_hold_when_the_wall_clock_jumps() {
     if !Path::new(LIBFAKETIME).exists() {
@@ -325,9 +332,7 @@ async fn the_browser_killed_mid_answer_fails_the_operation_at_once() {
     // Two waiters; the browser is killed outright (SIGKILL: no goodbye from it).
     let (one, two, killed) = tokio::join!(wait(&mcp, &id, 30), wait(&mcp, &id, 30), async {
         tokio::time::sleep(Duration::from_millis(300)).await;
-        assert!(browser.pid() > 0);
-        // SAFETY: the positive pid of the browser this test started.
-        unsafe { libc::kill(browser.pid() as libc::pid_t, libc::SIGKILL) };
+        process::kill(browser.pid()).expect("kill the browser");
         Instant::now()
     });
     let heard = killed.elapsed();
@@ -364,8 +369,7 @@ async fn the_host_killed_mid_answer_loses_nothing_once_the_browser_starts_anothe
     // new one and the bridge attaches to it. The milestones the page sent in between went
     // nowhere: the bridge must ask the page for them.
     let pid = browser.host_pid();
-    // SAFETY: the positive pid of the host this test's browser started.
-    assert!(pid > 0 && unsafe { libc::kill(pid, libc::SIGKILL) } == 0);
+    process::kill(pid as u32).expect("kill the host");
     let killed = Instant::now();
     let done = wait(&mcp, &id, 30).await;
     println!(

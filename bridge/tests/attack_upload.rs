@@ -88,13 +88,19 @@ async fn secrets_outside_the_users_upload_folders_never_reach_the_page() {
     assert!(err.contains(s(&home.path("Downloads"))), "names the allowed folders: {err}");
 
     // The bridge's own environment (API keys live there): never, whatever the user allowed.
+    // Linux's /proc; no other system has it.
+    #[cfg(target_os = "linux")]
     let err = mcp.err("upload_file", upload("/proc/self/environ".into())).await;
+    #[cfg(target_os = "linux")]
     assert!(err.starts_with("file_not_allowed:") && err.contains("/proc"), "{err}");
 
     // A harmless-looking file in an allowed folder that is a symlink to the key: judged by
     // where it leads.
     let link = home.path("Downloads/notes.txt");
+    #[cfg(unix)]
     std::os::unix::fs::symlink(&key, &link).unwrap();
+    #[cfg(windows)]
+    std::os::windows::fs::symlink_file(&key, &link).unwrap();
     let err = mcp.err("upload_file", upload(s(&link).to_owned())).await;
     assert!(err.starts_with("file_not_allowed:"), "{err}");
     assert!(err.contains(s(&link)) && err.contains(s(&key)), "names both paths: {err}");

@@ -7,6 +7,10 @@
 //! Real `tabwire mcp`, real worker processes: a stand-in `claude` (a Node.js script that, like
 //! Claude Code, runs a tool through bash) on the server's PATH; the attacker's programs write a
 //! marker file when they run.
+//!
+//! Unix only: the stand-ins are shebang scripts found on PATH, where Windows starts `.exe` and
+//! `.cmd` files, and BASH_ENV is bash's.
+#![cfg(unix)]
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

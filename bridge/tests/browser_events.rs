@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tabwire_tests::{Chromium, Fixtures, Mcp, bins, http};
+use tabwire_tests::{Chromium, Fixtures, Mcp, bins, http, process};
 use tokio::io::AsyncBufReadExt;
 
 async fn open(mcp: &Mcp, url: String) -> Value {
@@ -90,16 +90,15 @@ async fn page_events_reach_a_waiting_assistant_and_scripts() {
     assert_eq!(lines.iter().map(burst_index).collect::<Vec<_>>(), [0, 1]);
 
     // scripts/wait-for-state.sh: the same lines, with curl over GET /wait.
-    let mut script = tokio::process::Command::new("bash")
+    let mut script = std::process::Command::new("bash");
+    script
         .arg(bins::repo_root().join("scripts/wait-for-state.sh"))
         .env("TABWIRE_RUNTIME_DIR", &browser.runtime_dir)
         .env("TIMEOUT", "2")
         .env_remove("TABWIRE_SESSION_ID")
-        .stdout(std::process::Stdio::piped())
-        .process_group(0) // its own group, so its curl goes with it
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+        .stdout(std::process::Stdio::piped());
+    process::own_tree(&mut script); // so that its curl goes with it
+    let mut script = tokio::process::Command::from(script).kill_on_drop(true).spawn().unwrap();
     burst(&mcp, &tab, 2).await;
     let mut lines = tokio::io::BufReader::new(script.stdout.take().unwrap()).lines();
     for i in 0..2 {
@@ -110,10 +109,7 @@ async fn page_events_reach_a_waiting_assistant_and_scripts() {
             .expect("a line");
         assert_eq!(burst_index(&serde_json::from_str(&line).unwrap()), i, "{line}");
     }
-    let group = script.id().unwrap() as i32;
-    assert!(group > 1);
-    // SAFETY: kill(2) on the process group of the script this test started (bash and its curl).
-    unsafe { libc::kill(-group, libc::SIGKILL) };
+    process::kill_tree(script.id().unwrap());
     script.wait().await.unwrap();
     // The session noticed that curl hung up: its wait took nothing (the next waits see that).
 

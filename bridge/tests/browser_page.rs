@@ -112,8 +112,7 @@ async fn host_killed_mid_call_fails_fast_then_recovers() {
     );
     let killer = async {
         tokio::time::sleep(Duration::from_millis(300)).await;
-        // SAFETY: the host process of the browser this test started.
-        unsafe { libc::kill(host.pid as i32, libc::SIGKILL) };
+        tabwire_tests::process::kill(host.pid).expect("kill the host");
         Instant::now()
     };
     let (result, killed_at) = tokio::join!(slow, killer);

@@ -1,6 +1,9 @@
 //! The user's focus stays where the user put it: no tool brings a tab forward or focuses a
 //! window unless the call asks for it (`open_tab {active: true}`, `activate_tab`). The assistant
 //! works in background tabs while the user keeps typing in theirs.
+//!
+//! Unix only: the headed Chromium runs under Xvfb, an X server (tabwire_tests::xvfb).
+#![cfg(unix)]
 
 use std::time::Duration;
 

@@ -62,11 +62,15 @@ async fn only_this_users_clients_get_in() {
     let serve = Serve::start(&dir, &[]);
     let bearer = format!("Bearer {}", serve.token);
 
-    // The token is in a record only this user can read, and nowhere else on disk.
+    // The token is in a record only this user can read (mode 0600 on Unix), and nowhere else
+    // on disk.
     let record = dir.join("serve").join(format!("{}.json", port(&serve)));
-    use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(&record).unwrap().permissions().mode() & 0o777;
-    assert_eq!(mode, 0o600);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&record).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
     let saved: Value = serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
     assert_eq!(
         (saved["url"].as_str(), saved["token"].as_str()),
@@ -110,11 +114,15 @@ async fn only_this_users_clients_get_in() {
     let answer = init(&serve, &[("Authorization", &bearer), ("Origin", &own)]).await;
     assert_eq!(answer.status, 200, "{answer:?}");
 
-    // Stopped, it removes its record and every session's.
-    let status = serve.stop();
-    assert!(status.success(), "{status:?}");
-    assert!(!record.exists());
-    assert_eq!(session_records(&dir), Vec::<String>::new());
+    // Stopped, it removes its record and every session's. Unix only: a console program on
+    // Windows cannot be asked to stop by another, only ended (`Serve::stop`).
+    #[cfg(unix)]
+    {
+        let status = serve.stop();
+        assert!(status.success(), "{status:?}");
+        assert!(!record.exists());
+        assert_eq!(session_records(&dir), Vec::<String>::new());
+    }
 }
 
 /// Connections that never send a whole request are closed: with nothing, a partial head, a
@@ -485,6 +493,7 @@ async fn a_sessions_operation_stays_its_own_in_a_shared_process() {
 
 /// The uid of a second local user for attacks from another account (`tabwire-flood`, made
 /// with useradd if missing); None, saying why, where no user can be made.
+#[cfg(unix)]
 fn second_user() -> Option<u32> {
     let id = |name: &str| {
         let out = std::process::Command::new("id").args(["-u", name]).output().ok()?;
@@ -514,6 +523,8 @@ fn second_user() -> Option<u32> {
 /// connections are closed at once (403), and the user's initialize, tool calls and `/wait` are
 /// served throughout; the user's own unauthenticated connections get `Connection: close` and a
 /// budget of 16 of their own (session/src/gate.rs).
+// Unix only: the flood runs as another uid (useradd, bash's /dev/tcp).
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_users_flood_does_not_keep_the_users_clients_out() {
     use std::os::unix::process::CommandExt;

@@ -12,6 +12,11 @@
 //! Packing builds the release programs (reused when `target/release` is up to date); set
 //! `TABWIRE_NPM_DIR` to a folder of tarballs packed before to skip that. Without npm the tests
 //! say so loudly and pass.
+//!
+//! Unix only: the package tested is `@tabwire/linux-x64`, on a PATH of symlinks, its launcher
+//! followed through /proc and signals; scripts/windows.sh runs the Windows package's programs
+//! (bridge/tests/windows.rs).
+#![cfg(unix)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

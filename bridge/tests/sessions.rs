@@ -2,9 +2,7 @@
 //! client, and the real `tabwire notify` / `tabwire wait`. No browser is needed to report work,
 //! and without one the page-event waits say so at once.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -19,7 +17,9 @@ fn fields(event: &Value) -> Value {
     event
 }
 
+#[cfg(unix)]
 fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path).unwrap().permissions().mode() & 0o777
 }
 
@@ -49,6 +49,9 @@ async fn workers_report_to_the_session_that_started_them() {
     assert!(info["how_to_report"].as_str().unwrap().contains("--session lead-1"), "{info}");
     let record = Path::new(info["record"].as_str().unwrap()).to_owned();
     let socket = Path::new(info["socket"].as_str().unwrap()).to_owned();
+    // Unix modes; on Windows the session's pipe admits only this user by its DACL (proto's
+    // socket/pipe.rs tests that).
+    #[cfg(unix)]
     assert_eq!(
         (mode(&record), mode(&socket), mode(socket.parent().unwrap())),
         (0o600, 0o600, 0o700)
@@ -158,8 +161,11 @@ async fn workers_report_to_the_session_that_started_them() {
     assert!(err.starts_with("no_such_session"), "{err}");
 }
 
+// Unix only: SIGTERM; a console program on Windows cannot be asked to end by another.
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_removes_the_session_files() {
+    use std::process::Stdio;
     let dir = bins::scratch_dir("term");
     let mut child = tokio::process::Command::new(bins::bin("tabwire"))
         .arg("mcp")

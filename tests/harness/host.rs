@@ -6,7 +6,7 @@
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex, OnceLock, mpsc};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -67,6 +67,7 @@ pub struct Host {
     stderr: Arc<Mutex<String>>,
     pub runtime: Scratch,
     pub pid: u32,
+    socket: OnceLock<PathBuf>,
 }
 
 /// How to start a host.
@@ -136,7 +137,7 @@ impl Host {
                 sink.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
             }
         });
-        let host = Host { child, stdin, frames, stderr, runtime, pid };
+        let host = Host { child, stdin, frames, stderr, runtime, pid, socket: OnceLock::new() };
         if opts.wait_ready {
             host.wait_ready();
         }
@@ -148,30 +149,43 @@ impl Host {
     }
 
     /// Where bridges connect: `hosts/<pid>.sock` on Unix; on Windows the named pipe the
-    /// host's record names (its name has a random part: `runtime_dir::endpoint`).
+    /// host's record names (its name has a random part: `runtime_dir::endpoint`), read once,
+    /// so that it is known after the host removed its record.
     pub fn socket(&self) -> PathBuf {
+        let path = self.socket.get_or_init(|| {
+            #[cfg(unix)]
+            return self.hosts_dir().join(format!("{}.sock", self.pid));
+            #[cfg(windows)]
+            {
+                let text = std::fs::read_to_string(self.record()).unwrap_or_else(|e| {
+                    panic!("the host's record {} names its pipe: {e}", self.record().display())
+                });
+                let record: tabwire_proto::runtime_dir::HostRecord =
+                    serde_json::from_str(&text).expect("a host record");
+                record.socket
+            }
+        });
+        path.clone()
+    }
+
+    /// Whether the host's socket is there: the file on Unix, the pipe on Windows
+    /// ([`crate::pipe::exists`]).
+    pub fn listening(&self) -> bool {
         #[cfg(unix)]
-        return self.hosts_dir().join(format!("{}.sock", self.pid));
+        return self.socket().exists();
         #[cfg(windows)]
-        {
-            let text = std::fs::read_to_string(self.record()).unwrap_or_else(|e| {
-                panic!("the host's record {} names its pipe: {e}", self.record().display())
-            });
-            let record: tabwire_proto::runtime_dir::HostRecord =
-                serde_json::from_str(&text).expect("a host record");
-            record.socket
-        }
+        return crate::pipe::exists(&self.socket());
     }
 
     pub fn record(&self) -> PathBuf {
         self.hosts_dir().join(format!("{}.json", self.pid))
     }
 
-    /// Wait until the host listens and its record is written. On Windows the record alone
-    /// tells: the host writes it once its pipe is made, and looking for a pipe opens it.
+    /// Wait until the host's record is written and it listens (on Windows the record names
+    /// its pipe).
     pub fn wait_ready(&self) {
         let deadline = Instant::now() + PATIENCE;
-        while !(self.record().exists() && (cfg!(windows) || self.socket().exists())) {
+        while !(self.record().exists() && self.listening()) {
             assert!(Instant::now() < deadline, "host never got ready; stderr:\n{}", self.stderr());
             std::thread::sleep(Duration::from_millis(2));
         }

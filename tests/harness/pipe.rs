@@ -12,12 +12,25 @@ use std::os::windows::io::AsRawHandle;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use windows_sys::Win32::Foundation::{ERROR_BROKEN_PIPE, ERROR_PIPE_BUSY};
-use windows_sys::Win32::System::Pipes::PeekNamedPipe;
+use windows_sys::Win32::Foundation::{ERROR_BROKEN_PIPE, ERROR_FILE_NOT_FOUND, ERROR_PIPE_BUSY};
+use windows_sys::Win32::System::Pipes::{PeekNamedPipe, WaitNamedPipeW};
 
 /// How long [`PipeStream::connect`] retries while every instance of the pipe is taken (the
 /// host makes the next one after each accept).
 const BUSY_PATIENCE: Duration = Duration::from_secs(10);
+
+/// Whether a pipe named `path` exists, asked without opening it: opening a pipe, as
+/// `Path::exists` does, takes the instance that waits for the next client (and under Wine
+/// says it is not there). A pipe whose instances are all taken exists too.
+pub fn exists(path: &Path) -> bool {
+    use std::os::windows::ffi::OsStrExt;
+    let name: Vec<u16> = path.as_os_str().encode_wide().chain([0]).collect();
+    // SAFETY: a NUL-terminated name that lives across the call.
+    if unsafe { WaitNamedPipeW(name.as_ptr(), 1) } != 0 {
+        return true;
+    }
+    io::Error::last_os_error().raw_os_error() != Some(ERROR_FILE_NOT_FOUND as i32)
+}
 
 /// A client end of a named pipe.
 #[derive(Debug)]

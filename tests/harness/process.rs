@@ -2,15 +2,17 @@
 //! rather than their `Child` (rmcp's child transport keeps that): at once, as a crash would
 //! ([`kill`]), or with every process it started ([`kill_tree`]).
 
-/// End `pid` at once, as a crash would: SIGKILL on Unix, `TerminateProcess` on Windows.
-/// Nothing happens if it has ended already.
-pub fn kill(pid: u32) {
+/// End `pid` at once, as a crash would: SIGKILL on Unix, `TerminateProcess` on Windows. An
+/// error if it could not be, e.g. because it has ended already.
+pub fn kill(pid: u32) -> std::io::Result<()> {
     #[cfg(unix)]
     {
         // A pid of 0 or a negative one would be a whole process group.
         assert!(pid > 0 && pid <= i32::MAX as u32, "not a process id: {pid}");
         // SAFETY: kill(2) with a positive pid the test started and a valid signal.
-        unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+        if unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
     }
     #[cfg(windows)]
     {
@@ -19,15 +21,21 @@ pub fn kill(pid: u32) {
             OpenProcess, PROCESS_TERMINATE, TerminateProcess,
         };
         // SAFETY: a handle opened here with only the right to terminate, used once and
-        // closed; a null handle (the process is gone) is never used.
+        // closed; a null handle (no such process) is never used.
         unsafe {
             let handle = OpenProcess(PROCESS_TERMINATE, 0, pid);
-            if !handle.is_null() {
-                TerminateProcess(handle, 1);
-                CloseHandle(handle);
+            if handle.is_null() {
+                return Err(std::io::Error::last_os_error());
+            }
+            let ended = TerminateProcess(handle, 1);
+            let why = std::io::Error::last_os_error();
+            CloseHandle(handle);
+            if ended == 0 {
+                return Err(why);
             }
         }
     }
+    Ok(())
 }
 
 /// Start `cmd` so that [`kill_tree`] can end it with every process it starts: on Unix in a

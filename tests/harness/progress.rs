@@ -124,7 +124,7 @@ impl ProgressMcp {
         if let Some(serve) = &self.serve {
             return serve.kill();
         }
-        crate::process::kill(self.pid);
+        let _ = crate::process::kill(self.pid);
     }
 }
 
