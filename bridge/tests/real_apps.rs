@@ -106,6 +106,25 @@ async fn type_reaches_monaco_through_its_edit_context() {
     assert!(full.lines.contains("text \"greet('you');\" [aria-hidden]"), "{}", full.lines);
 }
 
+/// CodeMirror 6 keeps its own selection and takes the DOM's only while its document has the
+/// focus: in a window without it, text typed by ref went to the start of the document.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn type_reaches_the_end_of_codemirror_in_a_window_without_focus() {
+    let ready = "!!window.view && !!document.querySelector('.cm-line')";
+    let (_browser, cdp, mcp, tab, session, _pages) = open_app("codemirror.html", ready).await;
+    assert_eq!(cdp.eval(&session, "document.hasFocus()").await.unwrap(), false);
+    let page = mcp.read_page(json!({ "tab_id": tab, "budget": 20000 })).await;
+    let editor = ref_in(&page.lines, "textbox");
+    let result =
+        mcp.call("type", json!({ "tab_id": tab, "ref": editor, "text": "greet('you');" })).await;
+    assert_ne!(result.is_error, Some(true), "{}", text(&result));
+    let value = cdp.eval(&session, "view.state.doc.toString()").await.unwrap();
+    assert_eq!(
+        value, "function greet(name) {\n  return \"hello \" + name;\n}\ngreet('you');",
+        "typed at the end of the document, where the caret was sent"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn caret_keys_move_in_quill_as_a_persons_do() {
     let (_browser, cdp, mcp, tab, session, _pages) =

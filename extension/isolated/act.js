@@ -348,6 +348,9 @@
       } else if (el.isContentEditable) {
         getSelection().selectAllChildren(el);
         getSelection().collapseToEnd();
+        // An editor that keeps its own selection (CodeMirror) takes the DOM's only while its
+        // document has the focus; in a window without it, the caret goes with its Control+End.
+        if (!document.hasFocus()) press(['Control', 'End']);
       } else if (typeof el.value === 'string') {
         try {
           el.setSelectionRange(el.value.length, el.value.length);
