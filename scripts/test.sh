@@ -15,8 +15,8 @@ if [ "$#" -eq 0 ]; then
     TABWIRE_TEST_MCP=http cargo test --locked -p tabwire --no-fail-fast \
         --test browser_state --test browser_events --test sessions --test operations
 fi
-# The Windows build under Wine (its unit tests and the real-browser test), and what this machine
-# can check of macOS and of CI (scripts/cross.sh).
+# The Windows build under Wine (its unit tests and the real-browser test; every other test target
+# built), and what this machine can check of macOS and of CI (scripts/cross.sh).
 if [ "$#" -eq 0 ]; then
     ./scripts/windows.sh
     if [ -x scripts/cross.sh ]; then

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Windows build's tests, run here under Wine: the unit tests of proto, host, install and the
 # bridge built for x86_64-pc-windows-gnu, with Wine as the test runner (named pipes, their
-# security descriptor and peer checks, job objects, file locks); then the real-browser test
+# security descriptor and peer checks, job objects, file locks); every other test target built
+# for Windows (not run; skipped when a test is named); then the real-browser test
 # bridge/tests/windows.rs, where Debian's Chromium starts the Windows tabwire-host.exe and the
 # Windows `tabwire.exe mcp` drives it, and install / doctor / uninstall meet Wine's registry.
 # Installs Wine, the mingw-w64 linker and the rustup target when missing. Arguments go to every
@@ -53,6 +54,25 @@ CARGO_INCREMENTAL=0 cargo test --locked --target "$target" --no-fail-fast --lib 
   -p tabwire-session -p tabwire-operations -p tabwire-workers -p tabwire-workflows -p tabwire \
   "$@" || failed=1
 echo "windows: unit tests under Wine took $((SECONDS - started)) s" >&2
+
+# The other test targets built for Windows, not run, so that none stops building there (the
+# bridge's integration tests and session's; proto's, host's and install's ran above): what
+# cannot run on Windows is cfg(unix) in them, with why (specs/install.md, "The tests on
+# Windows"). Xvfb's callers real_apps.rs, operations.rs and chat_frameworks.rs do not say so yet,
+# and are left out until they do. One cargo call: another would unify features otherwise and
+# build everything again. About 7 minutes and 2.2 GB (55 executables) on a 2-core machine.
+if [ "$#" -eq 0 ]; then
+  started=$SECONDS
+  not_yet=" real_apps operations chat_frameworks "
+  bridge_tests=()
+  for file in bridge/tests/*.rs; do
+    name=$(basename "$file" .rs)
+    [[ $not_yet == *" $name "* ]] || bridge_tests+=(--test "$name")
+  done
+  CARGO_INCREMENTAL=0 cargo test --locked --target "$target" --no-run -p tabwire \
+    -p tabwire-session "${bridge_tests[@]}" --test fuzz_corpus || failed=1
+  echo "windows: the other test targets built in $((SECONDS - started)) s" >&2
+fi
 
 # The real-browser test: the Windows binaries beside the DLL, driven from a Linux test (which
 # installs the Linux Chromium's manifest with the Linux `tabwire`, so that is built too).
