@@ -192,7 +192,8 @@ pub async fn run(args: DemoArgs) -> Result<()> {
         test["first_step"], test["last_step"]
     );
     let code = test["test"].as_str().unwrap_or_default();
-    for line in code.lines().map(str::trim).filter(|l| l.starts_with("await ")).take(3) {
+    // Its steps and what the session read back after each, as checks.
+    for line in code.lines().map(str::trim).filter(|l| l.starts_with("await ")).take(6) {
         println!("        {line}");
     }
     // Its accessibility, by axe-core injected for this call only: each rule broken, and the
