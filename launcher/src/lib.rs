@@ -201,9 +201,13 @@ impl Browser {
         }
     }
 
-    /// The live host of this browser, if its socket exists.
+    /// The live host of this browser, if it listens: its socket exists. On Windows a live host's
+    /// record is enough (it writes it once its pipe is made, and the pipe lives as long as it
+    /// does): looking for a pipe opens it, a connection to the host, which under Wine also says
+    /// it is not there.
     pub fn host(&self) -> Option<HostRecord> {
-        runtime_dir::live_hosts(&self.runtime_dir).into_iter().find(|r| r.socket.exists())
+        let listening = |r: &HostRecord| cfg!(windows) || r.socket.exists();
+        runtime_dir::live_hosts(&self.runtime_dir).into_iter().find(listening)
     }
 
     /// The profile folder a launch with `root` uses, for installing the manifest beforehand.
