@@ -40,6 +40,9 @@
     // browser's webNavigation event reaches the worker later, later still on a loaded machine.
     w.navigate = (e) => {
       if (!e.destination.sameDocument && !e.downloadRequest) w.leaving = e.destination.url;
+      // A download link (`<a download>`): Chrome names the download only once the server
+      // answers, which a loaded machine may make later than the DOM's quiet.
+      if (e.downloadRequest != null) w.downloading = true;
     };
     globalThis.navigation?.addEventListener('navigate', w.navigate);
     const what = { subtree: true, childList: true, attributes: true, characterData: true };
@@ -322,7 +325,7 @@
     finish({ quiet = 0 } = {}) {
       const w = watch;
       if (!w) return { mutations: 0, dialogs: [], added: [], removed: [], more: 0, requests: 0, pending: [] };
-      const seen = { mutations: w.mutations, dialogs: w.dialogs, requests: w.requests, pending: [...w.started.values()].map((r) => r.url) };
+      const seen = { mutations: w.mutations, dialogs: w.dialogs, requests: w.requests, pending: [...w.started.values()].map((r) => r.url), downloading: w.downloading === true };
       const idle = seen.pending.length > 0 || w.timers > 0 ? 0 : performance.now() - Math.max(w.last, w.since);
       if (idle < quiet || (w.leaving && quiet > 0)) return { idle, leaving: w.leaving, ...seen };
       return { ...seen, ...diff(w.before, lines()), next: ns.nextRef() };

@@ -340,9 +340,11 @@ async function settle(id, frame, activity, cap, signal, idle, selection = false,
   }
   // A navigation that turned into a download (a `Content-Disposition: attachment` answer) ends
   // without committing; Chrome names the download a moment later.
+  // So does a download link the page followed (`downloading`), once the server answers.
   const DOWNLOAD_GRACE_MS = 1000;
-  const graceEnd = performance.now() + DOWNLOAD_GRACE_MS;
-  while (navigated && !activity.navigation.committed && activity.downloads.length === 0 && performance.now() < graceEnd) await activity.changed(graceEnd - performance.now());
+  const graceEnd = performance.now() + (page.downloading ? Math.max(DOWNLOAD_GRACE_MS, left()) : DOWNLOAD_GRACE_MS);
+  const awaited = navigated ? !activity.navigation.committed : page.downloading === true;
+  while (awaited && activity.downloads.length === 0 && performance.now() < graceEnd) await activity.changed(graceEnd - performance.now());
   if (activity.downloads.length > 0 && !activity.navigation?.committed) navigated = false;
   if (!navigated) ask(id, frame, { type: 'dom.end' }).catch(() => {}); // not waited for
   // A tab opened by the action shows up a moment after it.
