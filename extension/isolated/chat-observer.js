@@ -18,6 +18,7 @@
   const STOP_WAIT_MS = 1500; // after pressing the app's stop control, how long it may take to go
   const STOP_QUIET_MS = 150; // then, how long the answer must stay unchanged (a chunk in flight)
   const STOP_SHOW_MS = 2500; // after the send, how long an app may take to show its stop control
+  const STOP_REDRAW_MS = 1000; // while it streams, how long its stop control may be away (redrawn)
   const { readText } = globalThis.tabwireChatText;
   // isolated/clock.js (injected before this file): timers that keep time in a background tab,
   // where the page's own would hold the quiet time and progress back by up to a second.
@@ -465,8 +466,10 @@
     const ready = () => op.finished || (op.phase === 'streaming' && stopControl(op));
     // The answer may complete meanwhile by its quiet time, which no page change shows: finish()
     // wakes the wait then.
+    // An app may also draw its control anew while it streams (a framework re-rendering it),
+    // and a loaded machine may catch it between: a moment more then.
     if (!ready() && (op.a.stop || op.a.detected) && op.sentAt !== undefined)
-      await waitFor(ready, op.sentAt + STOP_SHOW_MS - performance.now(), (op.wake = {}));
+      await waitFor(ready, Math.max(op.sentAt + STOP_SHOW_MS - performance.now(), STOP_REDRAW_MS), (op.wake = {}));
     if (op.finished || op.phase !== 'streaming') return null;
     const control = stopControl(op);
     if (!control) return null;
