@@ -58,16 +58,13 @@ echo "windows: unit tests under Wine took $((SECONDS - started)) s" >&2
 # The other test targets built for Windows, not run, so that none stops building there (the
 # bridge's integration tests and session's; proto's, host's and install's ran above): what
 # cannot run on Windows is cfg(unix) in them, with why (specs/install.md, "The tests on
-# Windows"). Xvfb's callers real_apps.rs, operations.rs and chat_frameworks.rs do not say so yet,
-# and are left out until they do. One cargo call: another would unify features otherwise and
+# Windows"). One cargo call: another would unify features otherwise and
 # build everything again. About 7 minutes and 2.2 GB (55 executables) on a 2-core machine.
 if [ "$#" -eq 0 ]; then
   started=$SECONDS
-  not_yet=" real_apps operations chat_frameworks "
   bridge_tests=()
   for file in bridge/tests/*.rs; do
-    name=$(basename "$file" .rs)
-    [[ $not_yet == *" $name "* ]] || bridge_tests+=(--test "$name")
+    bridge_tests+=(--test "$(basename "$file" .rs)")
   done
   CARGO_INCREMENTAL=0 cargo test --locked --target "$target" --no-run -p tabwire \
     -p tabwire-session "${bridge_tests[@]}" --test fuzz_corpus || failed=1

@@ -117,6 +117,7 @@ async fn answers_twice(framework: Framework, detected: bool) {
 /// once through the detected adapter; then its window is covered by another, so that its page
 /// is hidden, and it answers again. Both are completed with what the fake model streamed, and
 /// the hidden one takes at most twice as long and four seconds; both times are printed.
+#[cfg(unix)] // headed, under Xvfb
 async fn answers_in_a_hidden_tab(framework: Framework) {
     let app = ChatApp::start(framework).unwrap_or_else(|e| panic!("{e}\nso it cannot be tested"));
     let xvfb = tabwire_tests::xvfb::Xvfb::start().unwrap_or_else(|e| panic!("{e}"));
@@ -328,16 +329,19 @@ async fn chainlit_chat_stops_at_cancel_operation_with_the_detected_adapter() {
     stops(Framework::Chainlit, true).await;
 }
 
+#[cfg(unix)] // headed, under Xvfb
 #[tokio::test(flavor = "current_thread")]
 async fn gradio_chat_interface_answers_in_a_hidden_tab_as_in_front() {
     answers_in_a_hidden_tab(Framework::Gradio).await;
 }
 
+#[cfg(unix)] // headed, under Xvfb
 #[tokio::test(flavor = "current_thread")]
 async fn streamlit_chat_answers_in_a_hidden_tab_as_in_front() {
     answers_in_a_hidden_tab(Framework::Streamlit).await;
 }
 
+#[cfg(unix)] // headed, under Xvfb
 #[tokio::test(flavor = "current_thread")]
 async fn chainlit_chat_answers_in_a_hidden_tab_as_in_front() {
     answers_in_a_hidden_tab(Framework::Chainlit).await;

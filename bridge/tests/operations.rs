@@ -364,6 +364,7 @@ async fn the_tab_closed_or_navigated_mid_answer() {
     assert_eq!(failed["error"]["reason"], "navigated_away");
 }
 
+#[cfg(unix)] // SIGTERM lets Chromium close its native port; Windows has no such signal
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_browser_closed_mid_answer() {
     let world = World::new("op-closed");
@@ -879,6 +880,7 @@ async fn a_pages_words_in_a_detected_adapter_are_quoted_as_its_data() {
 
 /// What the fixture server streams for `asked` (tests/harness/fixtures.rs), as the fixture chat
 /// shows it in a bubble of plain text: its white space squashed.
+#[cfg(unix)] // used by the hidden-tab test only
 fn streamed(asked: &str) -> String {
     let whole = tabwire_tests::fixtures::chat_answer(asked);
     whole.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -887,6 +889,7 @@ fn streamed(asked: &str) -> String {
 /// One answer to `asked` in `tab` through the detected adapter, followed with a progressToken:
 /// the operation, how long from the send to the result, and the progress notifications the
 /// client had received by then.
+#[cfg(unix)] // used by the hidden-tab test only
 async fn timed_answer(mcp: &mut ProgressMcp, tab: i64, asked: &str) -> (Value, f64, Vec<Received>) {
     let began = std::time::Instant::now();
     let started = mcp.ok("send_message_async", json!({ "tab_id": tab, "text": asked })).await;
@@ -901,6 +904,7 @@ async fn timed_answer(mcp: &mut ProgressMcp, tab: i64, asked: &str) -> (Value, f
 }
 
 /// When the fixture server sent the last chunk of its newest answer (ms since the epoch).
+#[cfg(unix)] // used by the hidden-tab test only
 fn last_chunk(pages: &Fixtures) -> f64 {
     *pages.last_chunks().last().expect("the server streamed an answer")
 }
@@ -912,6 +916,7 @@ fn last_chunk(pages: &Fixtures) -> f64 {
 // (in the session's own window, where it is visible), answers once, then its window is covered
 // by another and it answers again, hidden. Current-thread: the end's notification is checked
 // to come before the result (see a_whole_operation_with_progress_in_order).
+#[cfg(unix)] // headed, under Xvfb
 #[tokio::test(flavor = "current_thread")]
 async fn an_answer_in_a_hidden_tab_is_followed_as_in_front() {
     let xvfb = tabwire_tests::xvfb::Xvfb::start().unwrap_or_else(|e| panic!("{e}"));

@@ -1,6 +1,8 @@
 //! The any-page tools on real third-party web apps from the npm registry (the packages of
 //! `tests/fixtures/apps/package.json`, their own prebuilt browser builds), served on 127.0.0.1.
 //! What each app holds is read back through the debugger protocol, outside tabwire.
+//! Unix only: every app runs in a headed Chromium under Xvfb (specs/install.md).
+#![cfg(unix)]
 
 use std::time::Duration;
 
