@@ -362,17 +362,26 @@ impl Operations {
         }
         // Sent, or even pending once typed: the page waits a moment for the app's stop control
         // to show, which some apps add only once they answer.
-        if let Some(stopped) = self.cancel_in_page(id, true).await {
-            self.take(stopped);
-        }
+        let asked = match self.cancel_in_page(id, true).await {
+            Ok(Some(stopped)) => {
+                self.take(stopped);
+                Ok(())
+            }
+            Ok(None) => Ok(()),
+            Err(e) => Err(e),
+        };
         if self.get(id)?.status.is_final() {
             return self.get(id); // stopped (or it ended meanwhile)
         }
-        // Nothing stopped the app: say so, or the assistant takes the chat for quiet.
+        // Nothing stopped the app: say so, and why, or the assistant takes the chat for quiet.
+        let why = match asked {
+            Err(e) => format!("could not ask the page to press the app's stop control ({e})"),
+            Ok(_) => "pressed no stop control (the adapter names none, or the app showed none)"
+                .to_owned(),
+        };
         let message = format!(
-            "cancelled with cancel_operation, which pressed no stop control (the adapter names \
-             none, or the app showed none): the chat goes on answering in tab {}, no longer \
-             followed",
+            "cancelled with cancel_operation, which {why}: the chat goes on answering in tab {}, \
+             no longer followed",
             op.tab_id
         );
         let data = json!({ "reason": "cancelled", "message": message });
@@ -505,23 +514,29 @@ impl Operations {
 
     /// Tell the page to stop observing (best effort: the tab may be gone).
     async fn stop_in_page(&self, id: &str) {
-        self.cancel_in_page(id, false).await;
+        if let Err(e) = self.cancel_in_page(id, false).await {
+            tracing::debug!(operation = id, "chat.cancel: {e}");
+        }
     }
 
     /// `chat.cancel` (best effort: the tab may be gone); with `press_stop`, the page first
     /// presses the adapter's stop control, if the app shows it, and answers the
     /// `response_stopped` milestone it reached.
-    async fn cancel_in_page(&self, id: &str, press_stop: bool) -> Option<WireMilestone> {
-        let op = self.get(id).ok()?;
-        let host_pid = self.browser_of(&op)?;
+    /// Its error says why the page could not be asked (the browser gone, the call refused).
+    async fn cancel_in_page(
+        &self,
+        id: &str,
+        press_stop: bool,
+    ) -> Result<Option<WireMilestone>, String> {
+        let op = self.get(id).map_err(|e| e.message().to_string())?;
+        let Some(host_pid) = self.browser_of(&op) else {
+            return Err("the browser that holds its tab is not attached".to_owned());
+        };
         let params =
             CancelChat { tab_id: op.tab_id, operation_id: id.to_owned(), stop: press_stop };
         match self.inner.core.invoke::<ChatCancel>(Some(&host_pid), &params).await {
-            Ok(answer) => answer.stopped,
-            Err(e) => {
-                tracing::debug!(operation = id, "chat.cancel: {e}");
-                None
-            }
+            Ok(answer) => Ok(answer.stopped),
+            Err(e) => Err(e.to_string()),
         }
     }
 
