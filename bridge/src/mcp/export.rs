@@ -797,11 +797,16 @@ mod tests {
     fn secrets_are_named_for_their_field_and_paths_stay_inside() {
         assert_eq!(secret_name(&json!({"label": "Password", "type": "password"})), "PASSWORD");
         assert_eq!(secret_name(&json!({"name": "API key (live)"})), "API_KEY_LIVE");
-        let root = Path::new("/work/app");
+        // Absolute paths as each system writes them.
+        let (root, at, away) = match cfg!(windows) {
+            true => (r"C:\work\app", r"C:\work\app\e2e\a.spec.ts", r"C:\etc\a.spec.ts"),
+            false => ("/work/app", "/work/app/e2e/a.spec.ts", "/etc/a.spec.ts"),
+        };
+        let root = Path::new(root);
         assert!(inside(root, "e2e/a.spec.ts").is_ok());
-        assert!(inside(root, "/work/app/e2e/a.spec.ts").is_ok());
+        assert!(inside(root, at).is_ok());
         assert!(inside(root, "../a.spec.ts").is_err());
-        assert!(inside(root, "/etc/a.spec.ts").is_err());
+        assert!(inside(root, away).is_err());
         assert!(inside(root, "src/main.ts").is_err());
     }
 }
