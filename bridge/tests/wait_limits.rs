@@ -1,7 +1,7 @@
 //! `GET /wait` under abuse from another program on this machine (no token needed to try):
 //! a client that sends half a request head is cut off after the head timeout, and a flood of
 //! connections that send no token keeps to a budget of its own, the oldest closed for each
-//! newcomer, while a real request gets through in the middle of it.
+//! newcomer once it had its grace, while a real request gets through in the middle of it.
 
 use std::time::Duration;
 
@@ -33,9 +33,10 @@ async fn half_headers_are_cut_off_and_a_flood_is_refused_without_blocking_real_r
     println!("a half-sent head was closed after {closed:?}");
 
     // A flood: 64 stalled connections, none with the token. They have 16 places of their own
-    // (session/src/gate.rs): past those, a newcomer is answered 503 while the oldest is under
-    // half a second old, and closes the oldest, unanswered, after that. A request with the
-    // token is served in the middle of the flood.
+    // (session/src/gate.rs): past those, a newcomer waits, and takes the oldest's place once
+    // that one had half a second to send its request (the oldest is closed, unanswered). So
+    // all but the last 16 make way within two seconds; those 16 hold their places until the
+    // head timeout. A request with the token is served in the middle of the flood.
     let mut flood = Vec::new();
     for _ in 0..64 {
         flood.push(stall(port).await);
@@ -50,7 +51,7 @@ async fn half_headers_are_cut_off_and_a_flood_is_refused_without_blocking_real_r
         assert!(answer.is_empty() || answer.starts_with("HTTP/1.1 503"), "{answer}");
         closed += usize::from(at.is_some());
     }
-    assert!(closed > 48, "only {closed} of 64 stalled connections made way");
+    assert!(closed >= 64 - 16, "only {closed} of 64 stalled connections made way");
 
     // The MCP session is unaffected meanwhile.
     mcp.ok("get_session", json!({})).await;
