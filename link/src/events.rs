@@ -273,10 +273,29 @@ struct Lane {
     per_tab: HashMap<Option<i64>, usize>,
     /// Lost and not yet told, per tab.
     lost: BTreeMap<Option<i64>, u64>,
+    /// The id of each tab's `state_update` waiting here: a page's state supersedes the one
+    /// before it, so a tab has at most one. Else a page that publishes its state after every
+    /// command (`provideState`) fills the lane with states no wait takes, and every push and
+    /// every wait then walks ten thousand of them.
+    states: HashMap<i64, u64>,
 }
 
 impl Lane {
     fn insert(&mut self, event: SessionEvent) {
+        if let Some(tab) = event.tab_id.filter(|_| event.kind == kind::STATE_UPDATE) {
+            match self.states.get(&tab) {
+                // One given back after a newer one came: the newer stays.
+                Some(&queued) if queued > event.id => return,
+                Some(&queued) => {
+                    let at = self.events.partition_point(|e| e.id < queued);
+                    if self.events.get(at).is_some_and(|e| e.id == queued) {
+                        self.remove(at);
+                    }
+                }
+                None => {}
+            }
+            self.states.insert(tab, event.id);
+        }
         self.bytes += event.cost();
         *self.per_tab.entry(event.tab_id).or_default() += 1;
         // Ids grow, so a new event goes last; one put back goes where its id says.
@@ -287,6 +306,11 @@ impl Lane {
     fn remove(&mut self, at: usize) -> Option<SessionEvent> {
         let event = self.events.remove(at)?;
         self.bytes -= event.cost();
+        if let Some(tab) = event.tab_id
+            && self.states.get(&tab) == Some(&event.id)
+        {
+            self.states.remove(&tab);
+        }
         if let Some(n) = self.per_tab.get_mut(&event.tab_id) {
             *n -= 1;
             if *n == 0 {
@@ -676,6 +700,34 @@ mod tests {
         let left: Vec<Option<i64>> =
             q.drain(&Filter::default(), NOW).await.iter().map(|e| e.tab_id).collect();
         assert_eq!(left, [Some(2), None]);
+    }
+
+    #[tokio::test]
+    async fn a_tabs_newer_state_supersedes_the_one_waiting_and_nothing_counts_as_lost() {
+        let q = EventQueue::with_limits(100, usize::MAX);
+        let state =
+            |tab: i64, n: u64| SessionEvent::new(kind::STATE_UPDATE, Some(tab), &json!({ "n": n }));
+        q.push(state(2, 0));
+        for n in 0..10_000 {
+            q.push(state(1, n));
+            q.push(page_of(1, n).clone());
+            let _ = q.drain(&Filter::kinds(&[kind::PAGE_EVENT]), NOW).await;
+        }
+        assert_eq!(q.len(), 2, "one state per tab waits");
+        let states = q.drain(&Filter::kinds(&[kind::STATE_UPDATE]), NOW).await;
+        let seen: Vec<(Option<i64>, u64)> =
+            states.iter().map(|e| (e.tab_id, e.data_value()["n"].as_u64().unwrap())).collect();
+        assert_eq!(seen, [(Some(2), 0), (Some(1), 9_999)], "each tab's newest, in arrival order");
+        assert!(states.iter().all(|e| e.kind != kind::DROPPED), "superseded is not lost");
+
+        // Given back after a newer one came, an older state is dropped; the newer stays.
+        q.push(state(1, 1));
+        let old = q.drain(&Filter::default(), NOW).await;
+        q.push(state(1, 2));
+        q.put_back(old);
+        let left = q.drain(&Filter::default(), NOW).await;
+        assert_eq!(left.len(), 1);
+        assert_eq!(left[0].data_value()["n"], 2);
     }
 
     #[tokio::test]
