@@ -79,7 +79,7 @@
     return { el: now, rebound: `ref ${ref} (${entry.role} "${entry.name}") was re-rendered; it now names the one element with the same role, name and place` };
   };
 
-  // What a test runner can find `el` by again, for export_test (bridge/src/mcp/export.rs
+  // What a test runner can find `el` by again, for export_test (bridge/src/mcp/webdev/export.rs
   // chooses among them, in one place): its role and name as read_page's line shows them, its
   // test id, label, placeholder and text, and what kind of control it is (a password field's
   // value is never written into a test).

@@ -1,6 +1,7 @@
-//! The MCP handler: the one `ServerHandler`, whose tool router joins the tool families
-//! (`tabs.rs`, `page.rs`, `dom.rs`, …), and the instructions a client reads once. Tool methods
-//! call the core and hold no socket code; what the server holds is in `server.rs`.
+//! The MCP handler: the one `ServerHandler`, whose tool router joins the routers of the tool
+//! families served (`sets.rs`; each family is a folder: `tabs/`, `page/`, `dom/`, …), and the
+//! instructions a client reads once. Tool methods call the core and hold no socket code; what
+//! the server holds is in `server.rs`.
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::IntoCallToolResult;
@@ -17,13 +18,13 @@ use tabwire_proto::wire::code;
 
 use super::reply::ToolError;
 use super::server::TabwireServer;
-use super::sets::ToolSet;
+use super::sets::{FAMILIES, ToolSet};
 
 use tabwire_link::error::CallError;
 
 /// The server's instructions (clients put them in the system prompt once): what every tool
 /// shares — where tabwire works, whose words a page's are, the parameters many tools take — said
-/// here once instead of in every tool's schema, then a line per family served.
+/// here once instead of in every tool's schema, then a line per family served (its `mod.rs`).
 const INSTRUCTIONS: &str = "\
 tabwire connects you to the user's own browser (Chrome, Edge, Brave…), where they are logged in. \
 It works only on the sites the user allowed (by default localhost, 127.0.0.1 and [::1]); \
@@ -41,82 +42,12 @@ as trusted (event.isTrusted): only where the user turned on \"Trusted input\" fo
 (else trusted_input_not_enabled), top frame only, and Chrome shows its \"is being debugged\" \
 bar meanwhile; use it only after an ordinary action did nothing.";
 
-/// One line per tool set ([`ToolSet`]), in this order.
-const FAMILY_INSTRUCTIONS: [(&str, &str); 8] = [
-    (
-        "tabs",
-        "\
-Tabs: list_tabs, open_tab, navigate, activate_tab and close_tab act by tab id; the tabs are the \
-user's, so do not close or navigate away from one you did not open unless asked. list_browsers \
-names the attached browsers; if none is connected, run diagnose and tell the user to start \
-Chrome with the tabwire extension.",
-    ),
-    (
-        "page",
-        "\
-Pages built for tabwire (window.tabwire): get_state reads a page's state, list_commands shows \
-the commands it declared and their parameters, send_command runs one (always name its tab_id), \
-and wait_for_state_change returns what the user did in pages since you last looked. With \
---page-tools each declared command is also a tool `<site>_<tag>_<app>__<command>`, named for \
-its origin, whose description ends with the page's words.",
-    ),
-    (
-        "dom",
-        "\
-Any page of an allowed site: read_page gives its controls as lines with refs (e12; f3e7 inside \
-a frame) and find searches them; click, fill, type, press_key, pointer and upload_file act on a \
-ref (or a CSS selector) and report how the page settled (check `effect`: none means nothing \
-changed; also `dialog`, `new_tab`); wait_for waits for text, a selector or a url; screenshot \
-shows a page as an image, console_messages and network_requests what it logged and requested, \
-and evaluate runs your function there only where the user turned on scripts for the site.",
-    ),
-    (
-        "sessions",
-        "\
-Sessions: get_session, notify_completion, post_message, ask_question and answer_question talk \
-with other assistant sessions; wait_for_event returns this session's next event.",
-    ),
-    (
-        "workers",
-        "\
-Workers: spawn_worker starts one (by default `claude -p PROMPT`) and returns at once; \
-wait_for_event returns its worker_complete (status, changed files, last output) as it ends; \
-list_workers and stop_worker follow and stop them; running ones get SIGTERM when this session \
-ends.",
-    ),
-    (
-        "chat",
-        "\
-Chat: to ask an AI chat open in a tab (claude.ai, chatgpt.com, gemini…), send_message_async \
-returns an operation id at once and wait_for_operation returns the answer.",
-    ),
-    (
-        "workflows",
-        "\
-Workflows: start_workflow gives the first skill and complete_skill, called each time you finish \
-one, says which to run next (and when to clear your context): follow it rather than choosing \
-the order yourself; the user sees where you stand in the browser.",
-    ),
-    (
-        "webdev",
-        "\
-Web development: cookies reads and sets a tab's cookies, web_storage names its storage, \
-site_state saves, clears and restores a signed-in state, only where the user turned on the \
-site's Cookies switch (a cookie is a credential). On any allowed site: network_rules blocks or mocks a tab's requests \
-(until removed or this session ends), viewport resizes the page to a device's size, page_timing \
-reads its timing, audit_accessibility lists what breaks accessibility rules with the refs to \
-fix; print_pdf (\"Trusted input\" switch) prints it to a PDF file.",
-    ),
-];
-
 /// The instructions for a server offering `set`.
 pub fn instructions(set: &ToolSet) -> String {
     let mut text = INSTRUCTIONS.to_owned();
-    for (family, line) in FAMILY_INSTRUCTIONS {
-        if set.has(family) {
-            text.push('\n');
-            text.push_str(line);
-        }
+    for family in FAMILIES.iter().filter(|f| set.has(f.name)) {
+        text.push('\n');
+        text.push_str(family.instructions);
     }
     text
 }
@@ -125,36 +56,8 @@ impl TabwireServer {
     /// The tools of `set`, with their schemas. `tabwire serve` keeps one copy to describe the
     /// tools before a client's session exists.
     pub fn tools(set: &ToolSet) -> ToolRouter<Self> {
-        let mut router = Self::browser_tools()
-            + Self::tab_tools()
-            + Self::diagnose_tools()
-            + Self::page_tools()
-            + Self::event_tools()
-            + Self::session_tools()
-            + Self::operation_tools()
-            + Self::worker_tools()
-            + Self::workflow_tools()
-            + Self::dom_tools()
-            + Self::screenshot_tools()
-            + Self::log_tools()
-            + Self::evaluate_tools()
-            + Self::download_tools()
-            + Self::handover_tools()
-            + Self::webdev_tools()
-            + Self::network_tools()
-            + Self::webdev_page_tools()
-            + Self::export_tools()
-            + Self::audit_tools()
-            + Self::command_tools();
-        let unserved: Vec<String> = router
-            .list_all()
-            .into_iter()
-            .map(|t| t.name.to_string())
-            .filter(|name| !set.serves(name))
-            .collect();
-        for name in unserved {
-            router.remove_route(&name);
-        }
+        let served = FAMILIES.iter().filter(|f| set.has(f.name)).map(|f| (f.router)());
+        let router = served.fold(ToolRouter::new(), |all, family| all + family);
         super::schema::clean_router(router, set.output_schemas())
     }
 
@@ -350,7 +253,7 @@ impl ServerHandler for TabwireServer {
             tokio::spawn(super::resources::follow(self.clone(), context.peer.clone()));
         }
         if self.page_tools {
-            tokio::spawn(super::commands::announce_changes(self.clone(), context.peer));
+            tokio::spawn(super::page::announce_changes(self.clone(), context.peer));
         }
     }
 }

@@ -1,35 +1,23 @@
 //! `tabwire mcp`: the MCP server on stdio. stdout is the MCP channel; logs go to stderr.
 
-mod audit;
-mod browsers;
-mod commands;
-mod diagnose;
+mod chat;
 mod dom;
-mod downloads;
-mod evaluate;
-mod events;
-mod export;
 mod handler;
-mod handover;
 pub mod jsonrpc;
 mod logging;
-mod logs;
-mod network;
-mod operations;
 mod page;
+mod params;
 mod prompts;
 mod reply;
 mod resources;
 mod schema;
-mod screenshot;
 mod server;
 mod sessions;
 pub mod sets;
 pub mod shell;
 mod tabs;
-mod uploads;
+mod waiting;
 mod webdev;
-mod webdev_page;
 mod workers;
 mod workflows;
 

@@ -39,7 +39,7 @@ use rmcp::model::{
 use rmcp::{ErrorData, Peer, RoleServer};
 use serde::Serialize;
 
-use super::operations::OperationView;
+use super::chat::OperationView;
 use super::page::PageState;
 use super::server::{Subscriptions, TabwireServer};
 use super::workflows::WorkflowView;

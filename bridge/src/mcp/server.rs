@@ -1,5 +1,5 @@
 //! What one MCP session's server holds: the core it calls, the features it started, and the
-//! state its tool families keep (their behaviour is in their own files; `handler.rs` joins
+//! state its tool families keep (their behaviour is in their own folders; `handler.rs` joins
 //! them into the MCP handler). Nothing here imports a tool family, so they can all import it.
 
 use std::collections::{HashMap, HashSet};
@@ -34,12 +34,12 @@ pub struct TabwireServer {
     pub(super) subscriptions: Arc<Subscriptions>,
     /// `--page-tools`: each declared page command as a tool of its own.
     pub(super) page_tools: bool,
-    /// This session's network rules' key and holds (`network.rs`).
+    /// This session's network rules' key and holds (`webdev/network.rs`).
     pub(super) holds: Arc<Holds>,
     /// The least severe log message its client wants (`logging.rs`).
     pub(super) log_level: Arc<LogLevel>,
-    /// What this session did, for export_test (`export.rs`).
-    pub(super) recording: Arc<super::export::Recording>,
+    /// What this session did, for export_test (`webdev/export.rs`).
+    pub(super) recording: Arc<super::webdev::Recording>,
 }
 
 impl TabwireServer {
@@ -105,7 +105,7 @@ pub struct Subscriptions {
 }
 
 /// This session's key for its network rules, and the browsers it holds them in
-/// (`network.rs`).
+/// (`webdev/network.rs`).
 pub struct Holds {
     pub(super) key: String,
     pub(super) held: Arc<Mutex<HashSet<String>>>,

@@ -6,104 +6,41 @@
 use std::collections::BTreeSet;
 use std::fmt;
 use std::str::FromStr;
+use std::sync::LazyLock;
 
-/// One family: its name on the command line and its tools.
+use rmcp::handler::server::router::tool::ToolRouter;
+
+use super::server::TabwireServer;
+
+/// One family: its name on the command line, its line in the server's instructions, and its
+/// tools. Each family's folder declares it in its `mod.rs` (`tabs/mod.rs`, `dom/mod.rs`, …);
+/// its tools' names are its router's, so a tool added to a router is served in its family.
 pub struct Family {
     pub name: &'static str,
-    pub tools: &'static [&'static str],
+    /// Said after the server's instructions when the family is served (`handler.rs`).
+    pub instructions: &'static str,
+    /// The family's tools. A tool may be in two routers (wait_for_event: sessions and workers).
+    pub router: fn() -> ToolRouter<TabwireServer>,
 }
 
-/// Every family. A tool may be in two (wait_for_event follows sessions and workers).
+/// Every family, in the order of their lines in the server's instructions.
 pub const FAMILIES: [Family; 8] = [
-    Family {
-        name: "tabs",
-        tools: &[
-            "list_browsers",
-            "list_tabs",
-            "open_tab",
-            "navigate",
-            "activate_tab",
-            "close_tab",
-            "diagnose",
-        ],
-    },
-    Family {
-        name: "page",
-        tools: &["get_state", "list_commands", "send_command", "wait_for_state_change"],
-    },
-    Family {
-        name: "dom",
-        tools: &[
-            "read_page",
-            "find",
-            "click",
-            "fill",
-            "type",
-            "press_key",
-            "pointer",
-            "upload_file",
-            "wait_for",
-            "handle_dialog",
-            "screenshot",
-            "console_messages",
-            "network_requests",
-            "evaluate",
-            "downloads",
-            "ask_user",
-        ],
-    },
-    Family {
-        name: "sessions",
-        tools: &[
-            "get_session",
-            "notify_completion",
-            "post_message",
-            "ask_question",
-            "answer_question",
-            "wait_for_event",
-        ],
-    },
-    Family {
-        name: "workers",
-        tools: &["spawn_worker", "list_workers", "stop_worker", "give_tab", "wait_for_event"],
-    },
-    Family {
-        name: "chat",
-        tools: &[
-            "send_message_async",
-            "wait_for_operation",
-            "get_operation",
-            "list_operations",
-            "cancel_operation",
-            "list_adapters",
-        ],
-    },
-    Family {
-        name: "workflows",
-        tools: &[
-            "start_workflow",
-            "complete_skill",
-            "update_workflow",
-            "get_workflow_state",
-            "list_workflows",
-        ],
-    },
-    // A web developer's tools for allowed sites; some need a switch the user turns on.
-    Family {
-        name: "webdev",
-        tools: &[
-            "cookies",
-            "web_storage",
-            "site_state",
-            "network_rules",
-            "viewport",
-            "page_timing",
-            "print_pdf",
-            "export_test",
-            "audit_accessibility",
-        ],
-    },
+    super::tabs::FAMILY,
+    super::page::FAMILY,
+    super::dom::FAMILY,
+    super::sessions::FAMILY,
+    super::workers::FAMILY,
+    super::chat::FAMILY,
+    super::workflows::FAMILY,
+    super::webdev::FAMILY,
 ];
+
+/// Each family's name and the names of its tools, read from its router once: `serves` and
+/// `family_of` answer at every call, and building a router builds its tools' schemas.
+static TOOLS: LazyLock<Vec<(&'static str, Vec<String>)>> = LazyLock::new(|| {
+    let names = |f: &Family| (f.router)().list_all().into_iter().map(|t| t.name.into()).collect();
+    FAMILIES.iter().map(|f| (f.name, names(f))).collect()
+});
 
 /// What a Claude Code user needs most: their browser's tabs, the pages of their own web apps
 /// (state and commands), and any page read and acted on as a user would.
@@ -135,7 +72,9 @@ impl ToolSet {
 
     /// Whether the tool `name` (a built-in one) is served.
     pub fn serves(&self, name: &str) -> bool {
-        FAMILIES.iter().any(|f| self.families.contains(f.name) && f.tools.contains(&name))
+        TOOLS.iter().any(|(family, tools)| {
+            self.families.contains(family) && tools.iter().any(|t| t == name)
+        })
     }
 
     /// Whether the family `name` is served.
@@ -145,7 +84,7 @@ impl ToolSet {
 
     /// The family of a built-in tool this set does not serve, to say how to get it.
     pub fn family_of(name: &str) -> Option<&'static str> {
-        FAMILIES.iter().find(|f| f.tools.contains(&name)).map(|f| f.name)
+        TOOLS.iter().find(|(_, tools)| tools.iter().any(|t| t == name)).map(|(family, _)| *family)
     }
 }
 
@@ -207,15 +146,142 @@ mod tests {
         assert!("".parse::<ToolSet>().is_err());
     }
 
+    /// Every `#[tool]` written under `mcp/` is in a family: a router no family joins would
+    /// serve nothing.
     #[test]
-    fn every_tool_is_in_a_set_and_every_set_names_real_tools() {
-        let served = super::super::TabwireServer::tools(&ToolSet::all()).list_all();
-        let mut served: Vec<String> = served.iter().map(|t| t.name.to_string()).collect();
+    fn every_tool_written_is_in_a_family() {
+        fn count(dir: &std::path::Path) -> usize {
+            let mut n = 0;
+            for entry in std::fs::read_dir(dir).expect("mcp/ reads") {
+                let path = entry.expect("an entry").path();
+                if path.is_dir() {
+                    n += count(&path);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    let text = std::fs::read_to_string(&path).expect("a source reads");
+                    n += text.lines().filter(|l| l.trim_start().starts_with("#[tool(")).count();
+                }
+            }
+            n
+        }
+        let mcp = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/mcp");
+        let mut served: Vec<&str> =
+            TOOLS.iter().flat_map(|(_, tools)| tools).map(String::as_str).collect();
         served.sort();
-        let mut named: Vec<String> =
-            FAMILIES.iter().flat_map(|f| f.tools).map(|t| t.to_string()).collect();
-        named.sort();
-        named.dedup();
-        assert_eq!(served, named);
+        served.dedup();
+        assert_eq!(served.len(), count(&mcp), "{served:?}");
+        let listed = super::super::TabwireServer::tools(&ToolSet::all()).list_all();
+        assert_eq!(listed.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>(), served);
+    }
+
+    /// The families serve what their hand-kept lists said before each folder's router became
+    /// its list (and wait_for_event is the sessions' first, as `family_of` says).
+    #[test]
+    fn the_families_serve_what_their_lists_said() {
+        let said: [(&str, &[&str]); 8] = [
+            (
+                "tabs",
+                &[
+                    "list_browsers",
+                    "list_tabs",
+                    "open_tab",
+                    "navigate",
+                    "activate_tab",
+                    "close_tab",
+                    "diagnose",
+                ],
+            ),
+            ("page", &["get_state", "list_commands", "send_command", "wait_for_state_change"]),
+            (
+                "dom",
+                &[
+                    "read_page",
+                    "find",
+                    "click",
+                    "fill",
+                    "type",
+                    "press_key",
+                    "pointer",
+                    "upload_file",
+                    "wait_for",
+                    "handle_dialog",
+                    "screenshot",
+                    "console_messages",
+                    "network_requests",
+                    "evaluate",
+                    "downloads",
+                    "ask_user",
+                ],
+            ),
+            (
+                "sessions",
+                &[
+                    "get_session",
+                    "notify_completion",
+                    "post_message",
+                    "ask_question",
+                    "answer_question",
+                    "wait_for_event",
+                ],
+            ),
+            (
+                "workers",
+                &["spawn_worker", "list_workers", "stop_worker", "give_tab", "wait_for_event"],
+            ),
+            (
+                "chat",
+                &[
+                    "send_message_async",
+                    "wait_for_operation",
+                    "get_operation",
+                    "list_operations",
+                    "cancel_operation",
+                    "list_adapters",
+                ],
+            ),
+            (
+                "workflows",
+                &[
+                    "start_workflow",
+                    "complete_skill",
+                    "update_workflow",
+                    "get_workflow_state",
+                    "list_workflows",
+                ],
+            ),
+            (
+                "webdev",
+                &[
+                    "cookies",
+                    "web_storage",
+                    "site_state",
+                    "network_rules",
+                    "viewport",
+                    "page_timing",
+                    "print_pdf",
+                    "export_test",
+                    "audit_accessibility",
+                ],
+            ),
+        ];
+        let derived: Vec<(&str, Vec<String>)> = TOOLS.clone();
+        let said: Vec<(&str, Vec<String>)> = said
+            .iter()
+            .map(|(family, tools)| {
+                let mut tools: Vec<String> = tools.iter().map(|t| t.to_string()).collect();
+                tools.sort();
+                (*family, tools)
+            })
+            .collect();
+        assert_eq!(derived, said);
+        assert_eq!(ToolSet::family_of("wait_for_event"), Some("sessions"));
+        let default = ToolSet::default();
+        let mut served: Vec<&str> = ["tabs", "page", "dom"]
+            .iter()
+            .flat_map(|f| &said.iter().find(|(n, _)| n == f).unwrap().1)
+            .map(String::as_str)
+            .collect();
+        served.sort();
+        let listed = super::super::TabwireServer::tools(&default).list_all();
+        assert_eq!(listed.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>(), served);
     }
 }

@@ -1,10 +1,10 @@
 //! export_test: what this session did on a site, written as a Playwright Test file the developer
-//! keeps and runs. Each acting call (`dom.rs`, `act`) leaves a step here with what the extension
-//! resolved for its elements (`ns.facts` in extension/isolated/refs.js: role, name, test id,
-//! label, placeholder, text); navigate, open_tab, wait_for and handle_dialog leave theirs, and
-//! find and read_page what they read back (`checks.rs`: the assertions). The one rule that turns
-//! those facts into a locator is [`locator`]. The session is this process: the steps live in
-//! memory and end with it.
+//! keeps and runs. Each acting call (`act` in `dom/refs.rs`) leaves a step here with what the
+//! extension resolved for its elements (`ns.facts` in extension/isolated/refs.js: role, name,
+//! test id, label, placeholder, text); navigate, open_tab, wait_for and handle_dialog leave
+//! theirs, and find and read_page what they read back (`checks.rs`: the assertions). The one
+//! rule that turns those facts into a locator is [`locator`]. The session is this process: the
+//! steps live in memory and end with it.
 
 mod checks;
 
@@ -22,8 +22,8 @@ use tabwire_link::error::CallError;
 use tabwire_link::methods::ActReport;
 use tabwire_proto::wire::code;
 
-use super::reply::{Reply, ToolError};
-use super::server::TabwireServer;
+use crate::mcp::reply::{Reply, ToolError};
+use crate::mcp::server::TabwireServer;
 
 /// Steps kept per session; older ones go first (the export says how many).
 const MAX_STEPS: usize = 2000;
@@ -95,7 +95,7 @@ impl Recording {
     }
 
     /// The tab loaded `url` (navigate, open_tab).
-    pub(super) fn went(&self, tab: i64, url: &str) {
+    pub(in crate::mcp) fn went(&self, tab: i64, url: &str) {
         if !url.starts_with("http") {
             return;
         }
@@ -108,7 +108,7 @@ impl Recording {
 
     /// An acting call and its settled report. The elements' facts are taken out of the report's
     /// `result`: they are for the export, not for the model to read.
-    pub(super) fn acted<A: Serialize + ?Sized>(
+    pub(in crate::mcp) fn acted<A: Serialize + ?Sized>(
         &self,
         method: &'static str,
         tab: i64,
@@ -144,14 +144,19 @@ impl Recording {
     }
 
     /// A wait_for that was met: `text`, `text_gone`, `selector`, `url`.
-    pub(super) fn waited(&self, tab: i64, args: &impl Serialize) {
+    pub(in crate::mcp) fn waited(&self, tab: i64, args: &impl Serialize) {
         self.push(tab, What::Wait(serde_json::to_value(args).unwrap_or_default()));
     }
 
     /// What find (`asked`: its matches) or read_page (its lines, of which those not seen
     /// before in the tab are news) read in a tab this session has acted in; reads elsewhere
     /// check nothing the session did.
-    pub(super) fn read<'a>(&self, tab: i64, lines: impl IntoIterator<Item = &'a str>, asked: bool) {
+    pub(in crate::mcp) fn read<'a>(
+        &self,
+        tab: i64,
+        lines: impl IntoIterator<Item = &'a str>,
+        asked: bool,
+    ) {
         let mut s = self.0.lock().unwrap();
         if !s.known.contains_key(&tab) {
             return;
@@ -164,7 +169,7 @@ impl Recording {
     }
 
     /// handle_dialog: how the tab's next dialog is to be answered.
-    pub(super) fn dialog(&self, tab: i64, accept: bool, text: Option<String>) {
+    pub(in crate::mcp) fn dialog(&self, tab: i64, accept: bool, text: Option<String>) {
         self.push(tab, What::Dialog { accept, text });
     }
 }

@@ -11,9 +11,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tabwire_proto::wire::code;
 
-use super::reply::{Reply, ToolError};
-use super::server::TabwireServer;
-use super::tabs::Target;
+use crate::mcp::params::Target;
+use crate::mcp::reply::{Reply, ToolError};
+use crate::mcp::server::TabwireServer;
 use tabwire_link::error::CallError;
 use tabwire_link::methods::{
     Cookie, Cookies, CookiesArgs, RestoreArgs, Restored, SiteState, StorageNames, TabArgs,

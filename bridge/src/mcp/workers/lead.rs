@@ -10,9 +10,9 @@ use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::reply::{Reply, ToolError};
-use super::server::TabwireServer;
-use super::tabs::Target;
+use crate::mcp::params::Target;
+use crate::mcp::reply::{Reply, ToolError};
+use crate::mcp::server::TabwireServer;
 use tabwire_link::error::CallError;
 use tabwire_link::methods::{GiveTab, Given, TabsGive};
 use tabwire_proto::wire::code;

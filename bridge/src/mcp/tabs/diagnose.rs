@@ -8,9 +8,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tabwire_install::{DoctorArgs, Env};
 
-use super::reply::Reply;
-use super::server::TabwireServer;
 use crate::doctor::Hop;
+use crate::mcp::reply::Reply;
+use crate::mcp::server::TabwireServer;
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct DiagnoseParams {

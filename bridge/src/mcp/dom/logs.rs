@@ -9,9 +9,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::reply::{Reply, ToolError, one_line};
-use super::server::TabwireServer;
-use super::tabs::Target;
+use crate::mcp::params::Target;
+use crate::mcp::reply::{Reply, ToolError, one_line};
+use crate::mcp::server::TabwireServer;
 use tabwire_link::methods::{
     Capture, ConsoleArgs, ConsoleMessages, DomConsole, DomNetwork, NetworkArgs, NetworkRequests,
 };

@@ -15,9 +15,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use super::reply::{Reply, ToolError};
-use super::server::{Holds, TabwireServer};
-use super::tabs::Target;
+use crate::mcp::params::Target;
+use crate::mcp::reply::{Reply, ToolError};
+use crate::mcp::server::{Holds, TabwireServer};
 use tabwire_link::browser::Connection;
 use tabwire_link::methods::{
     HoldArgs, Method as _, NetworkRuleArgs, NetworkRules, WebdevNetwork, WebdevNetworkHold,

@@ -8,8 +8,8 @@ use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::reply::{Reply, ToolError};
-use super::server::TabwireServer;
+use crate::mcp::reply::{Reply, ToolError};
+use crate::mcp::server::TabwireServer;
 use tabwire_workflows::Seen;
 use tabwire_workflows::catalog::Catalog;
 use tabwire_workflows::draw;

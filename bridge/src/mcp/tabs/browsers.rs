@@ -5,8 +5,8 @@ use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::reply::Reply;
-use super::server::TabwireServer;
+use crate::mcp::reply::Reply;
+use crate::mcp::server::TabwireServer;
 use tabwire_link::browser::BrowserInfo;
 use tabwire_link::error::NO_BROWSER;
 

@@ -15,30 +15,20 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tabwire_proto::wire::code;
 
-use super::reply::{Reply, Text, ToolError, marked, one_line};
-use super::server::TabwireServer;
-use super::tabs::Target;
 use super::uploads::{self, Upload};
+use crate::mcp::params::Page;
+use crate::mcp::reply::{Reply, Text, ToolError, marked, one_line};
+use crate::mcp::server::TabwireServer;
 use tabwire_link::error::CallError;
 use tabwire_link::methods::{
     ActReport, ClickArgs, DialogArgs, DialogArmed, DomClick, DomFill, DomFind, DomHandleDialog,
     DomPointer, DomPressKey, DomRead, DomType, DomUpload, DomWaitFor, Element, Field, FillArgs,
-    FindArgs, Found, Method, Mode, OnPage, PageSnapshot, PointerArgs, PressKeyArgs, ReadArgs,
-    TypeArgs, UploadArgs, UploadedFile, WaitForArgs, Waited,
+    FindArgs, Found, Method, Mode, PageSnapshot, PointerArgs, PressKeyArgs, ReadArgs, TypeArgs,
+    UploadArgs, UploadedFile, WaitForArgs, Waited,
 };
 
 /// The longest wait_for.
 const MAX_WAIT_MS: u64 = tabwire_link::limits::MAX_WAIT_SECS * 1000;
-
-/// Which page: the tab, and optionally the origin it must show.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct Page {
-    pub tab_id: i64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expected_origin: Option<String>,
-    #[serde(flatten)]
-    pub target: Target,
-}
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ReadPageParams {
@@ -192,13 +182,6 @@ pub struct HandleDialogParams {
     /// A prompt's answer.
     #[serde(default)]
     pub prompt_text: Option<String>,
-}
-
-impl Page {
-    /// The page as every `dom.*` call names it.
-    fn on(&self) -> OnPage {
-        OnPage { tab_id: self.tab_id, expected_origin: self.expected_origin.clone() }
-    }
 }
 
 /// Which page a text speaks of, and that what follows is the page's, not instructions.

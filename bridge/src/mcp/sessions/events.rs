@@ -1,8 +1,7 @@
-//! Waiting tools: wait_for_event (one event of the kinds asked for) and wait_for_state_change
-//! (every event the pages pushed, at once). Both take from this session's queue
-//! (`tabwire_link::events`), so an event is returned once, to one waiter.
-
-use std::time::Duration;
+//! wait_for_event: one event of the kinds asked for from this session's queue
+//! (`tabwire_link::events`), so an event is returned once, to one waiter. The workers' family
+//! serves it too: it is how a lead hears its workers end. Pages' events are taken in batches
+//! by wait_for_state_change (`page/events.rs`).
 
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
@@ -12,15 +11,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use tabwire_proto::wire::code;
 
-use super::reply::{Reply, ToolError};
-use super::server::TabwireServer;
+use crate::mcp::reply::{Reply, ToolError};
+use crate::mcp::server::TabwireServer;
+use crate::mcp::waiting::{describe, seconds, unencodable};
 use tabwire_link::error::CallError;
 use tabwire_link::events::{Filter, SessionEvent, kind};
 
 /// The names of the envelope's fields in a [`Waited`].
 const ENVELOPE: [&str; 8] = ["type", "id", "tab_id", "origin", "url", "host_pid", "seq", "at_ms"];
 pub(super) const MAX_EVENT_WAIT_SECS: u64 = 3600;
-const MAX_STATE_WAIT_SECS: u64 = tabwire_link::limits::MAX_WAIT_SECS;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct WaitForEventParams {
@@ -30,16 +29,6 @@ pub struct WaitForEventParams {
     pub types: Option<Vec<String>>,
     /// Seconds, at most 3600.
     #[serde(default = "five_minutes")]
-    pub timeout_secs: u64,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct WaitForStateChangeParams {
-    /// Only this tab's events.
-    #[serde(default)]
-    pub tab_id: Option<i64>,
-    /// Seconds to wait, at most 120.
-    #[serde(default = "thirty_seconds")]
     pub timeout_secs: u64,
 }
 
@@ -124,24 +113,11 @@ impl Waited {
     }
 }
 
-/// The page events taken from the queue.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct StateChanges {
-    /// Every page event that was queued, oldest first (possibly preceded by a `dropped` event).
-    pub events: Vec<SessionEvent>,
-    /// True when none came within the timeout.
-    pub timed_out: bool,
-}
-
 fn five_minutes() -> u64 {
     300
 }
 
-fn thirty_seconds() -> u64 {
-    30
-}
-
-#[tool_router(router = event_tools, vis = "pub(super)")]
+#[tool_router(router = event_tools, vis = "pub(in crate::mcp)")]
 impl TabwireServer {
     /// Take this session's next event from its queue: by default a worker's worker_complete
     /// (spawn_worker), else one of `types`; {"type": "timeout"} after timeout_secs, and the other
@@ -183,77 +159,6 @@ impl TabwireServer {
         };
         Ok(Reply::new(describe(&event), Waited::of(&event, data)))
     }
-
-    /// Wait until pages push events (tabwire.pushEvent) and return them all, oldest first, or
-    /// `timed_out` after timeout_secs: how to follow what the user does in a page. get_state gives
-    /// a page's current state.
-    #[tool(
-        output_schema = schema_for_output::<StateChanges>(),
-        annotations(
-            title = "Wait for page events",
-            read_only_hint = false,
-            destructive_hint = false,
-            idempotent_hint = false,
-            open_world_hint = false
-        )
-    )]
-    async fn wait_for_state_change(
-        &self,
-        Parameters(p): Parameters<WaitForStateChangeParams>,
-    ) -> Result<Reply<Value>, ToolError> {
-        let timeout = seconds(p.timeout_secs, MAX_STATE_WAIT_SECS)?;
-        // A cancelled call is dropped while it waits (`call_tool`), before it takes anything.
-        let events = self.core.wait_page_events(p.tab_id, timeout).await?;
-        // Nothing is taken for good before its answer is known to encode: else the events go
-        // back to their places in the queue.
-        let timed_out = events.is_empty();
-        let encoded = match serde_json::to_value(&events) {
-            Ok(encoded) => encoded,
-            Err(e) => {
-                self.core.queue().put_back(events);
-                return Err(unencodable(e).into());
-            }
-        };
-        self.core.tell_drained(&events).await;
-        let text = match events.len() {
-            0 => format!("no page event within {} s", p.timeout_secs),
-            n => {
-                let lines: Vec<String> = events.iter().map(describe).collect();
-                format!("{n} page event{}:\n{}", if n == 1 { "" } else { "s" }, lines.join("\n"))
-            }
-        };
-        Ok(Reply::new(text, serde_json::json!({ "events": encoded, "timed_out": timed_out })))
-    }
-}
-
-pub(super) fn seconds(secs: u64, max: u64) -> Result<Duration, CallError> {
-    if secs > max {
-        return Err(CallError::new(
-            code::BAD_REQUEST,
-            format!("timeout_secs must be at most {max}; got {secs}. Wait again to wait longer"),
-        ));
-    }
-    Ok(Duration::from_secs(secs))
-}
-
-/// `page_event from http://localhost:5173 (tab 5): {"kind":"click"}`
-fn describe(event: &SessionEvent) -> String {
-    match (&event.origin, event.tab_id) {
-        (Some(origin), Some(tab)) => {
-            format!("{} from {origin} (tab {tab}): {}", event.kind, event.data.get())
-        }
-        (None, Some(tab)) => format!("{} from tab {tab}: {}", event.kind, event.data.get()),
-        _ => format!("{}: {}", event.kind, event.data.get()),
-    }
-}
-
-fn unencodable(e: serde_json::Error) -> CallError {
-    CallError::new(
-        code::INTERNAL,
-        format!(
-            "an event could not be encoded ({e}); it stays queued. This is a bug in tabwire: please report it"
-        ),
-    )
 }
 
 #[cfg(test)]

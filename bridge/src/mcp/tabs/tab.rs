@@ -6,19 +6,13 @@ use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::reply::{Reply, ToolError};
-use super::server::TabwireServer;
+use crate::mcp::params::Target;
+use crate::mcp::reply::{Reply, ToolError};
+use crate::mcp::server::TabwireServer;
 use tabwire_link::methods::{
     NavigateTab, OpenTab, Tab, TabRef, TabsActivate, TabsClose, TabsList, TabsNavigate, TabsOpen,
     Wait,
 };
-
-/// Which browser a tool acts in. Shared by every browser tool.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-pub struct Target {
-    #[serde(default)]
-    pub browser: Option<String>,
-}
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ListTabsParams {

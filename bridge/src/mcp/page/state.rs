@@ -14,9 +14,9 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use tabwire_proto::wire::code;
 
-use super::reply::{Reply, ToolError};
-use super::server::TabwireServer;
-use super::tabs::Target;
+use crate::mcp::params::Target;
+use crate::mcp::reply::{Reply, ToolError};
+use crate::mcp::server::TabwireServer;
 use tabwire_link::error::CallError;
 use tabwire_link::page::{CommandRun, Source};
 

@@ -22,11 +22,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tabwire_proto::wire::code;
 
-use super::page::CommandResult;
-use super::reply::{Reply, ToolError};
-use super::schema::{clean_schema, page_params};
-use super::server::TabwireServer;
-use super::tabs::Target;
+use super::state::CommandResult;
+use crate::mcp::params::Target;
+use crate::mcp::reply::{Reply, ToolError};
+use crate::mcp::schema::{clean_schema, page_params};
+use crate::mcp::server::TabwireServer;
 use tabwire_link::commands::names::{self, PageTool};
 use tabwire_link::commands::{PageCommands, check, quoted};
 use tabwire_link::error::CallError;
@@ -91,7 +91,7 @@ impl TabwireServer {
 impl TabwireServer {
     /// The page tools now, as MCP tools; a browser not asked yet since it attached is asked
     /// first (pages that declared before this session started).
-    pub(super) async fn page_tool_list(&self) -> Vec<Tool> {
+    pub(in crate::mcp) async fn page_tool_list(&self) -> Vec<Tool> {
         listing(&self.current_page_tools().await)
     }
 
@@ -109,7 +109,7 @@ impl TabwireServer {
     }
 
     /// Call page tool `name`, if there is one by that name.
-    pub(super) async fn call_page_tool(
+    pub(in crate::mcp) async fn call_page_tool(
         &self,
         name: &str,
         arguments: Option<JsonObject>,
@@ -332,7 +332,10 @@ fn as_mcp_tool(tool: &PageTool) -> Option<Tool> {
 
 /// Send `notifications/tools/list_changed` each time the page tools change (a page came, went,
 /// or declared other commands), until the client goes away.
-pub(super) async fn announce_changes(server: TabwireServer, peer: rmcp::Peer<rmcp::RoleServer>) {
+pub(in crate::mcp) async fn announce_changes(
+    server: TabwireServer,
+    peer: rmcp::Peer<rmcp::RoleServer>,
+) {
     let mut changes = server.core.commands().watch();
     let mut last = server.page_tool_list().await;
     while changes.changed().await.is_ok() {

@@ -9,9 +9,9 @@ use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::dom::Page;
-use super::reply::{Reply, ToolError, one_line};
-use super::server::TabwireServer;
+use crate::mcp::params::Page;
+use crate::mcp::reply::{Reply, ToolError, one_line};
+use crate::mcp::server::TabwireServer;
 use tabwire_link::methods::{Audit, AuditArgs, DomAudit, Method, OnPage};
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -16,9 +16,9 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use tabwire_proto::wire::code;
 
-use super::reply::{Reply, ToolError};
-use super::server::TabwireServer;
-use super::tabs::Target;
+use crate::mcp::params::Target;
+use crate::mcp::reply::{Reply, ToolError};
+use crate::mcp::server::TabwireServer;
 use tabwire_link::error::CallError;
 use tabwire_link::methods::{Download, DownloadText, Downloads, DownloadsArgs, DownloadsList};
 

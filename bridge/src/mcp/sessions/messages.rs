@@ -10,9 +10,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tabwire_proto::wire::code;
 
-use super::events::{MAX_EVENT_WAIT_SECS, seconds};
-use super::reply::{Reply, ToolError};
-use super::server::TabwireServer;
+use super::events::MAX_EVENT_WAIT_SECS;
+use crate::mcp::reply::{Reply, ToolError};
+use crate::mcp::server::TabwireServer;
+use crate::mcp::waiting::seconds;
 use tabwire_link::error::CallError;
 use tabwire_link::events::{Filter, kind};
 use tabwire_session::SESSION_ENV;

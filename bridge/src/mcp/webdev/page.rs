@@ -13,10 +13,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tabwire_proto::wire::code;
 
-use super::reply::{Reply, ToolError};
-use super::server::TabwireServer;
-use super::tabs::Target;
-use super::webdev::TabParams;
+use super::storage::TabParams;
+use crate::mcp::params::Target;
+use crate::mcp::reply::{Reply, ToolError};
+use crate::mcp::server::TabwireServer;
 use tabwire_link::error::CallError;
 use tabwire_link::methods::{
     PageTiming, PdfArgs, TabArgs, Viewport, ViewportArgs, WebdevPdf, WebdevTiming, WebdevViewport,

@@ -16,9 +16,9 @@ use serde_json::Value;
 use tabwire_proto::wire::code;
 use tokio::sync::broadcast::error::RecvError;
 
-use super::reply::{Reply, ToolError};
-use super::server::TabwireServer;
-use super::tabs::Target;
+use crate::mcp::params::Target;
+use crate::mcp::reply::{Reply, ToolError};
+use crate::mcp::server::TabwireServer;
 use tabwire_link::error::CallError;
 use tabwire_operations::adapters::Catalog;
 use tabwire_operations::machine::{MilestoneKind, OperationStatus};
