@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Installs what tabwire's demo and tests need on a fresh Debian machine, and nothing else:
 # Debian's Chromium, curl and jq (apt-get; scripts/wait-for-state.sh uses the last two), faketime
-# (libfaketime: bridge/tests/abuse_operations.rs sets the bridge's wall clock with it), pdftotext
-# (poppler-utils: bridge/tests/webdev_network.rs reads a printed PDF with it), Xvfb (xvfb: a display
+# (libfaketime: bridge/tests/attacks/abuse_operations.rs sets the bridge's wall clock with it), pdftotext
+# (poppler-utils: bridge/tests/browser/webdev_network.rs reads a printed PDF with it), Xvfb (xvfb: a display
 # for the headed Chromium of bridge/benches/browser/sessions.rs), Python's venv module
-# (python3-venv: tests/harness/pypi.rs makes a venv of Python chat frameworks from PyPI for
-# bridge/tests/chat_frameworks.rs) and a Rust toolchain (rustup) when they are missing.
+# (python3-venv: testkit/harness/pypi.rs makes a venv of Python chat frameworks from PyPI for
+# bridge/tests/apps/chat_frameworks.rs) and a Rust toolchain (rustup) when they are missing.
 set -euo pipefail
 
 need_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The soak benchmark (not in CI; its short guard is in CI: bridge/tests/abuse.rs): 10 sessions,
+# The soak benchmark (not in CI; its short guard is in CI: bridge/tests/attacks/abuse.rs): 10 sessions,
 # each on a tab of its own and one the user shares, 1,000 page commands in flight, pages pushing
 # events, for SECONDS (default 600) alone and as long again beside a session refused on every
 # call, through a real headless Chromium, release binaries. Prints each period's served rate,

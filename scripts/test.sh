@@ -13,7 +13,7 @@ node --test extension/lib/*.test.js
 # `tabwire serve --http` (rmcp's streamable-HTTP client) instead of a `tabwire mcp` child.
 if [ "$#" -eq 0 ]; then
     TABWIRE_TEST_MCP=http cargo test --locked -p tabwire --no-fail-fast \
-        --test browser_state --test browser_events --test sessions --test operations
+        --test browser --test clients -- state:: events:: sessions:: operations::
 fi
 # The Windows build under Wine (its unit tests and the real-browser test; every other test target
 # built), and what this machine can check of macOS and of CI (scripts/cross.sh).

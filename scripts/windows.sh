@@ -3,7 +3,7 @@
 # bridge built for x86_64-pc-windows-gnu, with Wine as the test runner (named pipes, their
 # security descriptor and peer checks, job objects, file locks); every other test target built
 # for Windows (not run; skipped when a test is named); then the real-browser test
-# bridge/tests/windows.rs, where Debian's Chromium starts the Windows tabwire-host.exe and the
+# bridge/tests/install/windows.rs, where Debian's Chromium starts the Windows tabwire-host.exe and the
 # Windows `tabwire.exe mcp` drives it, and install / doctor / uninstall meet Wine's registry.
 # Installs Wine, the mingw-w64 linker and the rustup target when missing. Arguments go to every
 # `cargo test` (e.g. a test name). scripts/test.sh runs it.
@@ -62,12 +62,8 @@ echo "windows: unit tests under Wine took $((SECONDS - started)) s" >&2
 # build everything again. About 7 minutes and 2.2 GB (55 executables) on a 2-core machine.
 if [ "$#" -eq 0 ]; then
   started=$SECONDS
-  bridge_tests=()
-  for file in bridge/tests/*.rs; do
-    bridge_tests+=(--test "$(basename "$file" .rs)")
-  done
   CARGO_INCREMENTAL=0 cargo test --locked --target "$target" --no-run -p tabwire \
-    -p tabwire-session "${bridge_tests[@]}" --test fuzz_corpus || failed=1
+    -p tabwire-session --tests || failed=1
   echo "windows: the other test targets built in $((SECONDS - started)) s" >&2
 fi
 
@@ -76,13 +72,13 @@ fi
 started=$SECONDS
 CARGO_INCREMENTAL=0 cargo build --locked --target "$target" --bins || failed=1
 cargo build --locked --workspace --bins || failed=1
-TABWIRE_WINDOWS_BINS="$out" cargo test --locked -p tabwire --no-fail-fast --test windows \
-  "$@" || failed=1
+TABWIRE_WINDOWS_BINS="$out" cargo test --locked -p tabwire --no-fail-fast --test install \
+  -- windows:: "$@" || failed=1
 echo "windows: the real-browser test took $((SECONDS - started)) s" >&2
 
 # The same test with the binaries of the Windows npm package (@tabwire/win32-x64): what
 # `npx -y tabwire` installs on Windows, unpacked beside the DLL. scripts/npm-pack.sh packs it
-# (bridge/tests/npm_package.rs runs it first, with this target installed); else it is packed
+# (bridge/tests/install/npm_package.rs runs it first, with this target installed); else it is packed
 # here (a release build).
 package=$(ls "$target_dir"/npm/tabwire-win32-x64-*.tgz 2>/dev/null | head -n1 || true)
 if [ -z "$package" ] && command -v npm >/dev/null 2>&1; then
@@ -95,8 +91,8 @@ if [ -n "$package" ]; then
   tar -xzf "$package" -C "$unpacked" --strip-components=2 package/bin
   cp "$dll" "$unpacked/"
   started=$SECONDS
-  TABWIRE_WINDOWS_BINS="$unpacked" cargo test --locked -p tabwire --no-fail-fast --test windows \
-    "$@" || failed=1
+  TABWIRE_WINDOWS_BINS="$unpacked" cargo test --locked -p tabwire --no-fail-fast --test install \
+    -- windows:: "$@" || failed=1
   echo "windows: the npm package's binaries ($(basename "$package")) took $((SECONDS - started)) s" >&2
 else
   echo "windows: no npm on PATH to pack tabwire-win32-x64 with: the npm package's binaries were not run" >&2

@@ -3,7 +3,7 @@
 // popup, where the user answers Done or Cancel.
 //
 // The bar has no button: whatever is drawn in a page, the page can draw over it, hide it while
-// it still takes clicks, or copy it with its buttons moved (bridge/tests/ask_user.rs,
+// it still takes clicks, or copy it with its buttons moved (bridge/tests/browser/ask_user.rs,
 // `a_page_that_hides_the_bar_and_draws_its_own_cannot_make_cancel_done`). So the answer comes
 // only from the popup (ui/popup.js), which no page can reach or draw on, and this bar only
 // tells the user where it is. It lives in a closed shadow root on a host element of

@@ -69,7 +69,7 @@
   // quiet time is left only for the render that goes with it, so it ends after the page's next
   // two rendered frames, or after 50 ms (or `stable_ms`, if shorter) where no frame comes (a
   // hidden tab renders none). Gradio, Streamlit and Deep Chat show their last words before or
-  // with it (bridge/tests/chat_frameworks.rs). A change to the text still restarts it.
+  // with it (bridge/tests/apps/chat_frameworks.rs). A change to the text still restarts it.
   const SIGN_GONE_MS = 50;
   const SIGN_GONE_FRAMES = 2;
   const quietFor = (adapter, sawSign) =>

@@ -105,7 +105,7 @@ const sendSites = () => sendEvent('sites', null, { sites: currentSites() });
 
 // The one handle for the tests and the benchmarks, which reach this worker through the debugger
 // (the origin checks in bridge/benches/browser/sites.rs, the page hops in
-// bridge/benches/browser/floors.rs, the fast link in bridge/tests/fast_link.rs). Nothing else
+// bridge/benches/browser/floors.rs, the fast link in bridge/tests/host/fast_link.rs). Nothing else
 // can: no page or content script sees the worker's global.
 globalThis.tabwireDebug = { checks: { allowedBy, checkSite }, methods, fastLink: fastLinkDebug };
 

@@ -5,7 +5,7 @@
 //! code on every OS).
 #![cfg(unix)]
 
-mod common;
+use crate::common;
 
 use common::World;
 use tabwire_install::Record;

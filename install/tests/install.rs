@@ -2,7 +2,7 @@
 //! Unix only: they check file modes; the Windows paths and keys are unit-tested everywhere.
 #![cfg(unix)]
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::PathBuf;

@@ -5,7 +5,7 @@
 //! started like any other program).
 #![cfg(unix)]
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -2,10 +2,8 @@
 //! `scripts/fuzz.sh`) through the same bodies the fuzz targets run, on stable, in every test
 //! run: what the fuzzers once found interesting keeps holding.
 
-#[path = "../fuzz/src/lib.rs"]
-mod fuzz_bodies;
-#[path = "../fuzz/src/replay.rs"]
-mod replay;
+use crate::fuzz_bodies;
+use crate::replay;
 
 fn replay(target: &str, body: fn(&[u8])) {
     let fuzz_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");

@@ -1,8 +1,7 @@
 //! Property tests of the framing and chunking, and the fuzz targets' bodies run over seeds and
 //! random inputs (cargo-fuzz itself needs nightly; see proto/fuzz/README.md).
 
-#[path = "../fuzz/src/lib.rs"]
-mod fuzz_bodies;
+use crate::fuzz_bodies;
 
 use bytes::BytesMut;
 use proptest::prelude::*;

@@ -18,7 +18,7 @@ use tokio::sync::Mutex;
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
 
-use tabwire_tests::Cdp;
+use tabwire_testkit::Cdp;
 
 /// What both echo: the bytes of an F0 request as an MCP client sends them.
 const LINE: &str = r#"{"jsonrpc":"2.0","id":1234,"method":"tools/call","params":{"name":"list_browsers","arguments":{}}}"#;

@@ -1,7 +1,7 @@
 //! When "completed" comes on real chat frameworks: Gradio's `ChatInterface`, Streamlit's chat
-//! and Chainlit from PyPI (tests/harness/pypi.rs), Deep Chat from npm (tests/fixtures/apps/
+//! and Chainlit from PyPI (testkit/harness/pypi.rs), Deep Chat from npm (testkit/fixtures/apps/
 //! deepchat.html). From the last word the app's fake model streamed (it stamps it:
-//! tests/fixtures/apps/fake_model.py for the Python apps, `chat` in tests/harness/fixtures.rs
+//! testkit/fixtures/apps/fake_model.py for the Python apps, `chat` in testkit/harness/fixtures.rs
 //! for Deep Chat) to the operation's `response_completed` milestone, with the hand-written
 //! adapter (`stable_ms` 500, Deep Chat's 300) and the detected one. Its floor is the quiet time
 //! the rule waits by design (specs/operations.md): a hand-written adapter's `stable_ms`; a
@@ -14,8 +14,8 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tabwire_tests::pypi::{ChatApp, Framework};
-use tabwire_tests::{Cdp, Chromium, Fixtures, Mcp, fixtures, npm};
+use tabwire_testkit::pypi::{ChatApp, Framework};
+use tabwire_testkit::{Cdp, Chromium, Fixtures, Mcp, fixtures, npm};
 
 const ROUNDS: usize = 5;
 

@@ -3,14 +3,14 @@
 //! after 150 ms, fill of 10 React fields, read_page of 5,000 elements — with the MCP stdio
 //! baseline (list_tabs) and, where it runs, Playwright MCP's own numbers, in the same run.
 //!
-//! Playwright MCP comes from npm into target/peers/ (tests/harness/peers.rs installs it; no
+//! Playwright MCP comes from npm into target/peers/ (testkit/harness/peers.rs installs it; no
 //! browser download: it is pointed at /usr/bin/chromium).
 
 use std::time::Instant;
 
 use serde_json::{Value, json};
-use tabwire_tests::mcp::text;
-use tabwire_tests::{Chromium, Fixtures, Mcp, peers};
+use tabwire_testkit::mcp::text;
+use tabwire_testkit::{Chromium, Fixtures, Mcp, peers};
 
 use crate::stats::Sample;
 
@@ -145,7 +145,7 @@ fn dump(file: &str, ours: &str, theirs: Option<&str>) {
 }
 
 /// What Claude Code hands its model for a tool result (2.1.x, checked offline against a
-/// stand-in Messages API: `bridge/tests/claude_code.rs`): the structured content as JSON when
+/// stand-in Messages API: `bridge/tests/clients/claude_code.rs`): the structured content as JSON when
 /// there is any, the text content otherwise. Playwright MCP's tools return text only.
 fn seen_by_claude_code(result: &rmcp::model::CallToolResult) -> String {
     match &result.structured_content {
@@ -167,7 +167,7 @@ fn ref_in(lines: &str, start: &str) -> String {
     line.split("[ref=").nth(1).unwrap().split(']').next().unwrap().to_owned()
 }
 
-/// Playwright MCP as the harness runs it (tests/harness/peers.rs: from npm, on
+/// Playwright MCP as the harness runs it (testkit/harness/peers.rs: from npm, on
 /// /usr/bin/chromium), with what this bench asks of it.
 struct Peer(peers::Running);
 

@@ -7,8 +7,8 @@
 use std::time::Instant;
 
 use serde_json::{Value, json};
-use tabwire_tests::mcp::text;
-use tabwire_tests::{Chromium, Fixtures, Mcp, bins, peers};
+use tabwire_testkit::mcp::text;
+use tabwire_testkit::{Chromium, Fixtures, Mcp, bins, peers};
 
 /// The tasks, in the order they run: (name, page, what the page must show afterwards).
 const TASKS: [(&str, &str, &str); 11] = [

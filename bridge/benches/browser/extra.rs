@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use serde_json::json;
-use tabwire_tests::{Cdp, Chromium, Fixtures, Mcp};
+use tabwire_testkit::{Cdp, Chromium, Fixtures, Mcp};
 
 use crate::stats::Sample;
 
@@ -69,7 +69,7 @@ pub async fn run() {
     // when no extension script is on the stack.
     let session = page(&cdp, &stranger.origin()).await;
     let hook = std::fs::read_to_string(
-        tabwire_tests::bins::repo_root().join("extension/page-world/console-hook.js"),
+        tabwire_testkit::bins::repo_root().join("extension/page-world/console-hook.js"),
     )
     .unwrap();
     cdp.eval(&session, &hook).await.unwrap();

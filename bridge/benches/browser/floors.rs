@@ -18,8 +18,8 @@
 use std::time::Instant;
 
 use serde_json::{Value, json};
-use tabwire_tests::peers::Peer;
-use tabwire_tests::{Cdp, Chromium, Fixtures, Mcp};
+use tabwire_testkit::peers::Peer;
+use tabwire_testkit::{Cdp, Chromium, Fixtures, Mcp};
 
 use crate::bare::{Cat, WorkerEcho};
 use crate::cpu::run_ns;

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::json;
-use tabwire_tests::serve::Serve;
-use tabwire_tests::{Chromium, Fixtures, Mcp};
+use tabwire_testkit::serve::Serve;
+use tabwire_testkit::{Chromium, Fixtures, Mcp};
 
 use crate::stats::Sample;
 

@@ -11,8 +11,8 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tabwire_tests::progress::{ProgressMcp, result};
-use tabwire_tests::{Chromium, Fixtures, bins};
+use tabwire_testkit::progress::{ProgressMcp, result};
+use tabwire_testkit::{Chromium, Fixtures, bins};
 
 use crate::stats::Sample;
 

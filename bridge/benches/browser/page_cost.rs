@@ -25,8 +25,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tabwire_launcher::{Browser, LaunchOptions};
-use tabwire_tests::chromium::chromium_binary;
-use tabwire_tests::{Cdp, Chromium, Fixtures, Mcp, bins};
+use tabwire_testkit::chromium::chromium_binary;
+use tabwire_testkit::{Cdp, Chromium, Fixtures, Mcp, bins};
 
 /// Rounds unless `TABWIRE_BENCH_ROUNDS` says otherwise.
 const ROUNDS: usize = 30;

@@ -1,4 +1,4 @@
-//! Real third-party apps (the npm packages of `tests/fixtures/apps/package.json`, their own
+//! Real third-party apps (the npm packages of `testkit/fixtures/apps/package.json`, their own
 //! prebuilt builds, served on 127.0.0.1): one short task per app, done through tabwire and
 //! through Playwright MCP in the same run, each as an assistant would with that server's own
 //! output — elements found by role and name (tabwire's `find` refs, the refs of Playwright
@@ -15,10 +15,10 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tabwire_tests::mcp::text;
-use tabwire_tests::{Cdp, Chromium, Fixtures, Mcp, fixtures, peers};
+use tabwire_testkit::mcp::text;
+use tabwire_testkit::{Cdp, Chromium, Fixtures, Mcp, fixtures, peers};
 
-/// An app of the suite: its name, its page under `tests/fixtures/apps/`, a JavaScript
+/// An app of the suite: its name, its page under `testkit/fixtures/apps/`, a JavaScript
 /// expression true once it has rendered, and what its state must read after the task (the
 /// expression, then the value; `None` for the chat, judged by the fake model's record).
 struct App {
@@ -170,7 +170,7 @@ pub async fn run() {
     let cdp = Cdp::new(to_browser, from_browser);
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
-    if let Err(why) = tabwire_tests::npm::install_apps() {
+    if let Err(why) = tabwire_testkit::npm::install_apps() {
         println!("  the apps could not be installed, so nothing ran: {why}");
         return;
     }
@@ -291,7 +291,7 @@ pub async fn run() {
 /// once; tasks that succeeded (judged by each app's state, the chat by its answer) and how
 /// many ran in a hidden page; and whether the user's own tab stayed in front.
 pub async fn crowd(browser: &Chromium, cdp: &Cdp, pages: &Fixtures, n: usize) {
-    if let Err(why) = tabwire_tests::npm::install_apps() {
+    if let Err(why) = tabwire_testkit::npm::install_apps() {
         println!("  the apps could not be installed, so nothing ran: {why}");
         return;
     }
@@ -398,7 +398,7 @@ pub async fn crowd(browser: &Chromium, cdp: &Cdp, pages: &Fixtures, n: usize) {
 /// client puts in every conversation, plus the results. Skill + CLI: the skill (its front
 /// matter is in every conversation; Claude Code reads the rest when a task needs it, counted
 /// whole here) plus the results, which `tabwire call` prints as the tools' own text, the same
-/// text counted above (`bridge/tests/groups.rs`). Chars ÷ 4, as everywhere in these benches.
+/// text counted above (`bridge/tests/browser/groups.rs`). Chars ÷ 4, as everywhere in these benches.
 async fn through_the_shell(browser: &Chromium, read: &[(&str, usize)]) {
     let env = [("TABWIRE_TOOLS", "default"), ("TABWIRE_OUTPUT_SCHEMAS", "0")];
     let lean = Mcp::start_with(&browser.runtime_dir, &env).await;

@@ -1,6 +1,6 @@
 //! What the ownership check costs one call, alone and beside another session's group. Then many
 //! sessions, one browser: 8 `tabwire mcp` sessions, each with its own tab group and 2 tabs
-//! of `tests/fixtures/sessions.html`, acting at once (read_page, click, fill, get_state) for a
+//! of `testkit/fixtures/sessions.html`, acting at once (read_page, click, fill, get_state) for a
 //! fixed time, against one session alone in the same browser, first in a headless Chromium and
 //! then in the background tabs of a headed one (under Xvfb). Then, in the headed browser, each
 //! action in a background tab against the same action in the active tab (read_page, click and
@@ -18,9 +18,9 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
-use tabwire_tests::mcp::text;
-use tabwire_tests::xvfb::Xvfb;
-use tabwire_tests::{Cdp, Chromium, Fixtures, Mcp};
+use tabwire_testkit::mcp::text;
+use tabwire_testkit::xvfb::Xvfb;
+use tabwire_testkit::{Cdp, Chromium, Fixtures, Mcp};
 
 use crate::stats::{Sample, ms};
 
@@ -398,7 +398,7 @@ async fn front_and_back(browser: &Chromium, cdp: &Cdp, pages: &Fixtures) {
     let _ = s.mcp.client.cancel().await;
 }
 
-/// A chat operation (tests/fixtures/chat.html, 3 words) in the active tab and then, with
+/// A chat operation (testkit/fixtures/chat.html, 3 words) in the active tab and then, with
 /// `other` brought to the front, in the background: with a done marker (complete on the page's
 /// change) and without one (complete after `stable_ms` = 300 ms of quiet).
 async fn chat(mcp: &Mcp, pages: &Fixtures, other: &Value) {

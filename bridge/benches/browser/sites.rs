@@ -7,7 +7,7 @@
 use std::time::Instant;
 
 use serde_json::json;
-use tabwire_tests::{Cdp, Chromium, Fixtures, Mcp};
+use tabwire_testkit::{Cdp, Chromium, Fixtures, Mcp};
 
 use crate::stats::Sample;
 

@@ -1,7 +1,7 @@
 //! The soak benchmark (not in CI): `scripts/soak.sh [SECONDS]` (default 600 for each phase).
 //! Ten `tabwire mcp` sessions on one real headless Chromium, each on a tab of its own and one
 //! tab the user shares with all, keep 1,000 page commands in flight (100 each) while the pages
-//! push events (tests/harness/soak.rs says how). Then the same again with one more session that
+//! push events (testkit/harness/soak.rs says how). Then the same again with one more session that
 //! is refused on every call, as fast as it can. Prints each period's served rate, the extension
 //! process's CPU per reply, the worker's JS heap and the RSS of the host and the bridges; then
 //! replies, refusals and failures by code, lost and misrouted. Numbers, not a pass/fail: any
@@ -12,8 +12,8 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use serde_json::Value;
-use tabwire_tests::Chromium;
-use tabwire_tests::soak::{self, Load, Period};
+use tabwire_testkit::Chromium;
+use tabwire_testkit::soak::{self, Load, Period};
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {

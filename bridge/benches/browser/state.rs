@@ -9,7 +9,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tabwire_tests::{Chromium, Fixtures, Mcp};
+use tabwire_testkit::{Chromium, Fixtures, Mcp};
 
 use crate::stats::Sample;
 

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
-use tabwire_tests::{Chromium, Fixtures, Mcp};
+use tabwire_testkit::{Chromium, Fixtures, Mcp};
 
 /// Calls per line, and the lines traced.
 const CALLS: usize = 2_000;

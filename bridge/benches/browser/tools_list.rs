@@ -1,5 +1,5 @@
 //! `tools/list` as the official MCP TypeScript SDK client sees it, through
-//! `tests/js/tools-list.mjs`:
+//! `testkit/js/tools-list.mjs`:
 //! - what the tool list costs the model, in one run for tabwire (its default tool sets and all
 //!   of them) and the peers (Playwright MCP, chrome-devtools-mcp, from npm: `peers.rs`): per
 //!   tool its name, description and input schema, in characters ÷ 4 ≈ tokens, the server's
@@ -12,7 +12,7 @@
 //!   reply's size, warnings per listing. Goal: median ≤ 25 ms.
 
 use serde_json::Value;
-use tabwire_tests::{bins, js, peers};
+use tabwire_testkit::{bins, js, peers};
 
 const LISTINGS: &str = "200";
 

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use serde_json::{Value, json};
-use tabwire_tests::{Chromium, Mcp, bins};
+use tabwire_testkit::{Chromium, Mcp, bins};
 
 use crate::stats::Sample;
 

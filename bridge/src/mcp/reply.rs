@@ -3,7 +3,7 @@
 //! tool error (`isError: true`) whose text carries the error code and the message.
 //!
 //! Claude Code hands its model only the structured content (as JSON) when there is any, and
-//! the text only when there is none (checked offline: `bridge/tests/claude_code.rs`). So a tool
+//! the text only when there is none (checked offline: `bridge/tests/clients/claude_code.rs`). So a tool
 //! whose answer *is* text for the model — read_page's lines — answers with [`Text`] alone:
 //! as JSON, every quote and line break of the page's lines would be escaped and cost tokens.
 

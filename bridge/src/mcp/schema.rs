@@ -6,7 +6,7 @@
 //! (`type`, `minimum`, `enum`, `required`, …) and every description, and lose what constrains
 //! nothing or is unknown: non-standard formats, `$schema` (2020-12 is MCP's default dialect),
 //! `"default": null`, `"additionalProperties": true`. A definition used once is written where it
-//! is used. Output schemas also lose their descriptions (see [`drop_words`]). bridge/tests/schemas.rs checks the result with Ajv in strict mode.
+//! is used. Output schemas also lose their descriptions (see [`drop_words`]). bridge/tests/clients/schemas.rs checks the result with Ajv in strict mode.
 
 use std::collections::HashMap;
 use std::sync::Arc;
