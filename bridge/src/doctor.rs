@@ -149,7 +149,7 @@ impl Hops {
 /// The assistant sessions (`tabwire mcp` processes) running now. Each attaches to every live
 /// host unless it was started with `--browser`.
 fn sessions_finding(core: &Core) -> Finding {
-    let sessions = tabwire_session::record::live_sessions(core.runtime_dir());
+    let sessions = tabwire_proto::sessions::live_sessions(core.runtime_dir());
     let detail = if sessions.is_empty() {
         "none running (an MCP client starts `tabwire mcp` when it needs the browser)".to_owned()
     } else {

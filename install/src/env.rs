@@ -2,15 +2,15 @@
 //!
 //! The functions of this crate take an [`Env`] instead of reading `$HOME` or `$PATH`
 //! themselves, so tests run them against a temporary home in parallel without touching the
-//! process environment. tabwire's own directories ([`Dirs`]: `TABWIRE_CONFIG_DIR`,
-//! `TABWIRE_DATA_DIR`, `TABWIRE_STATE_DIR`) are resolved here and nowhere else; the bridge
-//! reads them here too. (The runtime directory of the sockets is `tabwire_proto::runtime_dir`,
-//! shared with the host.)
+//! process environment. tabwire's own directories (`TABWIRE_CONFIG_DIR`, `TABWIRE_DATA_DIR`,
+//! `TABWIRE_STATE_DIR`) are resolved by `tabwire_proto::dirs`, as the bridge and its features
+//! resolve them; the runtime directory of the sockets by `tabwire_proto::runtime_dir`, shared
+//! with the host.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use directories::BaseDirs;
+use tabwire_proto::dirs::{Dirs, var};
 
 use crate::browsers::Os;
 use crate::error::Error;
@@ -108,47 +108,6 @@ impl Env {
     }
 }
 
-/// tabwire's own directories: each from its variable when set and not empty, else the OS's.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Dirs {
-    /// `$TABWIRE_CONFIG_DIR`, else `~/.config/tabwire` on Linux: `installed.json`, chat
-    /// adapters, worker templates.
-    pub config: PathBuf,
-    /// `$TABWIRE_DATA_DIR`, else `~/.local/share/tabwire` on Linux, `%LOCALAPPDATA%\tabwire` on
-    /// Windows: the unpacked extension (and on Windows the native-host manifest).
-    pub data: PathBuf,
-    /// `$TABWIRE_STATE_DIR`, else `~/.local/state/tabwire` on Linux (the local data directory
-    /// elsewhere): operations, saved session queues, worker logs.
-    pub state: PathBuf,
-}
-
-impl Dirs {
-    /// The directories for this process's environment. Never fails: with no home directory
-    /// they fall back to folders under the temporary directory.
-    pub fn from_process() -> Dirs {
-        Dirs::resolve(var, directories::BaseDirs::new().as_ref())
-    }
-
-    /// The directories, given how to read a variable and the OS's base directories.
-    pub fn resolve(var: impl Fn(&str) -> Option<OsString>, base: Option<&BaseDirs>) -> Dirs {
-        let pick = |name: &str, os: Option<&Path>, fallback: &str| match var(name) {
-            Some(dir) => PathBuf::from(dir),
-            None => match os {
-                Some(dir) => dir.join("tabwire"),
-                None => std::env::temp_dir().join(fallback),
-            },
-        };
-        let state = base.map(|b| b.state_dir().unwrap_or(b.data_local_dir()));
-        Dirs {
-            config: pick("TABWIRE_CONFIG_DIR", base.map(BaseDirs::config_dir), "tabwire-config"),
-            // The local one: on Windows `%LOCALAPPDATA%`, not the roaming `%APPDATA%` that
-            // would copy the unpacked extension to every machine; the same folder elsewhere.
-            data: pick("TABWIRE_DATA_DIR", base.map(BaseDirs::data_local_dir), "tabwire-data"),
-            state: pick("TABWIRE_STATE_DIR", state, "tabwire-state"),
-        }
-    }
-}
-
 /// Whether npm started this program: `npx` and `npm exec` set `npm_command=exec` (and
 /// `npm_lifecycle_event=npx`) for what they run, and the program is inside a `node_modules`
 /// folder (npm's own, or npx's cache `_npx/<hash>/node_modules`).
@@ -163,11 +122,6 @@ pub fn started_by_npx(var: impl Fn(&str) -> Option<OsString>, exe: &Path) -> boo
 /// (a project's, a temporary prefix's; `npm uninstall` and `npm update` replace it).
 pub fn is_volatile(program: &Path) -> bool {
     program.components().any(|c| c.as_os_str() == "node_modules" || c.as_os_str() == "_npx")
-}
-
-/// A variable of this process, when set and not empty.
-fn var(name: &str) -> Option<OsString> {
-    std::env::var_os(name).filter(|v| !v.is_empty())
 }
 
 /// `name` as an executable file name on `os`.
@@ -215,19 +169,6 @@ pub fn shell_quote(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_set_variable_wins_and_an_empty_one_is_unset() {
-        let vars = |name: &str| match name {
-            "TABWIRE_CONFIG_DIR" => Some(OsString::from("/c")),
-            "TABWIRE_STATE_DIR" => Some(OsString::new()).filter(|v| !v.is_empty()),
-            _ => None,
-        };
-        let dirs = Dirs::resolve(vars, None);
-        assert_eq!(dirs.config, PathBuf::from("/c"));
-        assert_eq!(dirs.state, std::env::temp_dir().join("tabwire-state"));
-        assert_eq!(dirs.data, std::env::temp_dir().join("tabwire-data"));
-    }
 
     #[test]
     fn npx_is_recognised_by_npm_exec_and_node_modules() {

@@ -2,8 +2,8 @@
 //! native-messaging host with every Chromium-family browser on the machine, remove exactly
 //! that again, and check that it is all in place (specs/install.md). The `tabwire` binary wires
 //! the `*Args` structs into its CLI and calls the `run_*` functions with an [`Env`], the
-//! machine as these functions see it (tests pass a fake home); [`Dirs`] is where tabwire keeps
-//! its own files, for the bridge too.
+//! machine as these functions see it (tests pass a fake home). Where tabwire keeps its own files
+//! is `tabwire_proto::dirs`, shared with the bridge.
 //!
 //! The modules are private and what others use is re-exported here, except three namespaces of
 //! their own: [`extension`], the extension this binary carries (`extension::VERSION`,
@@ -35,7 +35,7 @@ mod wsl_install;
 pub use browsers::{Browser, MANIFEST_FILE, Os};
 pub use claude::{DEFAULT_WORKER, NPM_PACKAGE, Server};
 pub use doctor::{DoctorArgs, Finding, all_ok, render, run_doctor, static_findings};
-pub use env::{Dirs, Env, is_executable};
+pub use env::{Env, is_executable};
 pub use error::Error;
 pub use install::{ExtensionChange, InstallArgs, InstallReport, install, run_install};
 pub use keep::Kept;

@@ -11,10 +11,9 @@ use tabwire_proto::runtime_dir::{self, RuntimeDirError, SessionRecord};
 
 use crate::browser::{self, BrowserInfo, Connection, Registry};
 use crate::error::CallError;
-use crate::events::{EventQueue, SessionEvent, kind};
+use crate::events::{EventQueue, SessionEvent};
 use crate::inbox::Inbox;
 use crate::methods::{self, Method};
-use crate::self_reports::SelfReports;
 use crate::state_cache::StateCache;
 
 #[derive(Clone)]
@@ -26,12 +25,10 @@ struct Inner {
     /// The attached browsers.
     browsers: Registry,
     /// Where the connections' readers put events: the session's queue, the state cache, the
-    /// declared commands, the allowed sites, this session's operations.
+    /// declared commands, the allowed sites, the features' sinks.
     inbox: Inbox,
     /// Who this process is as a session (`tabwire mcp` only).
     session: OnceLock<SessionRecord>,
-    /// This session's running workers that reported by themselves.
-    self_reports: SelfReports,
 }
 
 impl Drop for Inner {
@@ -69,12 +66,7 @@ impl Core {
         let runtime_dir = runtime_dir::prepare(runtime_dir)?;
         let inbox = Inbox::default();
         let browsers = browser::attach_all(runtime_dir, only, subscribe, inbox.clone());
-        let inner = Inner {
-            browsers,
-            inbox,
-            session: OnceLock::new(),
-            self_reports: SelfReports::default(),
-        };
+        let inner = Inner { browsers, inbox, session: OnceLock::new() };
         Ok(Core { inner: Arc::new(inner) })
     }
 
@@ -107,18 +99,14 @@ impl Core {
 
     /// Queue an event that another session, a worker or this session itself sent here
     /// (`notify_completion`, `post_message`, `ask_question`, `answer_question`, `tabwire
-    /// notify`); its id in the queue. A worker's own report is remembered, so that the one
-    /// tabwire makes when that worker exits is not a second one.
+    /// notify`); its id in the queue. The sink a feature registered for `kind` hears of it
+    /// first: the workers note a worker's own report, so that the one tabwire makes when that
+    /// worker exits is not a second one.
     pub fn receive(&self, kind: &str, data: &Value) -> u64 {
-        if kind == kind::WORKER_COMPLETE {
-            self.inner.self_reports.heard(data);
+        if let Some(sink) = self.inner.inbox.sink(kind) {
+            sink.event(&tabwire_proto::wire::raw(data));
         }
         self.queue().push(SessionEvent::new(kind, None, data))
-    }
-
-    /// The reports this session's running workers made by themselves.
-    pub fn self_reports(&self) -> &SelfReports {
-        &self.inner.self_reports
     }
 
     /// Become session `record`, whose tab group in the browsers is titled `name`.

@@ -1,7 +1,10 @@
-//! Why a call into the browser failed, in words for the person who has to act on it.
+//! Why a call into the browser failed, or why a file of the user's could not be used, in words
+//! for the person who has to act on it.
 
 use std::fmt;
 
+use schemars::JsonSchema;
+use serde::Serialize;
 use tabwire_proto::wire::{ErrorBody, code};
 
 /// The exact text every browser tool answers with while no browser is attached.
@@ -79,4 +82,11 @@ impl From<ErrorBody> for CallError {
     fn from(body: ErrorBody) -> Self {
         CallError::Failed(body)
     }
+}
+
+/// A file in a directory of the user's (adapters, workflows) that could not be used.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Problem {
+    pub path: String,
+    pub error: String,
 }

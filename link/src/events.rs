@@ -78,6 +78,14 @@ pub mod kind {
     ];
 }
 
+/// How a worker finished (`worker_complete`'s `status`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CompletionStatus {
+    Success,
+    Error,
+}
+
 /// One event in a session's queue.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct SessionEvent {

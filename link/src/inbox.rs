@@ -1,13 +1,14 @@
 //! Where events from the browsers go. A connection's reader hands each event here the moment it
 //! is read, and this hands it to the one part of the bridge that owns it: a page's state goes
-//! into the state cache, a closed or reloaded tab leaves it, a milestone goes to this session's
-//! operations, declared commands to their registry, and the rest joins the session's queue in
-//! arrival order. One path, called straight from the reader (as the host's relay has one
+//! into the state cache, a closed or reloaded tab leaves it, declared commands go to their
+//! registry, an event of a kind a feature registered a [`Sink`] for goes to that sink (a
+//! milestone to this session's operations), and the rest joins the session's queue in arrival
+//! order. One path, called straight from the reader (as the host's relay has one
 //! `Input` path): no channel on the way, so a burst cannot overrun or reorder anything.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 
 use serde::Deserialize;
 use serde_json::json;
@@ -15,10 +16,10 @@ use serde_json::value::RawValue;
 use tabwire_proto::sites::{self, Sites};
 use tabwire_proto::wire::{self, Event};
 
-use crate::browser::BrowserInfo;
 use crate::commands::registry::CommandRegistry;
 use crate::commands::{DeclaredCommand, PageCommands};
 use crate::events::{EventQueue, SessionEvent, kind};
+use crate::identity::BrowserInfo;
 use crate::state_cache::{Provenance, StateCache};
 
 /// Shared by the core and every connection's reader. Cheap to clone.
@@ -30,24 +31,31 @@ pub struct Inbox {
     pub sites: Arc<Mutex<HashMap<String, Vec<String>>>>,
     /// The pages' declared commands (`commands` events).
     pub commands: CommandRegistry,
-    /// This session's operations, once started: they take the `operation` events.
-    operations: Arc<OnceLock<Weak<dyn OperationSink>>>,
+    /// The features' sinks, by the kind of event each takes ([`Inbox::register`]).
+    sinks: Arc<RwLock<HashMap<&'static str, Weak<dyn Sink>>>>,
     /// The number of the last frame the connections read (see [`Inbox::arrival`]).
     arrivals: Arc<AtomicU64>,
     /// The session this core is, once it is one: each request carries it (`request.session`).
     pub caller: Arc<OnceLock<wire::SessionTag>>,
 }
 
-/// What takes `operation` events: this session's operations (`crate::operations`). A trait, so
-/// that the inbox (held by the browsers' readers) need not know the operations (which hold the
-/// core); held weakly, as the operations hold the core that holds this inbox.
-pub trait OperationSink: Send + Sync {
-    /// An `operation` event's data: a milestone, maybe of an operation this session follows.
-    fn milestone(self: Arc<Self>, data: &RawValue);
-    /// `from` said it is going away: its unfinished operations cannot finish.
-    fn browser_gone(self: Arc<Self>, from: &BrowserInfo);
+/// A feature's share of the events: those of the kind it registered for ([`Inbox::register`]:
+/// the operations take `operation`, the workers `worker_complete`), and word of the browsers
+/// going and coming back, for what the feature has in flight there. A trait, so that the inbox
+/// (held by the browsers' readers) need not know the features (which hold the core); held
+/// weakly, as the features hold the core that holds this inbox.
+pub trait Sink: Send + Sync {
+    /// The data of an event of the kind this sink is registered for, as it arrives: from a
+    /// browser, or from another session, a worker or this session (`Core::receive`).
+    fn event(self: Arc<Self>, data: &RawValue);
+    /// `from` said it is going away: what is unfinished there cannot finish.
+    fn browser_gone(self: Arc<Self>, from: &BrowserInfo) {
+        let _ = from;
+    }
     /// `from` attached (at start, or with a new host after the old one died).
-    fn browser_back(self: Arc<Self>, from: &BrowserInfo);
+    fn browser_back(self: Arc<Self>, from: &BrowserInfo) {
+        let _ = from;
+    }
 }
 
 /// What a `commands` event's data says.
@@ -76,16 +84,28 @@ struct Disconnected {
 }
 
 impl Inbox {
-    /// Hand `operation` events to `sink` from now on. The first sink stays: a core has one
-    /// session, and the session one set of operations.
-    pub fn follow_operations(&self, sink: Weak<dyn OperationSink>) {
-        if self.operations.set(sink).is_err() {
-            tracing::warn!("this core's operations are already followed; ignoring a second set");
+    /// Hand the events of `kind` to `sink` from now on. The first live sink of a kind stays: a
+    /// core has one session, and the session one of each feature.
+    pub fn register(&self, kind: &'static str, sink: Weak<dyn Sink>) {
+        let mut sinks = self.sinks.write().expect("sinks poisoned");
+        if sinks.get(kind).is_some_and(|s| s.strong_count() > 0) {
+            tracing::warn!(
+                kind,
+                "this core's {kind} events already have a sink; ignoring a second"
+            );
+            return;
         }
+        sinks.insert(kind, sink);
     }
 
-    fn operations(&self) -> Option<Arc<dyn OperationSink>> {
-        self.operations.get().and_then(Weak::upgrade)
+    /// The sink of `kind`, while the feature that registered it lives.
+    pub fn sink(&self, kind: &str) -> Option<Arc<dyn Sink>> {
+        self.sinks.read().expect("sinks poisoned").get(kind).and_then(Weak::upgrade)
+    }
+
+    /// Every live sink, to tell of a browser going or coming back.
+    fn sinks(&self) -> Vec<Arc<dyn Sink>> {
+        self.sinks.read().expect("sinks poisoned").values().filter_map(Weak::upgrade).collect()
     }
 
     /// The next arrival number: every frame the connections of this inbox read gets one, and
@@ -124,21 +144,22 @@ impl Inbox {
             self.queue.push(marker.from_host(from.host_pid, seq).from_page(origin, url));
             return None;
         }
+        if let Some(sink) = self.sink(&name) {
+            sink.event(&data);
+        }
         match (name.as_str(), tab_id) {
             ("browser_disconnected", _) => {
                 // The connection is about to close; the registry queues the `browser` event then.
-                if let Some(operations) = self.operations() {
-                    operations.browser_gone(from);
+                for sink in self.sinks() {
+                    sink.browser_gone(from);
                 }
                 let said: Option<Disconnected> = serde_json::from_str(data.get()).ok();
                 return Some(said.and_then(|d| d.reason).unwrap_or_else(|| name.clone()));
             }
             (kind::OPERATION, _) => {
-                // Raw milestones go to every bridge; the operations that own them queue them
-                // once applied, so only this session's appear.
-                if let Some(operations) = self.operations() {
-                    operations.milestone(&data);
-                }
+                // Raw milestones go to every bridge, and to the sink of this session's
+                // operations above; those queue the ones they applied, so only this session's
+                // appear.
                 return None;
             }
             (sites::EVENT, _) => {
@@ -202,8 +223,8 @@ impl Inbox {
 
     /// A browser was attached.
     pub fn connected(&self, from: &BrowserInfo) {
-        if let Some(operations) = self.operations() {
-            operations.browser_back(from);
+        for sink in self.sinks() {
+            sink.browser_back(from);
         }
         self.queue.push(SessionEvent::new(
             kind::BROWSER,
@@ -232,5 +253,45 @@ impl Inbox {
                 "reason": reason,
             }),
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sink that keeps what it heard.
+    #[derive(Default)]
+    struct Heard(Mutex<Vec<String>>);
+
+    impl Sink for Heard {
+        fn event(self: Arc<Self>, data: &RawValue) {
+            self.0.lock().unwrap().push(data.get().to_owned());
+        }
+    }
+
+    impl Heard {
+        fn said(&self) -> Vec<String> {
+            self.0.lock().unwrap().clone()
+        }
+    }
+
+    #[test]
+    fn the_first_live_sink_of_a_kind_hears_it_and_a_dropped_one_is_replaced() {
+        let inbox = Inbox::default();
+        let first = Arc::new(Heard::default());
+        let second = Arc::new(Heard::default());
+        let weak = |sink: &Arc<Heard>| -> Weak<dyn Sink> { Arc::downgrade(sink) as Weak<dyn Sink> };
+        inbox.register(kind::WORKER_COMPLETE, weak(&first));
+        inbox.register(kind::WORKER_COMPLETE, weak(&second));
+        inbox.sink(kind::WORKER_COMPLETE).unwrap().event(&wire::raw(&1));
+        assert_eq!(first.said(), ["1"]);
+        assert!(second.said().is_empty(), "the first live sink stays");
+        assert!(inbox.sink(kind::OPERATION).is_none(), "a kind no feature took has no sink");
+        drop(first);
+        assert!(inbox.sink(kind::WORKER_COMPLETE).is_none(), "held weakly");
+        inbox.register(kind::WORKER_COMPLETE, weak(&second));
+        inbox.sink(kind::WORKER_COMPLETE).unwrap().event(&wire::raw(&2));
+        assert_eq!(second.said(), ["2"]);
     }
 }

@@ -3,8 +3,9 @@
 //! [`core::Core`] finds the browsers' hosts in the runtime directory and attaches to them
 //! (`browser/`), carries typed calls there (`methods/`), and hands each event that comes back to
 //! the one part that owns it (`inbox.rs`): the state cache (`state_cache.rs`), the pages'
-//! declared commands (`commands/`), the session's queue (`events.rs`), or a sink a feature
-//! registered (operations). `page.rs` reads a page's state and runs its commands over them.
+//! declared commands (`commands/`), the session's queue (`events.rs`), or the sink a feature
+//! registered for its kind (`inbox::Sink`: the operations' milestones, the workers' reports).
+//! `page.rs` reads a page's state and runs its commands over them.
 //!
 //! Nothing here knows a feature: sessions, operations, workers and workflows are crates above
 //! this one, and the compiler keeps the arrows pointing down.
@@ -12,12 +13,15 @@
 pub mod browser;
 pub mod commands;
 pub mod core;
-pub mod dirs;
 pub mod error;
 pub mod events;
+mod identity;
 pub mod inbox;
 pub mod limits;
 pub mod methods;
 pub mod page;
-pub mod self_reports;
 pub mod state_cache;
+
+/// tabwire's own directories now live below the link, in `tabwire_proto::dirs`; the MCP tools'
+/// files still name them here until they are next edited.
+pub use tabwire_proto::dirs;

@@ -28,7 +28,7 @@ pub struct Loaded {
     pub source: String,
 }
 
-pub use tabwire_link::dirs::Problem;
+pub use tabwire_link::error::Problem;
 
 /// Everything loaded: user adapters first (they win over a built-in of the same name), then
 /// the built-in ones.
@@ -104,8 +104,8 @@ pub fn built_in() -> Vec<Adapter> {
         .collect()
 }
 
-/// Where user adapters live, under `adapters/` (`tabwire_link::dirs::config_dir`).
-pub use tabwire_link::dirs::config_dir;
+/// Where user adapters live, under `adapters/` (`tabwire_proto::dirs::config_dir`).
+pub use tabwire_proto::dirs::config_dir;
 
 #[cfg(test)]
 mod tests {

@@ -34,7 +34,7 @@ use tabwire_link::browser::BrowserInfo;
 use tabwire_link::core::Core;
 use tabwire_link::error::CallError;
 use tabwire_link::events::{SessionEvent, kind};
-use tabwire_link::inbox::OperationSink;
+use tabwire_link::inbox::Sink;
 use tabwire_link::methods::adapter::{ChatDetect, DetectChat, Detection};
 use tabwire_link::methods::{
     CancelChat, ChatCancel, ChatSend, ChatStatus, INPUT_WAIT, OperationRef, SendChat, Tab,
@@ -172,7 +172,7 @@ impl Operations {
             }),
         };
         let sink: Weak<Inner> = Arc::downgrade(&ops.inner);
-        core.inbox().follow_operations(sink);
+        core.inbox().register(kind::OPERATION, sink);
         for id in &adopted {
             ops.arm_deadline(id);
         }
@@ -673,8 +673,8 @@ impl Operations {
 /// The inbox hands this session's operations every `operation` event, straight from the
 /// connection's reader: they apply those of the operations they know; the rest are other
 /// sessions' business.
-impl OperationSink for Inner {
-    fn milestone(self: Arc<Self>, data: &RawValue) {
+impl Sink for Inner {
+    fn event(self: Arc<Self>, data: &RawValue) {
         match serde_json::from_str::<WireMilestone>(data.get()) {
             Ok(m) => Operations { inner: self }.take(m),
             Err(e) => tracing::warn!("an operation event this bridge cannot read: {e}"),
@@ -845,6 +845,6 @@ fn followed_elsewhere(op: &Operation, me: u32, my_session: Option<&str>, runtime
         return tabwire_proto::runtime_dir::pid_alive(op.owner_pid);
     }
     op.owner_session.as_deref().is_some_and(|owner| {
-        Some(owner) != my_session && tabwire_session::record::find(runtime, owner).is_some()
+        Some(owner) != my_session && tabwire_proto::sessions::find(runtime, owner).is_some()
     })
 }

@@ -27,7 +27,7 @@ use tabwire_proto::runtime_dir::now_ms;
 use tokio::sync::{mpsc, oneshot};
 
 use super::record::Operation;
-use tabwire_link::dirs::{Lock, create_private_dir, keep_private, write_private};
+use tabwire_proto::dirs::{Lock, create_private_dir, keep_private, write_private};
 
 /// Finished operations kept at most…
 pub const KEEP_FINISHED: usize = 1_000;
@@ -50,8 +50,8 @@ struct Loose {
     operations: Vec<serde_json::Value>,
 }
 
-/// The state directory (`tabwire_link::dirs::state_dir`): where `operations.json` lives.
-pub use tabwire_link::dirs::state_dir as default_dir;
+/// The state directory (`tabwire_proto::dirs::state_dir`): where `operations.json` lives.
+pub use tabwire_proto::dirs::state_dir as default_dir;
 
 #[derive(Debug, Clone)]
 pub struct Store {
@@ -324,7 +324,7 @@ impl Writer {
 /// Save what comes, a burst at a time. A batch whose write fails stays in `unsaved` and goes
 /// with the next one: once the disk has room again, the file has every operation.
 fn write_loop(store: Store, mut rx: mpsc::UnboundedReceiver<Job>) {
-    tabwire_link::dirs::lower_priority();
+    tabwire_proto::dirs::lower_priority();
     let mut unsaved: HashMap<String, Operation> = HashMap::new();
     while let Some(first) = rx.blocking_recv() {
         let mut flushed = Vec::new();

@@ -17,9 +17,10 @@ use tabwire_proto::socket::{self, Stream};
 use tabwire_proto::wire::code;
 use tokio_util::codec::Framed;
 
+use super::SessionRecord;
 use super::messages::{FromSession, Pushed, ToSession};
-use super::record::{self, SessionRecord};
 use tabwire_link::error::CallError;
+use tabwire_proto::sessions as record;
 
 /// A connection to one session.
 pub struct SessionClient {

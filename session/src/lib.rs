@@ -22,7 +22,6 @@ pub mod fuzz;
 pub mod gate;
 mod http;
 pub mod messages;
-pub mod record;
 pub mod saved;
 mod socket;
 
@@ -31,20 +30,17 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use tabwire_proto::runtime_dir::{self, now_ms};
+use tabwire_proto::sessions as record;
 use tabwire_proto::socket::Listener;
 use tokio::net::TcpListener;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 pub use client::{Peers, SessionClient};
-pub use record::SessionRecord;
 pub use socket::PUSHABLE;
+pub use tabwire_proto::runtime_dir::SessionRecord;
+pub use tabwire_proto::sessions::{SESSION_ENV, WORKER_ENV};
 
 use tabwire_link::core::Core;
-
-/// The variable that names a session to the processes started within it.
-pub const SESSION_ENV: &str = "TABWIRE_SESSION_ID";
-/// A worker's own id, in its environment: the session it runs knows it is a worker.
-pub const WORKER_ENV: &str = "TABWIRE_WORKER_ID";
 
 /// A running session. Dropping it removes its socket and record.
 pub struct Session {

@@ -5,6 +5,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tabwire_proto::wire::ErrorBody;
 
+/// The status a `worker_complete` carries; `notify_completion` and `tabwire notify` take it.
+pub use tabwire_link::events::CompletionStatus;
+
 /// What a client asks of a session.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -52,16 +55,6 @@ impl<E> FromSession<E> {
         let timed_out = events.is_empty();
         FromSession::Events { events, timed_out }
     }
-}
-
-/// How a worker finished (`worker_complete`'s `status`).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema, clap::ValueEnum,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum CompletionStatus {
-    Success,
-    Error,
 }
 
 fn thirty() -> u64 {

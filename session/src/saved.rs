@@ -21,8 +21,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tabwire_proto::runtime_dir::now_ms;
 
-use tabwire_link::dirs;
 use tabwire_link::events::{EventQueue, SessionEvent, kind};
+use tabwire_proto::dirs;
 
 /// Events kept in the file: the newest this many…
 pub const MAX_SAVED_EVENTS: usize = 1_000;
@@ -88,7 +88,7 @@ impl SavedQueue {
     }
 
     fn follow(&self) {
-        tabwire_link::dirs::lower_priority();
+        tabwire_proto::dirs::lower_priority();
         loop {
             futures::executor::block_on(self.queue.lasting_changed());
             std::thread::sleep(GATHER);

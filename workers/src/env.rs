@@ -18,8 +18,8 @@ use std::collections::BTreeMap;
 /// Names tabwire sets in every worker's environment; a caller may not set them and a template
 /// may not allow them.
 pub const RESERVED: [&str; 4] = [
-    tabwire_session::SESSION_ENV,
-    tabwire_session::WORKER_ENV,
+    tabwire_proto::sessions::SESSION_ENV,
+    tabwire_proto::sessions::WORKER_ENV,
     super::PARENT_PID_ENV,
     "TABWIRE_RUNTIME_DIR",
 ];

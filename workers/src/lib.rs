@@ -8,7 +8,7 @@
 //! short critical sections, no await under the lock). Each worker has a supervising task that
 //! owns its process: it waits for the exit, stops it on request or at its timeout (SIGTERM to
 //! its process group, SIGKILL 5 s later), then posts the `worker_complete`, unless the worker
-//! already sent one itself (`tabwire_link::self_reports`). tabwire stops only processes it started,
+//! already sent one itself (`self_reports.rs`). tabwire stops only processes it started,
 //! by pid, and only before it has reaped them.
 
 pub mod env;
@@ -18,12 +18,13 @@ pub mod log;
 #[cfg_attr(windows, path = "os_windows.rs")]
 mod os;
 pub mod report;
+mod self_reports;
 pub mod spawn;
 pub mod template;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use schemars::JsonSchema;
@@ -34,10 +35,11 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 
 use report::{Ending, Stopped};
+use self_reports::SelfReports;
 use tabwire_link::core::Core;
 use tabwire_link::error::CallError;
 use tabwire_link::events::{SessionEvent, kind};
-use tabwire_session::{SESSION_ENV, WORKER_ENV};
+use tabwire_proto::sessions::{SESSION_ENV, WORKER_ENV};
 use template::{Templates, Values};
 
 /// Workers running at once in one session. Each is usually a Claude Code process (hundreds of
@@ -152,6 +154,9 @@ struct Shared {
     config_dir: PathBuf,
     /// In start order.
     table: Mutex<Vec<Entry>>,
+    /// The running workers that reported by themselves: the core's inbox hands this every
+    /// `worker_complete`.
+    reports: Arc<SelfReports>,
 }
 
 struct Entry {
@@ -163,9 +168,11 @@ struct Entry {
 
 impl Workers {
     pub fn start(core: Core, state_dir: PathBuf, config_dir: PathBuf) -> Workers {
-        Workers {
-            shared: Arc::new(Shared { core, state_dir, config_dir, table: Mutex::default() }),
-        }
+        let reports = Arc::new(SelfReports::default());
+        let sink: Weak<SelfReports> = Arc::downgrade(&reports);
+        core.inbox().register(kind::WORKER_COMPLETE, sink);
+        let table = Mutex::default();
+        Workers { shared: Arc::new(Shared { core, state_dir, config_dir, table, reports }) }
     }
 
     /// Start a worker; it is running when this returns.
@@ -216,9 +223,9 @@ impl Workers {
         };
         self.reserve(Entry { info, stop: Some(stop_tx), phase })?;
         // Listening before it starts: a quick worker may report before spawn() returns.
-        self.shared.core.self_reports().expect(&worker_id, &ask.name);
+        self.shared.reports.expect(&worker_id, &ask.name);
         let started = async {
-            let log = tabwire_link::dirs::private_dir(&logs)
+            let log = tabwire_proto::dirs::private_dir(&logs)
                 .and_then(|()| log::Log::create(&log_path))
                 .map_err(|e| {
                     CallError::new(
@@ -240,7 +247,7 @@ impl Workers {
             Ok(started) => started,
             Err(e) => {
                 self.forget(&worker_id);
-                self.shared.core.self_reports().settle(&worker_id);
+                self.shared.reports.settle(&worker_id);
                 return Err(e);
             }
         };
@@ -476,7 +483,7 @@ impl Supervisor {
         };
         let report = self.workers.ended(&self.worker_id, ending);
         let core = &self.workers.shared.core;
-        if core.self_reports().settle(&self.worker_id) {
+        if self.workers.shared.reports.settle(&self.worker_id) {
             tracing::info!(worker = %self.worker_id, "it reported by itself: no second report");
         } else {
             core.queue().push(SessionEvent::new(kind::WORKER_COMPLETE, None, &report));
@@ -498,8 +505,8 @@ impl Workers {
         let report = ending.report();
         self.update(worker_id, |info| {
             info.state = match report.status {
-                tabwire_session::messages::CompletionStatus::Success => WorkerStatus::Success,
-                tabwire_session::messages::CompletionStatus::Error => WorkerStatus::Error,
+                tabwire_link::events::CompletionStatus::Success => WorkerStatus::Success,
+                tabwire_link::events::CompletionStatus::Error => WorkerStatus::Error,
             };
             info.ended_at_ms = Some(now_ms());
             info.exit_code = report.exit_code;

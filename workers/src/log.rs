@@ -14,7 +14,7 @@ use std::path::Path;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::oneshot;
 
-use tabwire_link::dirs;
+use tabwire_proto::dirs;
 
 /// The first bytes of output kept in the log file.
 pub const MAX_LOG_BYTES: u64 = 8 * 1024 * 1024;

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::git::FileChange;
 use super::log::Output;
-use tabwire_session::messages::CompletionStatus;
+use tabwire_link::events::CompletionStatus;
 
 /// Why tabwire stopped a worker, if it did.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]

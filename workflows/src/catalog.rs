@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use super::graph::Graph;
 use super::limits::MAX_WORKFLOW_FILE;
-use tabwire_link::dirs::Problem;
+use tabwire_link::error::Problem;
 
 const BUILT_IN: [(&str, &str); 1] = [("collab.json", include_str!("collab.json"))];
 

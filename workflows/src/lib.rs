@@ -72,7 +72,7 @@ struct Inner {
 impl Workflows {
     /// User workflows from `$TABWIRE_CONFIG_DIR/workflows`.
     pub fn start(core: &Core) -> Workflows {
-        Self::start_with(core, &tabwire_link::dirs::config_dir())
+        Self::start_with(core, &tabwire_proto::dirs::config_dir())
     }
 
     pub fn start_with(core: &Core, config_dir: &Path) -> Workflows {

@@ -23,8 +23,8 @@ use super::CORRUPT_STATE;
 use super::graph::plain_name;
 use super::limits::MAX_STATE_FILE;
 use super::state::SessionState;
-use tabwire_link::dirs::{self, Lock};
 use tabwire_link::error::CallError;
+use tabwire_proto::dirs::{self, Lock};
 
 const DIR: &str = ".collab";
 const FILE: &str = "collab-state.json";

@@ -4,6 +4,7 @@
 use std::process::Command;
 
 use anyhow::{Context, bail};
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use serde_json::json;
 use tabwire_proto::runtime_dir;
 
@@ -22,7 +23,7 @@ pub struct NotifyArgs {
     #[arg(long, env = "TABWIRE_WORKER_ID", value_name = "NAME")]
     pub worker: String,
     /// How it ended.
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = status())]
     pub status: CompletionStatus,
     /// What was done, or what went wrong.
     #[arg(long, default_value = "")]
@@ -33,6 +34,12 @@ pub struct NotifyArgs {
     /// Add the files git sees changed here (`git diff --name-only HEAD`, and untracked files).
     #[arg(long)]
     pub changes_from_git: bool,
+}
+
+/// `--status`: a status by its name in `worker_complete` (clap lists the names in the help).
+fn status() -> impl TypedValueParser<Value = CompletionStatus> {
+    PossibleValuesParser::new(["success", "error"])
+        .map(|name| serde_json::from_value(name.into()).expect("a status worker_complete has"))
 }
 
 pub async fn run(args: NotifyArgs) -> anyhow::Result<()> {

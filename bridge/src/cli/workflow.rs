@@ -39,7 +39,7 @@ pub fn run(args: &WorkflowArgs) -> anyhow::Result<()> {
     }
     .context("cannot tell which directory the project is")?;
     let seen =
-        workflows::show(&tabwire_link::dirs::config_dir(), &project.to_string_lossy(), session)
+        workflows::show(&tabwire_proto::dirs::config_dir(), &project.to_string_lossy(), session)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
     if *json {
         let mut out = json!({

@@ -1,29 +1,76 @@
 //! Where tabwire keeps its own files, and how it keeps them private: the configuration
-//! directory (adapters, worker templates), the state directory (operations, saved session
-//! queues, worker logs), and files in them that only the user can open.
+//! directory (adapters, worker templates, `installed.json`), the data directory (the unpacked
+//! extension), the state directory (operations, saved session queues, worker logs), and files in
+//! them that only the user can open. Resolved here and nowhere else: install and doctor, the
+//! bridge and every feature read the same directories. (The runtime directory of the sockets is
+//! [`crate::runtime_dir`].)
 //!
 //! These hold what the user asked of chat sites, what workers printed, what sessions told each
 //! other: every directory is 0700 and every file 0600, checked on every open (not only when
 //! created), and written whole (temp file + rename) so a reader never sees half of one.
 
+use std::ffi::OsString;
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use schemars::JsonSchema;
-use serde::Serialize;
-use tabwire_install::Dirs;
+use directories::BaseDirs;
 
-/// `$TABWIRE_CONFIG_DIR`, else the OS's configuration directory (`~/.config/tabwire`); resolved
-/// by `tabwire_install::Dirs`, with install and doctor.
+/// `$TABWIRE_CONFIG_DIR`, else the OS's configuration directory (`~/.config/tabwire`).
 pub fn config_dir() -> PathBuf {
     Dirs::from_process().config
 }
 
 /// The state directory: `$TABWIRE_STATE_DIR`, else the OS's (`~/.local/state/tabwire` on
-/// Linux, the local data directory elsewhere); resolved by `tabwire_install::Dirs`.
+/// Linux, the local data directory elsewhere).
 pub fn state_dir() -> PathBuf {
     Dirs::from_process().state
+}
+
+/// tabwire's own directories: each from its variable when set and not empty, else the OS's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dirs {
+    /// `$TABWIRE_CONFIG_DIR`, else `~/.config/tabwire` on Linux: `installed.json`, chat
+    /// adapters, worker templates.
+    pub config: PathBuf,
+    /// `$TABWIRE_DATA_DIR`, else `~/.local/share/tabwire` on Linux, `%LOCALAPPDATA%\tabwire` on
+    /// Windows: the unpacked extension (and on Windows the native-host manifest).
+    pub data: PathBuf,
+    /// `$TABWIRE_STATE_DIR`, else `~/.local/state/tabwire` on Linux (the local data directory
+    /// elsewhere): operations, saved session queues, worker logs.
+    pub state: PathBuf,
+}
+
+impl Dirs {
+    /// The directories for this process's environment. Never fails: with no home directory
+    /// they fall back to folders under the temporary directory.
+    pub fn from_process() -> Dirs {
+        Dirs::resolve(var, directories::BaseDirs::new().as_ref())
+    }
+
+    /// The directories, given how to read a variable and the OS's base directories.
+    pub fn resolve(var: impl Fn(&str) -> Option<OsString>, base: Option<&BaseDirs>) -> Dirs {
+        let pick = |name: &str, os: Option<&Path>, fallback: &str| match var(name) {
+            Some(dir) => PathBuf::from(dir),
+            None => match os {
+                Some(dir) => dir.join("tabwire"),
+                None => std::env::temp_dir().join(fallback),
+            },
+        };
+        let state = base.map(|b| b.state_dir().unwrap_or(b.data_local_dir()));
+        Dirs {
+            config: pick("TABWIRE_CONFIG_DIR", base.map(BaseDirs::config_dir), "tabwire-config"),
+            // The local one: on Windows `%LOCALAPPDATA%`, not the roaming `%APPDATA%` that
+            // would copy the unpacked extension to every machine; the same folder elsewhere.
+            data: pick("TABWIRE_DATA_DIR", base.map(BaseDirs::data_local_dir), "tabwire-data"),
+            state: pick("TABWIRE_STATE_DIR", state, "tabwire-state"),
+        }
+    }
+}
+
+/// A variable of this process, when set and not empty: an empty `TABWIRE_STATE_DIR=` is unset.
+pub fn var(name: &str) -> Option<OsString> {
+    std::env::var_os(name).filter(|v| !v.is_empty())
 }
 
 /// Create `dir` (and its parents) with mode 0700 if missing, then check it is the user's own
@@ -54,7 +101,7 @@ pub fn keep_private(path: &Path, mode: u32) -> io::Result<()> {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
             Err(e) => return Err(e),
         };
-        let uid = tabwire_proto::runtime_dir::current_uid();
+        let uid = crate::runtime_dir::current_uid();
         if meta.uid() != uid || meta.file_type().is_symlink() {
             return Err(io::Error::new(
                 io::ErrorKind::PermissionDenied,
@@ -172,15 +219,40 @@ impl Lock {
     }
 }
 
-#[cfg(all(test, unix))]
-mod tests {
-    use std::os::unix::fs::PermissionsExt;
+/// Nice 10 for the calling thread (Linux schedules threads one by one); elsewhere nothing.
+/// Threads that only write files call it: the disk waits for the messages, not the reverse.
+pub fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: setpriority on this thread's own id; failure only leaves the priority as it was.
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, tid, 10);
+    }
+}
 
+#[cfg(test)]
+mod tests {
     use super::*;
 
     #[test]
+    fn a_set_variable_wins_and_an_empty_one_is_unset() {
+        let vars = |name: &str| match name {
+            "TABWIRE_CONFIG_DIR" => Some(OsString::from("/c")),
+            "TABWIRE_STATE_DIR" => Some(OsString::new()).filter(|v| !v.is_empty()),
+            _ => None,
+        };
+        let dirs = Dirs::resolve(vars, None);
+        assert_eq!(dirs.config, PathBuf::from("/c"));
+        assert_eq!(dirs.state, std::env::temp_dir().join("tabwire-state"));
+        assert_eq!(dirs.data, std::env::temp_dir().join("tabwire-data"));
+    }
+
+    #[cfg(unix)]
+    #[test]
     fn private_files_are_written_whole_and_stay_private() {
         let dir = std::env::temp_dir().join(format!("tabwire-dirs-{}", uuid::Uuid::new_v4()));
+        use std::os::unix::fs::PermissionsExt;
+
         let inner = dir.join("a/b");
         private_dir(&inner).unwrap();
         let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
@@ -196,21 +268,4 @@ mod tests {
         assert_eq!(mode(&file), 0o600, "tightened when opened again");
         let _ = fs::remove_dir_all(dir);
     }
-}
-/// Nice 10 for the calling thread (Linux schedules threads one by one); elsewhere nothing.
-/// Threads that only write files call it: the disk waits for the messages, not the reverse.
-pub fn lower_priority() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: setpriority on this thread's own id; failure only leaves the priority as it was.
-    unsafe {
-        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-        libc::setpriority(libc::PRIO_PROCESS, tid, 10);
-    }
-}
-
-/// A file in a directory of the user's (adapters, workflows) that could not be used.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-pub struct Problem {
-    pub path: String,
-    pub error: String,
 }

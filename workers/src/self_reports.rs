@@ -1,15 +1,18 @@
 //! Which of this session's running workers reported by themselves (`notify_completion`,
 //! `tabwire notify`), so that the report tabwire makes when one exits is not a second one.
 //!
-//! Kept in the core rather than with the workers: reports arrive wherever events enter the
-//! session (its socket, its own tools), and those know the core only. Only workers this session
+//! Reports arrive wherever events enter the session (its socket, its own tools), and those know
+//! the core only: this is the sink the workers register with the core's inbox for
+//! `worker_complete`, which hears each report before it is queued. Only workers this session
 //! started are tracked, and each only until it exits: the table never holds more than the
 //! running workers.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
+use serde_json::value::RawValue;
+use tabwire_link::inbox::Sink;
 
 #[derive(Default)]
 pub struct SelfReports {
@@ -49,6 +52,15 @@ impl SelfReports {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Expected>> {
         self.running.lock().expect("worker reports poisoned")
+    }
+}
+
+/// Every `worker_complete` that reaches the session.
+impl Sink for SelfReports {
+    fn event(self: Arc<Self>, data: &RawValue) {
+        if let Ok(data) = serde_json::from_str::<Value>(data.get()) {
+            self.heard(&data);
+        }
     }
 }
 

@@ -1,11 +1,19 @@
 //! Finding sessions by the records they write beside their sockets
-//! (`<runtime>/sessions/<id>.json`; the record's type is the runtime directory's layout, in
-//! `tabwire_proto::runtime_dir`). Dead sessions' records are removed by whoever lists them next.
+//! (`<runtime>/sessions/<id>.json`; the record's type is the runtime directory's layout,
+//! [`crate::runtime_dir`]), and the variables that name a session and a worker to the processes
+//! started within them. Dead sessions' records are removed by whoever lists them next.
+//!
+//! Below every feature: the session itself, the operations (is an operation's owner still
+//! running?) and the workers (what their processes are told) all read them.
 
 use std::path::{Path, PathBuf};
 
-pub use tabwire_proto::runtime_dir::SessionRecord;
-use tabwire_proto::runtime_dir::{endpoint, live_records, sessions_dir};
+use crate::runtime_dir::{SessionRecord, endpoint, live_records, sessions_dir};
+
+/// The variable that names a session to the processes started within it.
+pub const SESSION_ENV: &str = "TABWIRE_SESSION_ID";
+/// A worker's own id, in its environment: the session it runs knows it is a worker.
+pub const WORKER_ENV: &str = "TABWIRE_WORKER_ID";
 
 /// The longest session id accepted: it names files.
 const MAX_ID_LEN: usize = 64;
