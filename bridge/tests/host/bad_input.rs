@@ -129,7 +129,7 @@ fn a_peer_of_another_user_is_refused() {
     open(&host.hosts_dir(), 0o711);
     open(&host.socket(), 0o666);
     let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "stranger_probe", "--nocapture", "--test-threads=1"])
+        .args(["--exact", "bad_input::stranger_probe", "--nocapture", "--test-threads=1"])
         .env("TABWIRE_PROBE_SOCKET", host.socket())
         .uid(65534)
         .gid(65534)

@@ -26,18 +26,18 @@ async fn events_join_the_session_queue_in_order() {
     assert_eq!(core.browsers().len(), 1);
 
     for n in 0..3 {
-        let event = Event::new("state_update", Some(5), wire::raw(&json!({ "count": n })));
+        let event = Event::new("page_event", Some(5), wire::raw(&json!({ "count": n })));
         browser.send(Message::Event(event)).await;
     }
     let mut got = Vec::new();
     while got.len() < 3 {
-        let more = core.queue().drain(&Filter::kinds(&["state_update"]), SECOND * 2).await;
+        let more = core.queue().drain(&Filter::kinds(&["page_event"]), SECOND * 2).await;
         assert!(!more.is_empty(), "only {} of 3 events reached the queue", got.len());
         got.extend(more);
     }
     for (n, event) in got.iter().enumerate() {
         assert_eq!(event.host_pid, Some(browser.pid));
-        assert_eq!(event.kind, "state_update");
+        assert_eq!(event.kind, "page_event");
         assert_eq!(event.tab_id, Some(5));
         assert_eq!(event.seq, Some(n as u64 + 1), "the host numbers events from 1");
         assert_eq!(event.data_value(), json!({ "count": n }));
@@ -50,8 +50,9 @@ fn milestone(operation: &str, n: u64, name: &str, data: Value) -> Message {
     Message::Event(Event::new("operation", Some(5), wire::raw(&data)))
 }
 
+/// A page event (not a `state_update`: a tab keeps only its newest state waiting).
 fn page_state(count: usize) -> Message {
-    Message::Event(Event::new("state_update", Some(7), wire::raw(&json!({ "count": count }))))
+    Message::Event(Event::new("page_event", Some(7), wire::raw(&json!({ "count": count }))))
 }
 
 /// Milestones take the path every other event takes, handed to the operations by the reader
@@ -109,7 +110,7 @@ async fn milestones_are_applied_in_arrival_order_and_a_flood_around_them_loses_n
     assert_eq!(names, ["message_sent", "response_started", "response_completed"]);
 
     // In the queue: each operation event right where its milestone arrived.
-    let filter = Filter::kinds(&["state_update", "operation"]);
+    let filter = Filter::kinds(&["page_event", "operation"]);
     let mut order = Vec::new();
     while order.len() < n + 1 + 3 {
         let more = core.queue().drain(&filter, SECOND * 5).await;
