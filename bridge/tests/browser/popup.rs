@@ -264,7 +264,9 @@ async fn the_popup_fits_its_width_for_a_person() {
         &cdp,
         &popup,
         "each session's last action",
-        &format!("{rows}.every((r) => !r.includes('No action yet')) && {rows}"),
+        // The log is written at most every 0.5 s (worker/activity.js), and the popup shows each
+        // write as it lands: wait for the last calls, not for any call.
+        &format!("{rows}.some((r) => r.includes('dom.read')) && {rows}.some((r) => r.includes('dom.click')) && {rows}"),
     )
     .await;
     let rows = rows.to_string();
