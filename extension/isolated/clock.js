@@ -1,11 +1,12 @@
-// ISOLATED world: timers that keep time in a background tab. Chrome runs the timers of a hidden
-// tab at most once a second (and, after minutes hidden, once a minute), in this world as in the
-// page's; that held wait_for back by up to a second in a background tab, and a chat answer's
-// quiet time (`stable_ms`) by as much (bridge/benches/browser/sessions.rs measures both). So
-// while the document is hidden, each timer here is also kept by the extension's worker
-// (worker/clock.js, whose timers Chrome does not throttle) over a port: whichever fires first
-// runs the callback, once. Only a tab's top frame has that port (the worker takes no other);
-// other frames keep the page's timers.
+// ISOLATED world, every frame of an allowed site, before the agent and the chat observer that use
+// it (worker/content-scripts.js): timers that keep time in a background tab. Chrome runs the timers
+// of a hidden tab at most once a second (and, after minutes hidden, once a minute), in this world
+// as in the page's; that held wait_for back by up to a second in a background tab, and a chat
+// answer's quiet time (`stable_ms`) by as much (bridge/benches/browser/sessions.rs measures both).
+// So while the document is hidden, each timer here is also kept by the extension's worker
+// (worker/clock.js, whose timers Chrome does not throttle) over a port: whichever fires first runs
+// the callback, once. Only a tab's top frame has that port (the worker takes no other); other
+// frames keep the page's timers.
 // `tabwireLater(fn, ms)` → a function that cancels it. `tabwireAfterFrames(fn, n, ms)`: after
 // the page's next n frames (0: none) — rendered by Chrome, or run by `tabwireRunFrames` in a
 // hidden document — or after ms where they do not come first → a function that cancels it.

@@ -1,7 +1,8 @@
-// What the assistant did, for the person whose browser it is: the last 50 calls that acted on a
-// tab (method, tab, origin, time, result, session), kept in chrome.storage.session (so a worker restart
-// keeps them and the popup shows them) and nowhere else. Every method the worker answers goes
-// through withActivity() once, in background.js; those whose params name a tab are recorded.
+// Service worker, a guard background.js wraps around every method (withActivity): what the
+// assistant did, for the person whose browser it is — the last 50 calls that acted on a tab
+// (method, tab, origin, time, result, session), kept in chrome.storage.session (so a worker
+// restart keeps them and the popup shows them) and nowhere else. Those whose params name a tab,
+// or that open one (traits.js), are recorded.
 
 import { originOf } from '../lib/sites.js';
 import { lastUrl } from './tabs.js';

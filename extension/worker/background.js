@@ -1,8 +1,8 @@
-// The service worker's entry: wires the modules. Every listener is registered here, in the
-// first turn of the worker (MV3 delivers events only to listeners registered synchronously) —
-// but for those filtered by the allowed sites (tabs.js), added once the
-// list is read or a call needs them: what they hear matters only while the host is connected,
-// whose open port keeps the worker running.
+// Service worker, its entry (manifest.json's background.service_worker): wires the modules. Every
+// listener is registered here, in the first turn of the worker (MV3 delivers events only to
+// listeners registered synchronously) — but for those filtered by the allowed sites (tabs.js),
+// added once the list is read or a call needs them: what they hear matters only while the host is
+// connected, whose open port keeps the worker running.
 // Where things run (folders of extension/): worker/ is this service worker; isolated/ the
 // content scripts of the isolated world; page-world/ what runs in the page's own world; ui/ the
 // extension's pages; lib/ pure logic they share, and the stored state (its *-store.js) that the

@@ -1,9 +1,9 @@
-// chat.* methods and `operation` events: the service worker's side of operations
-// (specs/operations.md). The content script isolated/chat-observer.js, injected on demand
-// into the tab's ISOLATED world, types the message and observes the page; it reports milestones
-// over a long-lived port (name "chat") and this worker forwards each as an `operation` event.
-// The worker itself reports what the page cannot: the tab closed, the page replaced, its site
-// revoked.
+// Service worker, called by the bridges: the chat.* methods and the `operation` events, this side
+// of operations (specs/operations.md). The content script isolated/chat-observer.js, injected on
+// demand into the tab's ISOLATED world, types the message and observes the page; it reports
+// milestones over a long-lived port (name "chat") and this worker forwards each as an `operation`
+// event. The worker itself reports what the page cannot: the tab closed, the page replaced, its
+// site revoked.
 //
 // Nothing is typed into a page of a site the user did not allow (sites.js), nor into one the
 // adapter is not for; milestones of a site that is no longer allowed are not passed on. Which

@@ -1,7 +1,8 @@
-// Timers for the content scripts of background tabs (isolated/clock.js): Chrome throttles the
-// timers of a hidden tab to once a second or slower, not the worker's. A tab's top frame asks
-// over a port named "clock" with `{id, ms}`; `ms` later the worker answers `{id}`. A port holds
-// at most MAX_PENDING timers of at most MAX_MS each; they end with the port.
+// Service worker, asked by isolated/clock.js over ports named "clock" (keepTime, in background.js):
+// timers for the content scripts of background tabs, since Chrome throttles the timers of a hidden
+// tab to once a second or slower, not the worker's. A tab's top frame asks with `{id, ms}`; `ms`
+// later the worker answers `{id}`. A port holds at most MAX_PENDING timers of at most MAX_MS each;
+// they end with the port.
 
 import { acceptPorts } from './router.js';
 

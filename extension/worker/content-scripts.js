@@ -1,8 +1,9 @@
-// Which file runs in which world, and where: the content scripts, registered for exactly the
-// allowed sites (sites.js), so no other page gets window.tabwire (nothing to fingerprint) or the
-// relay; and the chat observer, injected on demand (chat.js). Every ISOLATED-world list starts
-// with isolated/router.js, that world's one message listener (the scripts after it register
-// with it); a file listed twice for one document runs once.
+// Service worker, run by background.js at start and at each change of the allowed sites
+// (syncContentScripts): which file runs in which world, and where — the content scripts, registered
+// for exactly the allowed sites (sites.js), so no other page gets window.tabwire (nothing to
+// fingerprint) or the relay; and the chat observer, injected on demand (chat.js). Every
+// ISOLATED-world list starts with isolated/router.js, that world's one message listener (the
+// scripts after it register with it); a file listed twice for one document runs once.
 //
 // When: the page-world scripts at document_start, before any page script (they must wrap what
 // the page will call); the isolated world's once the document is parsed (document_end, just

@@ -1,9 +1,9 @@
-// dom.* methods: read and act on any page of an allowed site (specs/protocol.md, "dom.*";
-// the MCP tools in specs/tools.md, "Any page"). The work in the page is done by the content
-// scripts in isolated/ (agent.js and the scripts before it), one agent per frame; this side
-// picks the frame, checks its site, nests frames, keeps each tab's ref numbering and last
-// snapshots, applies the token budget (lib/snapshot-text.js), and waits for the page to
-// settle after an action (settle.js, by the rules of lib/settle.js).
+// Service worker, called by the bridges: the dom.* methods that read and act on any page of an
+// allowed site (specs/protocol.md, "dom.*"; the MCP tools in specs/tools.md, "Any page"). The work
+// in the page is done by the content scripts in isolated/ (agent.js and the scripts before it), one
+// agent per frame; this side picks the frame, checks its site, nests frames, keeps each tab's ref
+// numbering and last snapshots, applies the token budget (lib/snapshot-text.js), and waits for the
+// page to settle after an action (settle.js, by the rules of lib/settle.js).
 //
 // Every call checks, here and at the moment it runs, the origin of the document that will
 // answer (sites.js), and sends to that document only (its documentId), so a tab that

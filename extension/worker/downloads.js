@@ -1,5 +1,7 @@
-// Downloads as results (specs/tools.md, "downloads"), through chrome.downloads only: no
-// debugger, and never the file's content (the bridge hashes the file on disk).
+// Service worker: downloads.list, called by the bridges for the downloads tool, and the watch on
+// chrome.downloads background.js starts (watchDownloads) — downloads as results (specs/tools.md,
+// "downloads"), through chrome.downloads only: no debugger, and never the file's content (the
+// bridge hashes the file on disk).
 //
 // Which downloads tabwire reports: those started by a page of a site the user allows, by the
 // rule of lib/downloads.js (`referrer`, or the origin inside a `blob:` URL), as the site list

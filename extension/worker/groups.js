@@ -1,3 +1,6 @@
+// Service worker: withGroups, a guard background.js wraps around every method; tabs.give, called
+// by the bridges for give_tab; and the listeners that keep who owns which tab.
+//
 // Each bridge session (a `tabwire mcp`, a worker it spawned, an HTTP session) in a Chrome tab
 // group of its own, titled with its name (`request.session`) and coloured: the tabs it opens go
 // there, and so do the tabs a page opens from them (links, window.open). A session sees and

@@ -1,10 +1,12 @@
-// Hand-over to the user (ask_user; specs/tools.md, "ask_user"): the one call that brings a tab
-// to the front, shows the assistant's message in a bar on the page (isolated/handover.js) and
-// returns when the user presses Done or Cancel in tabwire's toolbar popup (ui/popup.js), or the
-// time is up. Meanwhile every call naming that tab is refused with `waiting_for_user`
-// (withHandover, in background.js), so the assistant cannot act while the user does. The answer
-// is the user's button and what the tab shows then (origin, and the title on an allowed site),
-// never what the user typed.
+// Service worker: handover.ask, called by the bridges for ask_user (specs/tools.md, "ask_user"),
+// and withHandover, a guard background.js wraps around every method.
+//
+// Hand-over to the user: the one call that brings a tab to the front, shows the assistant's message
+// in a bar on the page (isolated/handover.js) and returns when the user presses Done or Cancel in
+// tabwire's toolbar popup (ui/popup.js), or the time is up. Meanwhile every call naming that tab is
+// refused with `waiting_for_user` (withHandover, in background.js), so the assistant cannot act
+// while the user does. The answer is the user's button and what the tab shows then (origin, and the
+// title on an allowed site), never what the user typed.
 //
 // The bar has no button: a page can hide or copy anything drawn in it, so the answer comes only
 // from the popup, which no page can draw on. The open hand-overs are kept in

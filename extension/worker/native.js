@@ -1,6 +1,7 @@
-// The port to the native host "dev.tabwire.host" (specs/protocol.md): hello, requests and
-// their responses, cancel, chunk reassembly, events out, and reconnecting with backoff.
-// An open native port also keeps this service worker alive.
+// Service worker, started by background.js with the guarded methods (startNative): the port to the
+// native host "dev.tabwire.host" (specs/protocol.md): hello, requests and their responses, cancel,
+// chunk reassembly, events out, and reconnecting with backoff. An open native port also keeps this
+// service worker alive.
 //
 // The fast link: the host names a loopback WebSocket (event `fast_link`, only ever by Native
 // Messaging); once it is open, both sides send by it what they would send by the port, which

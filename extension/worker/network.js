@@ -1,10 +1,11 @@
-// webdev.network: block the requests a page makes with fetch and XHR, or answer them with a
-// given body, in one tab — in the page itself (page-world/requests.js applies the rules,
-// isolated/network-rules.js keeps them in the document's sessionStorage so that the next load
-// has them from its first request). No browser-wide permission: declarativeNetRequest (or
-// webRequest) would make Chrome route every request of every page through the extension,
-// which costs each page the user opens (docs/performance.md). So a rule reaches what the page
-// asks for with fetch and XHR only — not its own document, scripts, styles or images.
+// Service worker, called by the bridges for network_rules: webdev.network blocks the requests a
+// page makes with fetch and XHR, or answers them with a given body, in one tab — in the page itself
+// (page-world/requests.js applies the rules, isolated/network-rules.js keeps them in the document's
+// sessionStorage so that the next load has them from its first request). No browser-wide
+// permission: declarativeNetRequest (or webRequest) would make Chrome route every request of every
+// page through the extension, which costs each page the user opens (docs/performance.md). So a rule
+// reaches what the page asks for with fetch and XHR only — not its own document, scripts, styles or
+// images.
 //
 // Only requests to an allowed site: a rule's pattern starts with an allowed origin and its `/`,
 // matched from the start of the URL, so it cannot match a URL of any other site. Each rule

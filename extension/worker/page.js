@@ -1,4 +1,5 @@
-// page.* methods and page events: the service worker's side of the page SDK.
+// Service worker, called by the bridges and by the pages' relays (isolated/relay.js): the page.*
+// methods and page events, this side of the page SDK.
 //
 // Each tab whose page uses window.tabwire holds one long-lived port to this worker, opened by
 // isolated/relay.js (name "page"). Over it the page sends its state, events and replies,

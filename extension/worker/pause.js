@@ -1,7 +1,8 @@
-// Stop: the user's switches that halt the assistant in this browser, pressed in the popup and
-// kept in storage (lib/pause-store.js). This module ends the page-facing calls in flight of what
-// was stopped (everything, or that session's) at once and refuses new ones with
-// `paused_by_user` until the popup's Resume.
+// Service worker, a guard background.js wraps around every method (withPause): Stop, the user's
+// switches that halt the assistant in this browser, pressed in the popup and kept in storage
+// (lib/pause-store.js). This module ends the page-facing calls in flight of what was stopped
+// (everything, or that session's) at once and refuses new ones with `paused_by_user` until the
+// popup's Resume.
 //
 // While a call acts in a tab, the tab shows it: isolated/badge.js draws a border and the name of
 // the session's group, during the call and a moment after (but not in a screenshot or a PDF).

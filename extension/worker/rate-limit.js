@@ -1,7 +1,7 @@
-// What one page's events may cost per second: the per-tab rate (the size of one event and how
-// deep a value may nest are lib/limits.js). A page over a limit hurts only itself: its own
-// call fails, and the assistant hears how many of its events were refused (one `dropped` event
-// for the tab).
+// Service worker, for page.js, which takes each page event through it: what one page's events may
+// cost per second, the per-tab rate (the size of one event and how deep a value may nest are
+// lib/limits.js). A page over a limit hurts only itself: its own call fails, and the assistant
+// hears how many of its events were refused (one `dropped` event for the tab).
 
 import { fail } from '../lib/errors.js';
 import { isConnected, sendEvent } from './native.js';

@@ -1,6 +1,7 @@
-// The worker's one door for the extension's own scripts, and its one way to ask them. Every
-// message, either way, is `{type: "area.verb", …}`; a long-lived port is named after its area
-// ("page", "chat", "workflow") and carries `{type: verb, …}`.
+// Service worker, opened once by background.js (listen) and used by every module that hears or asks
+// a content script: the worker's one door for the extension's own scripts, and its one way to ask
+// them. Every message, either way, is `{type: "area.verb", …}`; a long-lived port is named after
+// its area ("page", "chat", "workflow") and carries `{type: verb, …}`.
 //
 // Who sent something is what Chrome says (`sender`), never what the message says: only this
 // extension's scripts are heard; a tab's port is taken from its top frame only, and its

@@ -1,7 +1,8 @@
-// What a tab does after tabwire acted on it, seen from the worker: navigations of its top frame
-// (webNavigation) and tabs it opens (an opener tab id). The page's own requests are followed in
-// the page (page-world/requests.js, isolated/agent.js), which costs no other page anything.
-// dom.js starts an `Activity` before each action and asks it when the page has settled.
+// Service worker, for dom.js, which starts an `Activity` before each action and asks it when the
+// page has settled: what a tab does after tabwire acted on it, seen from the worker — navigations
+// of its top frame (webNavigation) and tabs it opens (an opener tab id). The page's own requests
+// are followed in the page (page-world/requests.js, isolated/agent.js), which costs no other page
+// anything.
 
 const activities = new Map(); // tab id → Set<Activity>
 

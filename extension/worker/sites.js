@@ -1,8 +1,9 @@
-// The worker's side of the sites the user allows tabwire on (specs/page-sdk.md, "Where it
-// exists"): the checks every page-facing method makes, following Chrome's own "Site access", and
-// the `sites.*` methods. Only on these sites does the extension inject its content scripts
-// (content-scripts.js), and only pages on them may answer page.* and chat.* calls or send
-// events. A page the user did not allow is not read, not even its title.
+// Service worker: the checks every page-facing method makes (dom.js, page.js, chat.js and the rest
+// call them) and the `sites.*` methods the bridges call — the worker's side of the sites the user
+// allows tabwire on (specs/page-sdk.md, "Where it exists"), following Chrome's own "Site access".
+// Only on these sites does the extension inject its content scripts (content-scripts.js), and only
+// pages on them may answer page.* and chat.* calls or send events. A page the user did not allow is
+// not read, not even its title.
 //
 // The list and its switches, as stored, are lib/sites-store.js (the popup edits them there too);
 // the grammar of a pattern is lib/sites.js. The worker's modules read the list through this one,

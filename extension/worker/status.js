@@ -1,5 +1,6 @@
-// The connection status, for people: kept in chrome.storage.session (the popup reads it) and
-// shown on the toolbar badge (green "on" / red "off").
+// Service worker, told by native.js: the connection status, for people — kept in
+// chrome.storage.session (the popup reads it) and shown on the toolbar badge (green "on" / red
+// "off").
 
 const status = {
   connected: false,

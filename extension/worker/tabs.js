@@ -1,4 +1,5 @@
-// Tab methods (tabs.*) and tab events ("tab"), see specs/protocol.md.
+// Service worker, called by the bridges: the tab methods (tabs.*) and tab events ("tab"), see
+// specs/protocol.md; the other modules find a tab through it (getTab, tabId).
 //
 // Of a tab on a site the user did not allow (sites.js), tabwire reports only the origin and
 // path of its URL, never its query, fragment or title: such a page is not read at all.

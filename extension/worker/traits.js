@@ -1,7 +1,7 @@
-// What each method the worker answers is, said where its handler is written:
-// `'tabs.list': method({ pageless: true, listsTabs: true }, async () => …)`. The guards
-// background.js puts around every method (activity.js, groups.js, pause.js, handover.js) read
-// these through `guarded`, never a list of names, so a new method says what it is in one place.
+// Service worker, read through `guarded` by the guards background.js puts around every method
+// (activity.js, groups.js, pause.js, handover.js): what each method the worker answers is, said
+// where its handler is written, `'tabs.list': method({ pageless: true, listsTabs: true }, …)`.
+// No guard keeps a list of names, so a new method says what it is in one place.
 //
 // | trait       | the method …                                        | so                                                      |
 // |-------------|-----------------------------------------------------|---------------------------------------------------------|

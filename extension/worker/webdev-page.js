@@ -1,5 +1,5 @@
-// webdev.viewport, webdev.timing, webdev.pdf: a tab's page as a web developer checks it, on
-// allowed sites only.
+// Service worker, called by the bridges for viewport, page_timing and print_pdf: webdev.viewport,
+// webdev.timing and webdev.pdf, a tab's page as a web developer checks it, on allowed sites only.
 //
 // - viewport: the tab's window resized (chrome.windows) so that the page's layout viewport is a
 //   device's size, and put back; the page's own innerWidth, innerHeight and devicePixelRatio.

@@ -1,10 +1,12 @@
-// webdev.*: a web developer's tools for the tab's own origin, on allowed sites only. Cookies and
-// web storage hold the user's sign-ins, so every method here needs the site's "Cookies" switch
-// (sites.js), which only the user turns on; and each works on the top document's own host alone:
-// a cookie of a parent domain, or of another site, is neither read nor written. Cookies are kept
-// per host, not per port, so the host is the unit, and the switch holds only on a pattern of
-// every port of it (lib/sites.js, everyPort). A Secure cookie is the https site's: an http page
-// neither sees nor writes one, as its own scripts and requests would not over a network.
+// Service worker, called by the bridges for cookies, web_storage and site_state: webdev.cookies,
+// storage, state_save and state_restore, a web developer's tools for the tab's own origin, on
+// allowed sites only. Cookies and web storage hold the user's sign-ins, so every method here needs
+// the site's "Cookies" switch (sites.js), which only the user turns on; and each works on the top
+// document's own host alone: a cookie of a parent domain, or of another site, is neither read nor
+// written. Cookies are kept per host, not per port, so the host is the unit, and the switch holds
+// only on a pattern of every port of it (lib/sites.js, everyPort). A Secure cookie is the https
+// site's: an http page neither sees nor writes one, as its own scripts and requests would not over
+// a network.
 
 import { fail } from '../lib/errors.js';
 import { requireSwitch } from './sites.js';

@@ -1,4 +1,5 @@
-// Live workflows (specs/workflows.md, "The browser shows it"). Each bridge sends every change
+// Service worker, called by the bridges (workflow.update) and followed on ports named "workflow":
+// live workflows (specs/workflows.md, "The browser shows it"). Each bridge sends every change
 // it makes with `workflow.update {project, session, state, graph}`; this worker keeps the
 // latest of each (project, session) in memory and passes it on, on ports of their own
 // ("workflow"), to:

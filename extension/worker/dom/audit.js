@@ -1,10 +1,11 @@
-// audit_accessibility (specs/tools.md): axe-core (extension/vendor/axe.min.js, refreshed from npm
-// by scripts/vendor-axe.sh) over a page or one element. The engine is 650 KB: it is injected
-// only for this call, into the isolated world of each frame of an allowed site (never the
-// page's world, so the page can neither see nor steer it), and stays there for the next audit
-// of that document; a page where no audit ran carries none of it. Each element a violation
-// names gets a ref from the frame's own refs (isolated/refs.js), so click, fill and the rest act
-// on it. Frames of sites not allowed are not audited, and the answer names them.
+// Service worker, called by the bridges for audit_accessibility (specs/tools.md): dom.audit,
+// axe-core (extension/vendor/axe.min.js, refreshed from npm by scripts/vendor-axe.sh) over a page
+// or one element. The engine is 650 KB: it is injected only for this call, into the isolated world
+// of each frame of an allowed site (never the page's world, so the page can neither see nor steer
+// it), and stays there for the next audit of that document; a page where no audit ran carries none
+// of it. Each element a violation names gets a ref from the frame's own refs (isolated/refs.js), so
+// click, fill and the rest act on it. Frames of sites not allowed are not audited, and the answer
+// names them.
 
 import { TabwireError, fail } from '../../lib/errors.js';
 import { originOf, withoutFragment } from '../../lib/sites.js';

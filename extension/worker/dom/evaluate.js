@@ -1,7 +1,8 @@
-// dom.evaluate: run the assistant's function in the page's own world and return its value.
-// Off unless the user turned on "Run scripts" for the site (sites.js switches): a script can do
-// anything the page can. The function runs as the page's own code would, so the page's
-// Content-Security-Policy applies: a page that forbids eval gets a clear error, and nothing ran.
+// Service worker, called by the bridges for evaluate: dom.evaluate runs the assistant's function in
+// the page's own world and returns its value. Off unless the user turned on "Run scripts" for the
+// site (sites.js switches): a script can do anything the page can. The function runs as the page's
+// own code would, so the page's Content-Security-Policy applies: a page that forbids eval gets a
+// clear error, and nothing ran.
 
 import { fail } from '../../lib/errors.js';
 import { requireSwitch } from '../sites.js';

@@ -1,5 +1,6 @@
-// dom.console and dom.network: what a page of an allowed site logged and which requests it
-// made, handed to the assistant as data of the origin that produced it.
+// Service worker, called by the bridges for console_messages and network_requests: dom.console
+// and dom.network, what a page of an allowed site logged and which requests it made, handed to
+// the assistant as data of the origin that produced it.
 //
 // Console: from document_start, page-world/console-hook.js → isolated/console-buffer.js (the
 // isolated world, the last 500 messages of the document). Network: isolated/request-log.js,

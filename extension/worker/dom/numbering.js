@@ -1,6 +1,7 @@
-// Worker side: each tab's numbering — the first free ref number of each of its frames, and how
-// many snapshots it had — kept in chrome.storage.session as well as here, with the tab's last
-// snapshots (here only: they are for `since`, and too large to write on every read).
+// Service worker, for dom.js and dom/audit.js: each tab's numbering — the first free ref number of
+// each of its frames, and how many snapshots it had — kept in chrome.storage.session as well as
+// here, with the tab's last snapshots (here only: they are for `since`, and too large to write on
+// every read).
 //
 // Numbers never repeat in a tab: the agent of a page the tab navigated to starts where the
 // last one stopped, so a ref or snapshot id the assistant kept from before cannot name

@@ -1,10 +1,11 @@
-// Worker side: the browser's own dialogs that block a tab's page. A dialog the page opens while
-// tabwire is not acting (page-world/dialogs.js, isolated/agent.js) is the browser's, and it
-// stops the page's thread — and every content script with it — until someone answers. A call
-// to that tab would wait for its timeout and then blame a slow page; instead it fails at once
-// with `dialog_open`, quoting the dialog as the page's words. Only the user can answer it: Chrome gives extensions
-// no way to, and its debugger sees only dialogs opened after it attached (measured: "No dialog
-// is showing"). handle_dialog beforehand makes the agent answer the page's next one itself.
+// Service worker, asked by dom.js, page.js and dom/target.js before and while a call reaches a
+// page: the browser's own dialogs that block a tab's page. A dialog the page opens while tabwire is
+// not acting (page-world/dialogs.js, isolated/agent.js) is the browser's, and it stops the page's
+// thread — and every content script with it — until someone answers. A call to that tab would wait
+// for its timeout and then blame a slow page; instead it fails at once with `dialog_open`, quoting
+// the dialog as the page's words. Only the user can answer it: Chrome gives extensions no way to,
+// and its debugger sees only dialogs opened after it attached (measured: "No dialog is showing").
+// handle_dialog beforehand makes the agent answer the page's next one itself.
 //
 // The agent says when a dialog opens and closes. A page can fake those events, so a dialog is
 // believed only while its frame does not answer a ping: a faked one costs one short ping. Each

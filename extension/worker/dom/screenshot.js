@@ -1,8 +1,8 @@
-// dom.screenshot: what a tab shows, as an image, taken with chrome.tabs.captureVisibleTab — no
-// debugger, so no "is being debugged" bar. A whole page is scrolled through and stitched in an
-// OffscreenCanvas here in the worker; an element is cut out of the visible area. The image is
-// scaled so that its longer side is at most `max_dim` (what vision models take in without
-// scaling it down themselves).
+// Service worker, called by the bridges for screenshot: dom.screenshot, what a tab shows, as an
+// image, taken with chrome.tabs.captureVisibleTab — no debugger, so no "is being debugged" bar. A
+// whole page is scrolled through and stitched in an OffscreenCanvas here in the worker; an element
+// is cut out of the visible area. The image is scaled so that its longer side is at most `max_dim`
+// (what vision models take in without scaling it down themselves).
 //
 // A capture shows every frame of the tab, so none is taken while the tab holds a frame of a
 // site that is not allowed (dom/trusted.js, `whileNoForeignFrame`: the rule trusted input keeps).

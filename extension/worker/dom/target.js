@@ -1,6 +1,7 @@
-// The document a tool acts on: the top document of a tab, checked against the allowed sites
-// (sites.js) at the moment the call runs, and pinned by its documentId so that a script runs in
-// that document or not at all — never in the page the tab navigated to meanwhile.
+// Service worker, for the methods that run a script in a tab's page (dom/, network.js, webdev.js,
+// webdev-page.js): the document a tool acts on — the top document of a tab, checked against the
+// allowed sites (sites.js) at the moment the call runs, and pinned by its documentId so that a
+// script runs in that document or not at all — never in the page the tab navigated to meanwhile.
 
 import { TabwireError } from '../../lib/errors.js';
 import { originOf, withoutFragment } from '../../lib/sites.js';

@@ -1,3 +1,6 @@
+// Service worker, called by dom.js for an action with `trusted: true` (and by the tests, as
+// dom.trusted_input); its debugger and frame rules serve dom/screenshot.js and webdev-page.js.
+//
 // Trusted input, opt-in per site: one click, one text or one key sequence dispatched through
 // chrome.debugger, so the page sees real input (event.isTrusted) — for pages that ignore
 // synthetic events. Only when the user turned on "Trusted input" for the site (sites.js
