@@ -45,6 +45,7 @@
 // | clock.js     | background tabs' timers                 | gone with their ports: those tabs'   |
 // |              |                                         | own (throttled) timers fire instead  |
 
+import { allowedBy, currentSites, onSitesChanged } from '../lib/sites-store.js';
 import { withActivity } from './activity.js';
 import { chatMethods, listenForChats } from './chat.js';
 import { keepTime } from './clock.js';
@@ -63,7 +64,7 @@ import { connect, fastLinkDebug, isConnected, onHostStatus, sendEvent, startNati
 import { announceAgain, listenForPages, pageMethods } from './page.js';
 import { withPause } from './pause.js';
 import { listen } from './router.js';
-import { allowedBy, checkSite, currentSites, onSitesChanged, siteMethods, watchChromeSiteAccess } from './sites.js';
+import { checkSite, siteMethods, watchChromeSiteAccess } from './sites.js';
 import { watchSettling } from './settle.js';
 import { carrier } from './status.js';
 import { tabMethods, watchTabs } from './tabs.js';
@@ -100,7 +101,8 @@ const methods = {
 };
 
 // Bridges hear the list once after each hello and after every change, wherever it was made
-// (the popup or the sites.* methods both only write storage; sites.js calls this once a change).
+// (the popup or the sites.* methods both only write storage; lib/sites-store.js calls this once a
+// change).
 const sendSites = () => sendEvent('sites', null, { sites: currentSites() });
 
 // The one handle for the tests and the benchmarks, which reach this worker through the debugger

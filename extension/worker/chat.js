@@ -11,11 +11,12 @@
 
 import { TabwireError, fail } from '../lib/errors.js';
 import { isPaused } from '../lib/pause-store.js';
+import { allows, onSitesChanged, sitesReady } from '../lib/sites-store.js';
 import { globMatch, originOf, withoutFragment } from '../lib/sites.js';
 import { CHAT_OBSERVER } from './content-scripts.js';
 import { sendEvent } from './native.js';
 import { acceptPorts, askTab } from './router.js';
-import { allows, checkSite, expectedOrigin, onSitesChanged, sitesReady } from './sites.js';
+import { checkSite, expectedOrigin } from './sites.js';
 import { getTab, reportedUrl, tabId } from './tabs.js';
 import { method } from './traits.js';
 

@@ -11,8 +11,8 @@
 // document_start would hold back the parsing of every page of an allowed site
 // (docs/performance.md); what the page-world scripts hear meanwhile waits for them.
 
+import { currentSites } from '../lib/sites-store.js';
 import { matchPattern } from '../lib/sites.js';
-import { currentSites } from './sites.js';
 
 const ROUTER = 'isolated/router.js';
 const SCRIPTS = [

@@ -11,6 +11,7 @@
 
 import { TabwireError, fail } from '../lib/errors.js';
 import { HIDDEN_QUIET_MS, NAV_CAP_MS, QUIET_MS, capOf, effectOf, quietFor } from '../lib/settle.js';
+import { allows, sitesReady } from '../lib/sites-store.js';
 import { originOf, withoutFragment } from '../lib/sites.js';
 import { childFrames, diffLines, fit, inFrame, parseRef, tokens } from '../lib/snapshot-text.js';
 import { firstFreeRef, nextSnapshotId, numberingLoaded, setFirstFreeRef, tabState } from './dom/numbering.js';
@@ -18,7 +19,7 @@ import { blockingDialog, checkNoDialog, dialogOpen, failOnDialog } from './dom/o
 import { trustedInput } from './dom/trusted.js';
 import { askTab } from './router.js';
 import { Activity } from './settle.js';
-import { allows, checkSite, expectedOrigin, notAllowed, requireSwitch, sitesReady } from './sites.js';
+import { checkSite, expectedOrigin, notAllowed, requireSwitch } from './sites.js';
 import { getTab, reportedUrl, tabId } from './tabs.js';
 
 const DEFAULT_BUDGET = 4000;

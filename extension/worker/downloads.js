@@ -18,10 +18,10 @@
 
 import { fail } from '../lib/errors.js';
 import { baseName, initiatorOf, shownTo, sourceAllowed, sourceOf, sourcePath, whose } from '../lib/downloads.js';
-import { running } from './settle.js';
-import { allows, sitesReady } from './sites.js';
+import { allows, sitesReady } from '../lib/sites-store.js';
 import { originOf } from '../lib/sites.js';
 import { sessionLive, tabOwner } from './groups.js';
+import { running } from './settle.js';
 
 const MAX_KEPT = 200;
 const reported = new Map(); // download id → { origin, tab_id, owner } (owner: see `whose`)

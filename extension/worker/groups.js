@@ -18,7 +18,7 @@ import { access, colorFor, doneTitle, ended, othersLive, ownedMessage, ownerOf, 
 import { loadGroups, saveGroups, whenEnded } from '../lib/groups-store.js';
 import { ownersBy } from './native.js';
 import { getTab, tabId } from './tabs.js';
-import { guarded } from './traits.js';
+import { guarded, method } from './traits.js';
 
 let state = { sessions: {} };
 const loaded = loadGroups().then((s) => (state = s));
@@ -194,9 +194,11 @@ async function join(tab, s) {
 const promiseKey = (lead, name) => `${lead}/worker/${name}`;
 
 // `tabs.give {tab_id, to}`: the caller gives a tab it may use (its own or the user's: withGroups
-// checked it) to its running worker named `to`. The tab moves into the worker's group.
+// checked it) to its running worker named `to`. The tab moves into the worker's group. Like any
+// call naming a tab it is logged and refused while stopped or while the tab is handed over;
+// `regroups` (traits.js) only spares the tab the acting mark.
 export const groupMethods = {
-  'tabs.give': async (params, ctx = {}) => {
+  'tabs.give': method({ regroups: true }, async (params, ctx = {}) => {
     const caller = ctx.session ?? null;
     const id = tabId(params);
     const to = params?.to;
@@ -214,7 +216,7 @@ export const groupMethods = {
       ownersChanged([id]);
       return { tab_id: id, group: worker.name };
     });
-  },
+  }),
 };
 
 // Told the tabs whose owner changed (a session ended, a tab given to a worker, a worker taking

@@ -16,8 +16,9 @@
 // answer a later one of the same tab. No page, content script or host message can write it.
 
 import { TabwireError, fail } from '../lib/errors.js';
+import { allows, sitesReady } from '../lib/sites-store.js';
 import { originOf } from '../lib/sites.js';
-import { allows, checkSite, sitesReady } from './sites.js';
+import { checkSite } from './sites.js';
 import { getTab, tabId } from './tabs.js';
 import { guarded, method } from './traits.js';
 

@@ -32,8 +32,8 @@
 
 import { TabwireError, fail } from '../lib/errors.js';
 import { dataUrl, parsePattern, rulesForDocument } from '../lib/network-rules.js';
+import { allows, onSitesChanged } from '../lib/sites-store.js';
 import { originOf } from '../lib/sites.js';
-import { allows, onSitesChanged } from './sites.js';
 import { tabId } from './tabs.js';
 import { topDocument } from './dom/target.js';
 

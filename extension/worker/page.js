@@ -16,12 +16,13 @@
 import { checkDeclaration } from '../lib/commands.js';
 import { TabwireError, fail } from '../lib/errors.js';
 import { MAX_DEPTH, MAX_EVENT, deeperThan } from '../lib/limits.js';
+import { allows, sitesReady } from '../lib/sites-store.js';
 import { originOf, withoutFragment } from '../lib/sites.js';
 import { checkNoDialog, failOnDialog } from './dom/open-dialogs.js';
 import { hostProblem, sendEvent } from './native.js';
 import { forgetTab, rateLimit } from './rate-limit.js';
 import { acceptPorts, askTab } from './router.js';
-import { allows, checkSite, expectedOrigin, sitesReady } from './sites.js';
+import { checkSite, expectedOrigin } from './sites.js';
 import { getTab, pageLeft, showsErrorPage, tabId } from './tabs.js';
 import { method } from './traits.js';
 

@@ -50,7 +50,9 @@ export function withPause(table) {
     const ended = new Promise((_, reject) => (stop = (e) => (ctl.abort(e), reject(e))));
     const call = { session, stop };
     running.add(call);
-    const tab = Number.isInteger(params?.tab_id) && !traits.declared ? params.tab_id : null;
+    // No mark where no person sees the call act (a page's declarations), nor on a tab the call
+    // gives to another session (traits.js).
+    const tab = Number.isInteger(params?.tab_id) && !traits.declared && !traits.regroups ? params.tab_id : null;
     // A screenshot or a PDF shows the page as it is, without the mark: it is held off until the
     // capture ends (badge.js waits for the page to be painted without it; the capture does not
     // wait longer than 300 ms). A hand-over is the user's turn, with its own bar: no mark either.

@@ -4,8 +4,8 @@
 // hears how many of its events were refused (one `dropped` event for the tab).
 
 import { fail } from '../lib/errors.js';
+import { allows } from '../lib/sites-store.js';
 import { isConnected, sendEvent } from './native.js';
-import { allows } from './sites.js';
 
 // Per tab, page events pass through two token buckets. 200 a second with a burst of 1,000 is
 // far above what a person's actions produce (an app replaying a backlog fits in the burst) and

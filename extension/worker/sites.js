@@ -5,16 +5,13 @@
 // pages on them may answer page.* and chat.* calls or send events. A page the user did not allow is
 // not read, not even its title.
 //
-// The list and its switches, as stored, are lib/sites-store.js (the popup edits them there too);
-// the grammar of a pattern is lib/sites.js. The worker's modules read the list through this one,
-// which passes lib/sites-store.js's reads on.
+// The list and its switches, as stored, are lib/sites-store.js (the popup edits them there too),
+// which the worker's modules read the list from; the grammar of a pattern is lib/sites.js.
 
 import { TabwireError, fail } from '../lib/errors.js';
 import { DEFAULT_SITES, bareUrl, cookiesNeedEveryPort, everyPort, originOf } from '../lib/sites.js';
 import { allowSite, allowedBy, allows, chromeGrants, currentOptions, currentSites, editSites, revokeSite, sitesReady, switchesFor } from '../lib/sites-store.js';
 import { method } from './traits.js';
-
-export { allowedBy, allows, currentSites, onSitesChanged, sitesReady } from '../lib/sites-store.js';
 
 // ---------------------------------------------------------------------------------------------
 // The checks page.js, chat.js and tabs.js make

@@ -5,9 +5,9 @@
 // path of its URL, never its query, fragment or title: such a page is not read at all.
 
 import { TabwireError, fail } from '../lib/errors.js';
+import { allows, currentSites, onSitesChanged, sitesReady } from '../lib/sites-store.js';
 import { bareUrl, originOf, parse, withoutFragment } from '../lib/sites.js';
 import { isConnected, sendEvent } from './native.js';
-import { allows, currentSites, onSitesChanged, sitesReady } from './sites.js';
 import { method } from './traits.js';
 
 export const tabMethods = {

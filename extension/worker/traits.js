@@ -13,6 +13,8 @@
 // | declared    | reads what a page declares (state, commands): no    | no acting mark (pause): it is the hottest call          |
 // |             | person sees it                                      |                                                         |
 // | capture     | takes the tab's pixels, or hands it to the user     | the acting mark is held off during it (pause)           |
+// | regroups    | moves the tab into another session's group (given   | no acting mark (pause): it would name the group the tab |
+// |             | to a worker); its page is not touched               | just left                                               |
 // | opens       | opens a tab, named by its result                    | logged (activity); the tab joins the caller's group     |
 // | answersTab  | answers with a tab (tabs.js's describe)             | told whose tab it is (groups)                           |
 // | listsTabs   | lists every tab                                     | another live session's are left out (groups)            |

@@ -13,8 +13,8 @@
 // host within a quarter of a second (workflows/src/push.rs).
 
 import { fail } from '../lib/errors.js';
+import { allows, sitesReady } from '../lib/sites-store.js';
 import { acceptPorts } from './router.js';
-import { allows, sitesReady } from './sites.js';
 import { method } from './traits.js';
 
 const MAX_LIVE = 32; // workflows kept (workflows/src/limits.rs, MAX_LIVE)

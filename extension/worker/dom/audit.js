@@ -8,9 +8,10 @@
 // names them.
 
 import { TabwireError, fail } from '../../lib/errors.js';
+import { allows, sitesReady } from '../../lib/sites-store.js';
 import { originOf, withoutFragment } from '../../lib/sites.js';
 import { parseRef } from '../../lib/snapshot-text.js';
-import { allows, checkSite, expectedOrigin, sitesReady } from '../sites.js';
+import { checkSite, expectedOrigin } from '../sites.js';
 import { getTab, tabId } from '../tabs.js';
 import { firstFreeRef, numberingLoaded, setFirstFreeRef } from './numbering.js';
 import { checkNoDialog } from './open-dialogs.js';

@@ -4,8 +4,9 @@
 // script runs in that document or not at all — never in the page the tab navigated to meanwhile.
 
 import { TabwireError } from '../../lib/errors.js';
+import { sitesReady } from '../../lib/sites-store.js';
 import { originOf, withoutFragment } from '../../lib/sites.js';
-import { checkSite, expectedOrigin, sitesReady } from '../sites.js';
+import { checkSite, expectedOrigin } from '../sites.js';
 import { getTab } from '../tabs.js';
 import { checkNoDialog } from './open-dialogs.js';
 

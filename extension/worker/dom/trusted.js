@@ -20,8 +20,9 @@
 // and a PDF (webdev-page.js) carries every frame's words, though read_page leaves such a frame out.
 
 import { TabwireError, fail } from '../../lib/errors.js';
+import { allows } from '../../lib/sites-store.js';
 import { bareUrl, originOf } from '../../lib/sites.js';
-import { allows, requireSwitch } from '../sites.js';
+import { requireSwitch } from '../sites.js';
 import { tabId } from '../tabs.js';
 import { stillThere, topDocument } from './target.js';
 
