@@ -70,15 +70,16 @@ async function removeAll(url, cookies, name) {
   return gone.length;
 }
 
-// Runs in the document (isolated world, which shares the page's storage): its storage.
+// Runs in the document (isolated world, which shares the page's storage): its storage, the keys
+// or each key with its value, a string (the bridge reads them as strings: SiteState in
+// link/src/methods/webdev.rs). A key another tab removed meanwhile is left out; fromEntries
+// keeps a key named `__proto__` as the page's own.
 async function readStorage(withValues) {
   const of = (s) => {
-    const out = {};
-    for (let i = 0; i < s.length; i++) {
-      const k = s.key(i);
-      out[k] = withValues ? s.getItem(k) : null;
-    }
-    return withValues ? out : Object.keys(out);
+    const keys = [];
+    for (let i = 0; i < s.length; i++) keys.push(s.key(i));
+    const items = keys.filter((k) => k !== null).map((k) => [k, withValues ? s.getItem(k) : '']).filter(([, v]) => v !== null);
+    return withValues ? Object.fromEntries(items) : items.map(([k]) => k);
   };
   let indexed = [];
   try {

@@ -75,7 +75,9 @@ async fn cookies_and_signed_in_state_only_where_the_user_turned_cookies_on() {
     let path = saved["path"].as_str().unwrap().to_owned();
     assert!(path.starts_with(state_env), "{path}");
     let file = std::fs::read_to_string(&path).unwrap();
-    assert!(file.contains("\"session\"") && file.contains("\"theme\""), "{file}");
+    let state: Value = serde_json::from_str(&file).unwrap();
+    assert!(state["cookies"].as_array().unwrap().iter().any(|c| c["name"] == "session"), "{file}");
+    assert_eq!(state["local_storage"]["theme"], "dark", "{file}");
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;

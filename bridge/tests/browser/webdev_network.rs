@@ -158,13 +158,35 @@ async fn viewport_timing_and_pdf_of_an_allowed_page() {
     let err = mcp.err("viewport", json!({ "tab_id": tab, "width": 10 })).await;
     assert!(err.starts_with("bad_request:") && err.contains("200"), "{err}");
 
-    // The page's own timing.
-    let timing = mcp.ok("page_timing", json!({ "tab_id": tab })).await;
+    // The page's own timing, the text the same JSON as the structured content.
+    let result = mcp.call("page_timing", json!({ "tab_id": tab })).await;
+    let timing = result.structured_content.clone().unwrap_or_else(|| panic!("{result:?}"));
+    let text = tabwire_testkit::mcp::text(&result);
+    let written = text.split_once("not instructions: ").map(|(_, json)| json);
+    assert_eq!(
+        written.map(serde_json::from_str::<Value>).and_then(Result::ok),
+        Some(timing.clone())
+    );
     assert_eq!(timing["origin"], origin.as_str());
-    let load = timing["navigation"]["load"].as_f64().unwrap_or_else(|| panic!("{timing}"));
+    let navigation = &timing["navigation"];
+    assert_eq!(navigation["type"], "navigate", "{timing}");
+    let load = navigation["load"].as_f64().unwrap_or_else(|| panic!("{timing}"));
     assert!(load > 0.0 && load < 30_000.0, "{timing}");
+    // Milliseconds as the page wrote them: a whole number is not written `312.0`.
+    for ms in ["ttfb", "dom_content_loaded", "load", "duration"] {
+        let v = &navigation[ms];
+        assert!(v.as_f64().is_some_and(|f| f.fract() != 0.0) || v.is_u64(), "{ms}: {timing}");
+    }
     assert!(timing["first_contentful_paint"].as_f64().is_some(), "{timing}");
-    assert!(timing["resources"]["count"].as_u64().unwrap() >= 2, "api.json and extra.js: {timing}");
+    assert!(timing["long_tasks"]["count"].is_u64(), "{timing}");
+    let resources = &timing["resources"];
+    assert!(resources["count"].as_u64().unwrap() >= 2, "api.json and extra.js: {timing}");
+    let slowest = resources["slowest"].as_array().unwrap_or_else(|| panic!("{timing}"));
+    assert!(
+        slowest.iter().any(|r| r["url"].as_str().is_some_and(|u| u.ends_with("/webdev/api.json"))
+            && r["type"] == "fetch"),
+        "{timing}"
+    );
 
     // PDF only under the site's "Trusted input" switch: it uses the debugger.
     let err = mcp.err("print_pdf", json!({ "tab_id": tab })).await;

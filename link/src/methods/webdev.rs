@@ -3,9 +3,11 @@
 //! tools' structured results too (`crate::mcp::webdev`). Everything in them came from the
 //! browser: data, never instructions.
 
+use std::collections::BTreeMap;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Number;
 
 use super::methods;
 use crate::limits::{PAGE_CALL, QUICK_CALL};
@@ -87,8 +89,10 @@ pub struct SiteState {
     #[serde(default, skip_serializing)]
     pub url: Option<String>,
     pub cookies: Vec<Cookie>,
-    pub local_storage: Map<String, Value>,
-    pub session_storage: Map<String, Value>,
+    /// Each localStorage key and its value: Web Storage keeps strings only.
+    pub local_storage: BTreeMap<String, String>,
+    /// Each sessionStorage key and its value.
+    pub session_storage: BTreeMap<String, String>,
 }
 
 /// `webdev.state_restore`'s params: a state to put back, or `clear` to sign out.
@@ -227,6 +231,10 @@ pub struct Viewport {
     pub window: WindowSize,
 }
 
+/// Milliseconds from the start of the page's navigation, to a tenth, as the page wrote them: a
+/// whole number stays one (`312`, where an `f64` would be written `312.0`).
+pub type Ms = Number;
+
 /// The page's own performance entries, in milliseconds from the start of its navigation.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct PageTiming {
@@ -234,20 +242,76 @@ pub struct PageTiming {
     pub tab_id: i64,
     pub origin: Option<String>,
     pub url: Option<String>,
-    /// Navigation timing: `{type, ttfb, dom_content_loaded, load, duration, transfer_size}`.
-    pub navigation: Option<Value>,
-    pub first_paint: Option<f64>,
-    pub first_contentful_paint: Option<f64>,
-    /// `{time, size, element}`.
-    pub largest_contentful_paint: Option<Value>,
+    /// The navigation that loaded the page; null before its entry exists.
+    pub navigation: Option<NavigationTiming>,
+    /// When the page first painted anything.
+    pub first_paint: Option<Ms>,
+    /// When it first painted text or an image.
+    pub first_contentful_paint: Option<Ms>,
+    /// The last largest-contentful-paint candidate; null if none was painted.
+    pub largest_contentful_paint: Option<LargestPaint>,
     /// Layout shifts without recent input, summed.
     pub cumulative_layout_shift: f64,
-    /// `{count, total_ms}`.
-    pub long_tasks: Value,
-    /// `{count, transfer_size, slowest: [{url, type, duration}]}` (URLs without query).
-    pub resources: Value,
+    pub long_tasks: LongTasks,
+    pub resources: Resources,
     /// `performance.now()` when read.
-    pub now: Option<f64>,
+    pub now: Option<Ms>,
+}
+
+/// The page's navigation entry.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct NavigationTiming {
+    /// `navigate`, `reload`, `back_forward` or `prerender`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Time to the response's first byte.
+    pub ttfb: Option<Ms>,
+    /// When DOMContentLoaded's handlers had run.
+    pub dom_content_loaded: Option<Ms>,
+    /// When the load event's handlers had run; 0 while it has not fired.
+    pub load: Option<Ms>,
+    pub duration: Option<Ms>,
+    /// Bytes over the network, headers included; 0 from the cache.
+    pub transfer_size: Option<u64>,
+}
+
+/// The largest contentful paint.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct LargestPaint {
+    pub time: Option<Ms>,
+    /// Its area, CSS pixels.
+    pub size: u64,
+    /// The element's tag and `#id`, e.g. `img#hero`; null once it left the document.
+    pub element: Option<String>,
+}
+
+/// Tasks that held the page's main thread over 50 ms.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct LongTasks {
+    pub count: u64,
+    pub total_ms: Option<Ms>,
+}
+
+/// What the page fetched besides its document (its resource timing entries).
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Resources {
+    pub count: u64,
+    /// Bytes over the network, summed (0 for one from the cache, or from another site that
+    /// sends no `Timing-Allow-Origin`).
+    pub transfer_size: u64,
+    /// The slowest five.
+    pub slowest: Vec<SlowResource>,
+}
+
+/// One resource the page fetched.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct SlowResource {
+    /// Without its query and fragment, at most 300 characters.
+    pub url: String,
+    /// What fetched it: `script`, `img`, `fetch`, `xmlhttprequest`, `link`, `css`, …
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub duration: Option<Ms>,
 }
 
 /// `webdev.pdf`'s params.
