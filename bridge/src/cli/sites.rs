@@ -13,12 +13,14 @@ use tabwire_link::methods::{
     AllowSite, RevokeSite, SiteChange, SiteList, SitesAllow, SitesList, SitesRevoke, Switches,
 };
 
+use crate::attach::Attach;
+
 #[derive(Debug, clap::Args)]
 pub struct SitesArgs {
     #[command(subcommand)]
     pub action: Option<Action>,
     #[command(flatten)]
-    pub attach: super::Attach,
+    pub attach: Attach,
 }
 
 #[derive(Debug, clap::Subcommand)]

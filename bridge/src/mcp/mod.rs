@@ -24,10 +24,47 @@ mod workflows;
 use rmcp::ServiceExt;
 use tabwire_proto::Shutdown;
 
-use crate::cli::McpArgs;
+use crate::attach::Attach;
 pub use server::TabwireServer;
+use sets::ToolSet;
 use tabwire_link::core::Core;
 use tabwire_session::saved::SavedQueue;
+
+/// `tabwire mcp`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct McpArgs {
+    #[command(flatten)]
+    pub attach: Attach,
+    /// Also offer each command a page declares (`tabwire.onCommand(type, fn, {description,
+    /// params})`) as a tool of its own, named for its site (`<site>_<tag>_<app>__<command>`), and
+    /// tell the client when they change.
+    #[arg(long, env = "TABWIRE_PAGE_TOOLS", value_parser = clap::builder::BoolishValueParser::new())]
+    pub page_tools: bool,
+    #[command(flatten)]
+    pub tools: Tools,
+}
+
+/// Which tools a server offers (`tabwire mcp`, `tabwire serve`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct Tools {
+    /// The tool sets to offer, separated by commas: tabs, page (apps built for tabwire), dom
+    /// (any page), sessions, workers, chat, workflows; `all`, or `default` (tabs,page,dom) with
+    /// others (`default,workers`). Every tool offered is in each of the model's conversations.
+    #[arg(long = "tools", env = "TABWIRE_TOOLS", value_name = "SETS",
+          default_value = sets::DEFAULT)]
+    set: ToolSet,
+    /// Also give each tool's output schema in tools/list, for clients that check results
+    /// against it (no model reads them; 16 KB more for the default sets).
+    #[arg(long, env = "TABWIRE_OUTPUT_SCHEMAS", value_parser = clap::builder::BoolishValueParser::new())]
+    output_schemas: bool,
+}
+
+impl Tools {
+    /// The tool sets and what their listing gives.
+    pub fn set(&self) -> ToolSet {
+        self.set.clone().with_output_schemas(self.output_schemas)
+    }
+}
 
 /// Serve MCP on stdin/stdout until the client goes away (stdin ends) or `shutdown` fires
 /// (SIGTERM, SIGINT). Meanwhile this process is a session (`tabwire_session`); its socket and
