@@ -1,9 +1,8 @@
 //! The MCP handler: the one `ServerHandler`, whose tool router joins the routers of the tool
-//! families served (`sets.rs`; each family is a folder: `tabs/`, `page/`, `dom/`, …), and the
-//! instructions a client reads once. Tool methods call the core and hold no socket code; what
+//! families served (`families.rs`; each family is a folder: `tabs/`, `page/`, `dom/`, …), and
+//! the instructions a client reads once. Tool methods call the core and hold no socket code; what
 //! the server holds is in `server.rs`.
 
-use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::IntoCallToolResult;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
@@ -16,9 +15,10 @@ use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tabwire_proto::wire::code;
 
+use super::families::FAMILIES;
 use super::reply::ToolError;
 use super::server::TabwireServer;
-use super::sets::{FAMILIES, ToolSet};
+use super::sets::ToolSet;
 
 use tabwire_link::error::CallError;
 
@@ -53,14 +53,6 @@ pub fn instructions(set: &ToolSet) -> String {
 }
 
 impl TabwireServer {
-    /// The tools of `set`, with their schemas. `tabwire serve` keeps one copy to describe the
-    /// tools before a client's session exists.
-    pub fn tools(set: &ToolSet) -> ToolRouter<Self> {
-        let served = FAMILIES.iter().filter(|f| set.has(f.name)).map(|f| (f.router)());
-        let router = served.fold(ToolRouter::new(), |all, family| all + family);
-        super::schema::clean_router(router, set.output_schemas())
-    }
-
     /// A tool call by name: a built-in tool, else a page tool (`--page-tools`).
     async fn route(
         &self,

@@ -2,12 +2,15 @@
 
 mod chat;
 mod dom;
+mod families;
+mod family;
 mod handler;
 pub mod jsonrpc;
 mod logging;
 mod page;
 mod params;
 mod prompts;
+mod recording;
 mod reply;
 mod resources;
 mod schema;

@@ -17,6 +17,7 @@ use tabwire_workflows::Workflows;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
+use super::recording::Recording;
 use super::sets::ToolSet;
 
 #[derive(Clone)]
@@ -38,8 +39,8 @@ pub struct TabwireServer {
     pub(super) holds: Arc<Holds>,
     /// The least severe log message its client wants (`logging.rs`).
     pub(super) log_level: Arc<LogLevel>,
-    /// What this session did, for export_test (`webdev/export.rs`).
-    pub(super) recording: Arc<super::webdev::Recording>,
+    /// What this session did, for export_test (`recording.rs`).
+    pub(super) recording: Arc<Recording>,
 }
 
 impl TabwireServer {

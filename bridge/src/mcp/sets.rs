@@ -2,45 +2,13 @@
 //! `tabwire serve --tools …`, or `TABWIRE_TOOLS`). Every tool's definition is in every
 //! conversation of the client's model before its first call, so a family a user rarely needs
 //! is left out by default; a tool of a family not served cannot be called either.
+//!
+//! A set is family names, so this file imports no family and the server can hold one. What
+//! needs the families themselves — parsing a set, `all`, which family a tool is in — is in
+//! `families.rs`, above them.
 
 use std::collections::BTreeSet;
 use std::fmt;
-use std::str::FromStr;
-use std::sync::LazyLock;
-
-use rmcp::handler::server::router::tool::ToolRouter;
-
-use super::server::TabwireServer;
-
-/// One family: its name on the command line, its line in the server's instructions, and its
-/// tools. Each family's folder declares it in its `mod.rs` (`tabs/mod.rs`, `dom/mod.rs`, …);
-/// its tools' names are its router's, so a tool added to a router is served in its family.
-pub struct Family {
-    pub name: &'static str,
-    /// Said after the server's instructions when the family is served (`handler.rs`).
-    pub instructions: &'static str,
-    /// The family's tools. A tool may be in two routers (wait_for_event: sessions and workers).
-    pub router: fn() -> ToolRouter<TabwireServer>,
-}
-
-/// Every family, in the order of their lines in the server's instructions.
-pub const FAMILIES: [Family; 8] = [
-    super::tabs::FAMILY,
-    super::page::FAMILY,
-    super::dom::FAMILY,
-    super::sessions::FAMILY,
-    super::workers::FAMILY,
-    super::chat::FAMILY,
-    super::workflows::FAMILY,
-    super::webdev::FAMILY,
-];
-
-/// Each family's name and the names of its tools, read from its router once: `serves` and
-/// `family_of` answer at every call, and building a router builds its tools' schemas.
-static TOOLS: LazyLock<Vec<(&'static str, Vec<String>)>> = LazyLock::new(|| {
-    let names = |f: &Family| (f.router)().list_all().into_iter().map(|t| t.name.into()).collect();
-    FAMILIES.iter().map(|f| (f.name, names(f))).collect()
-});
 
 /// What a Claude Code user needs most: their browser's tabs, the pages of their own web apps
 /// (state and commands), and any page read and acted on as a user would.
@@ -49,15 +17,12 @@ pub const DEFAULT: &str = "tabs,page,dom";
 /// The families a server offers, and whether its tools/list gives their output schemas.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolSet {
-    families: BTreeSet<&'static str>,
-    output_schemas: bool,
+    /// Names of families (`families.rs` makes a set only of names it lists).
+    pub(super) families: BTreeSet<&'static str>,
+    pub(super) output_schemas: bool,
 }
 
 impl ToolSet {
-    pub fn all() -> ToolSet {
-        ToolSet { families: FAMILIES.iter().map(|f| f.name).collect(), output_schemas: false }
-    }
-
     /// Also give each tool's output schema (`--output-schemas`): for clients that check
     /// results against it. No model reads them, and they are 16 KB of the default sets'
     /// 37 KB listing, so they are left out unless asked for.
@@ -70,51 +35,9 @@ impl ToolSet {
         self.output_schemas
     }
 
-    /// Whether the tool `name` (a built-in one) is served.
-    pub fn serves(&self, name: &str) -> bool {
-        TOOLS.iter().any(|(family, tools)| {
-            self.families.contains(family) && tools.iter().any(|t| t == name)
-        })
-    }
-
     /// Whether the family `name` is served.
     pub fn has(&self, family: &str) -> bool {
         self.families.contains(family)
-    }
-
-    /// The family of a built-in tool this set does not serve, to say how to get it.
-    pub fn family_of(name: &str) -> Option<&'static str> {
-        TOOLS.iter().find(|(_, tools)| tools.iter().any(|t| t == name)).map(|(family, _)| *family)
-    }
-}
-
-impl Default for ToolSet {
-    fn default() -> ToolSet {
-        DEFAULT.parse().expect("the default tool set parses")
-    }
-}
-
-impl FromStr for ToolSet {
-    type Err = String;
-
-    /// Family names separated by commas; `all`, and `default` for [`DEFAULT`], may be among
-    /// them (`default,workers`).
-    fn from_str(s: &str) -> Result<ToolSet, String> {
-        let mut set = BTreeSet::new();
-        for word in s.split(',').map(str::trim).filter(|w| !w.is_empty()) {
-            match word {
-                "all" => set.extend(FAMILIES.iter().map(|f| f.name)),
-                "default" => set.extend(ToolSet::default().families),
-                _ => match FAMILIES.iter().find(|f| f.name == word) {
-                    Some(f) => drop(set.insert(f.name)),
-                    None => return Err(format!("no tool set {word:?}: {}", names())),
-                },
-            }
-        }
-        if set.is_empty() {
-            return Err(format!("name at least one tool set: {}", names()));
-        }
-        Ok(ToolSet { families: set, output_schemas: false })
     }
 }
 
@@ -122,166 +45,5 @@ impl fmt::Display for ToolSet {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         let names: Vec<&str> = self.families.iter().copied().collect();
         f.write_str(&names.join(","))
-    }
-}
-
-fn names() -> String {
-    let all: Vec<&str> = FAMILIES.iter().map(|f| f.name).collect();
-    format!("the sets are {}, `all`, and `default` ({DEFAULT})", all.join(", "))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sets_parse_and_refuse_unknown_names_saying_which_exist() {
-        let set: ToolSet = "default, workers".parse().unwrap();
-        assert!(set.serves("click") && set.serves("spawn_worker") && set.serves("wait_for_event"));
-        assert!(!set.serves("send_message_async"));
-        assert_eq!(set.to_string(), "dom,page,tabs,workers");
-        assert!(ToolSet::all().serves("start_workflow"));
-        let e = "tabs,nope".parse::<ToolSet>().unwrap_err();
-        assert!(e.contains("\"nope\"") && e.contains("workflows") && e.contains("default"), "{e}");
-        assert!("".parse::<ToolSet>().is_err());
-    }
-
-    /// Every `#[tool]` written under `mcp/` is in a family: a router no family joins would
-    /// serve nothing.
-    #[test]
-    fn every_tool_written_is_in_a_family() {
-        fn count(dir: &std::path::Path) -> usize {
-            let mut n = 0;
-            for entry in std::fs::read_dir(dir).expect("mcp/ reads") {
-                let path = entry.expect("an entry").path();
-                if path.is_dir() {
-                    n += count(&path);
-                } else if path.extension().is_some_and(|e| e == "rs") {
-                    let text = std::fs::read_to_string(&path).expect("a source reads");
-                    n += text.lines().filter(|l| l.trim_start().starts_with("#[tool(")).count();
-                }
-            }
-            n
-        }
-        let mcp = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/mcp");
-        let mut served: Vec<&str> =
-            TOOLS.iter().flat_map(|(_, tools)| tools).map(String::as_str).collect();
-        served.sort();
-        served.dedup();
-        assert_eq!(served.len(), count(&mcp), "{served:?}");
-        let listed = super::super::TabwireServer::tools(&ToolSet::all()).list_all();
-        assert_eq!(listed.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>(), served);
-    }
-
-    /// The families serve what their hand-kept lists said before each folder's router became
-    /// its list (and wait_for_event is the sessions' first, as `family_of` says).
-    #[test]
-    fn the_families_serve_what_their_lists_said() {
-        let said: [(&str, &[&str]); 8] = [
-            (
-                "tabs",
-                &[
-                    "list_browsers",
-                    "list_tabs",
-                    "open_tab",
-                    "navigate",
-                    "activate_tab",
-                    "close_tab",
-                    "diagnose",
-                ],
-            ),
-            ("page", &["get_state", "list_commands", "send_command", "wait_for_state_change"]),
-            (
-                "dom",
-                &[
-                    "read_page",
-                    "find",
-                    "click",
-                    "fill",
-                    "type",
-                    "press_key",
-                    "pointer",
-                    "upload_file",
-                    "wait_for",
-                    "handle_dialog",
-                    "screenshot",
-                    "console_messages",
-                    "network_requests",
-                    "evaluate",
-                    "downloads",
-                    "ask_user",
-                ],
-            ),
-            (
-                "sessions",
-                &[
-                    "get_session",
-                    "notify_completion",
-                    "post_message",
-                    "ask_question",
-                    "answer_question",
-                    "wait_for_event",
-                ],
-            ),
-            (
-                "workers",
-                &["spawn_worker", "list_workers", "stop_worker", "give_tab", "wait_for_event"],
-            ),
-            (
-                "chat",
-                &[
-                    "send_message_async",
-                    "wait_for_operation",
-                    "get_operation",
-                    "list_operations",
-                    "cancel_operation",
-                    "list_adapters",
-                ],
-            ),
-            (
-                "workflows",
-                &[
-                    "start_workflow",
-                    "complete_skill",
-                    "update_workflow",
-                    "get_workflow_state",
-                    "list_workflows",
-                ],
-            ),
-            (
-                "webdev",
-                &[
-                    "cookies",
-                    "web_storage",
-                    "site_state",
-                    "network_rules",
-                    "viewport",
-                    "page_timing",
-                    "print_pdf",
-                    "export_test",
-                    "audit_accessibility",
-                ],
-            ),
-        ];
-        let derived: Vec<(&str, Vec<String>)> = TOOLS.clone();
-        let said: Vec<(&str, Vec<String>)> = said
-            .iter()
-            .map(|(family, tools)| {
-                let mut tools: Vec<String> = tools.iter().map(|t| t.to_string()).collect();
-                tools.sort();
-                (*family, tools)
-            })
-            .collect();
-        assert_eq!(derived, said);
-        assert_eq!(ToolSet::family_of("wait_for_event"), Some("sessions"));
-        let default = ToolSet::default();
-        let mut served: Vec<&str> = ["tabs", "page", "dom"]
-            .iter()
-            .flat_map(|f| &said.iter().find(|(n, _)| n == f).unwrap().1)
-            .map(String::as_str)
-            .collect();
-        served.sort();
-        let listed = super::super::TabwireServer::tools(&default).list_all();
-        assert_eq!(listed.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>(), served);
     }
 }

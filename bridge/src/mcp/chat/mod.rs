@@ -5,8 +5,8 @@ mod operations;
 
 pub use operations::OperationView;
 
+use crate::mcp::family::Family;
 use crate::mcp::server::TabwireServer;
-use crate::mcp::sets::Family;
 
 pub const FAMILY: Family = Family {
     name: "chat",

@@ -11,8 +11,8 @@ mod refs;
 mod screenshot;
 mod uploads;
 
+use crate::mcp::family::Family;
 use crate::mcp::server::TabwireServer;
-use crate::mcp::sets::Family;
 
 pub const FAMILY: Family = Family {
     name: "dom",

@@ -9,8 +9,8 @@ mod state;
 pub(super) use commands::announce_changes;
 pub use state::PageState;
 
+use crate::mcp::family::Family;
 use crate::mcp::server::TabwireServer;
-use crate::mcp::sets::Family;
 
 pub const FAMILY: Family = Family {
     name: "page",

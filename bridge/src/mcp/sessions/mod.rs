@@ -4,8 +4,8 @@
 mod events;
 mod messages;
 
+use crate::mcp::family::Family;
 use crate::mcp::server::TabwireServer;
-use crate::mcp::sets::Family;
 
 pub const FAMILY: Family = Family {
     name: "sessions",

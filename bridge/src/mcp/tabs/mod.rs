@@ -5,8 +5,8 @@ mod browsers;
 mod diagnose;
 mod tab;
 
+use crate::mcp::family::Family;
 use crate::mcp::server::TabwireServer;
-use crate::mcp::sets::Family;
 
 pub const FAMILY: Family = Family {
     name: "tabs",

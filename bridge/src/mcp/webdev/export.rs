@@ -1,16 +1,13 @@
 //! export_test: what this session did on a site, written as a Playwright Test file the developer
-//! keeps and runs. Each acting call (`act` in `dom/refs.rs`) leaves a step here with what the
-//! extension resolved for its elements (`ns.facts` in extension/isolated/refs.js: role, name,
-//! test id, label, placeholder, text); navigate, open_tab, wait_for and handle_dialog leave
-//! theirs, and find and read_page what they read back (`checks.rs`: the assertions). The one
-//! rule that turns those facts into a locator is [`locator`]. The session is this process: the
-//! steps live in memory and end with it.
+//! keeps and runs. The steps are the session's recording (`mcp/recording.rs`): each acting call
+//! with what the extension resolved for its elements (`ns.facts` in extension/isolated/refs.js:
+//! role, name, test id, label, placeholder, text), navigate, open_tab, wait_for and
+//! handle_dialog, and what find and read_page read back (`checks.rs`: the assertions). The one
+//! rule that turns those facts into a locator is [`locator`].
 
 mod checks;
 
-use std::collections::{HashMap, VecDeque};
 use std::path::{Component, Path, PathBuf};
-use std::sync::Mutex;
 
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
@@ -19,14 +16,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tabwire_link::error::CallError;
-use tabwire_link::methods::ActReport;
 use tabwire_proto::wire::code;
 
+use crate::mcp::recording::{Line, NAMED_ROLES, Step, What};
 use crate::mcp::reply::{Reply, ToolError};
 use crate::mcp::server::TabwireServer;
-
-/// Steps kept per session; older ones go first (the export says how many).
-const MAX_STEPS: usize = 2000;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ExportParams {
@@ -42,136 +36,6 @@ pub struct ExportParams {
     /// Also write the file here: a `.spec.ts` or `.test.ts` path inside the working directory.
     #[serde(default)]
     pub path: Option<String>,
-}
-
-/// What this session did, step by step.
-#[derive(Default)]
-pub struct Recording(Mutex<Steps>);
-
-#[derive(Default)]
-struct Steps {
-    list: VecDeque<Step>,
-    next: u64,
-    dropped: u64,
-    /// Each tab's page as last seen: an action on a tab first met mid-session starts from it.
-    known: HashMap<i64, String>,
-    /// The lines the session has read of each tab's page.
-    seen: checks::Seen,
-}
-
-struct Step {
-    n: u64,
-    tab: i64,
-    what: What,
-}
-
-enum What {
-    Goto(String),
-    Act {
-        method: &'static str,
-        args: Value,
-        targets: Vec<Value>,
-        report: Value,
-    },
-    Wait(Value),
-    Dialog {
-        accept: bool,
-        text: Option<String>,
-    },
-    /// What a find or read_page read back, to check.
-    Read(Vec<checks::Line>),
-}
-
-impl Recording {
-    fn push(&self, tab: i64, what: What) {
-        let mut s = self.0.lock().unwrap();
-        s.next += 1;
-        let n = s.next;
-        s.list.push_back(Step { n, tab, what });
-        if s.list.len() > MAX_STEPS {
-            s.list.pop_front();
-            s.dropped += 1;
-        }
-    }
-
-    /// The tab loaded `url` (navigate, open_tab).
-    pub(in crate::mcp) fn went(&self, tab: i64, url: &str) {
-        if !url.starts_with("http") {
-            return;
-        }
-        let mut s = self.0.lock().unwrap();
-        s.known.insert(tab, url.to_owned());
-        s.seen.loaded(tab);
-        drop(s);
-        self.push(tab, What::Goto(url.to_owned()));
-    }
-
-    /// An acting call and its settled report. The elements' facts are taken out of the report's
-    /// `result`: they are for the export, not for the model to read.
-    pub(in crate::mcp) fn acted<A: Serialize + ?Sized>(
-        &self,
-        method: &'static str,
-        tab: i64,
-        args: &A,
-        r: &mut ActReport,
-    ) {
-        let targets = match r.result.as_object_mut().and_then(|o| o.remove("targets")) {
-            Some(Value::Array(t)) => t,
-            _ => Vec::new(),
-        };
-        let mut args = serde_json::to_value(args).unwrap_or_default();
-        if let Some(files) = args.get_mut("files").and_then(Value::as_array_mut) {
-            for f in files {
-                f.as_object_mut().map(|o| o.remove("base64"));
-            }
-        }
-        let first = !self.0.lock().unwrap().known.contains_key(&tab);
-        if first && !r.navigated {
-            self.went(tab, &r.url);
-        }
-        let mut s = self.0.lock().unwrap();
-        s.known.insert(tab, r.url.clone());
-        if r.navigated {
-            s.seen.loaded(tab);
-        }
-        s.seen.changed(tab, &r.added, &r.removed);
-        drop(s);
-        let report = serde_json::json!({
-            "result": r.result, "added": r.added, "navigated_to": r.navigated_to,
-            "new_tab": r.new_tab, "dialog": r.dialog.is_some(),
-        });
-        self.push(tab, What::Act { method, args, targets, report });
-    }
-
-    /// A wait_for that was met: `text`, `text_gone`, `selector`, `url`.
-    pub(in crate::mcp) fn waited(&self, tab: i64, args: &impl Serialize) {
-        self.push(tab, What::Wait(serde_json::to_value(args).unwrap_or_default()));
-    }
-
-    /// What find (`asked`: its matches) or read_page (its lines, of which those not seen
-    /// before in the tab are news) read in a tab this session has acted in; reads elsewhere
-    /// check nothing the session did.
-    pub(in crate::mcp) fn read<'a>(
-        &self,
-        tab: i64,
-        lines: impl IntoIterator<Item = &'a str>,
-        asked: bool,
-    ) {
-        let mut s = self.0.lock().unwrap();
-        if !s.known.contains_key(&tab) {
-            return;
-        }
-        let news = s.seen.read(tab, lines, asked);
-        drop(s);
-        if !news.is_empty() {
-            self.push(tab, What::Read(news));
-        }
-    }
-
-    /// handle_dialog: how the tab's next dialog is to be answered.
-    pub(in crate::mcp) fn dialog(&self, tab: i64, accept: bool, text: Option<String>) {
-        self.push(tab, What::Dialog { accept, text });
-    }
 }
 
 /// A JavaScript string literal of `s`: whatever a page put in it stays a string.
@@ -192,34 +56,6 @@ fn js(s: &str) -> String {
     out.push('\'');
     out
 }
-
-/// Roles whose name Playwright's getByRole reads as tabwire does: from the content (ARIA's
-/// roles named from content) or from a label.
-const NAMED_ROLES: &[&str] = &[
-    "button",
-    "link",
-    "heading",
-    "checkbox",
-    "radio",
-    "switch",
-    "tab",
-    "menuitem",
-    "menuitemcheckbox",
-    "menuitemradio",
-    "option",
-    "treeitem",
-    "cell",
-    "gridcell",
-    "columnheader",
-    "rowheader",
-    "tooltip",
-    "textbox",
-    "searchbox",
-    "combobox",
-    "listbox",
-    "spinbutton",
-    "slider",
-];
 
 /// `{ name: …, exact: true }`, or a prefix match for a name read_page cut at 100 characters.
 fn name_option(name: &str) -> String {
@@ -533,17 +369,17 @@ fn act(
     }
     // What the action changed, as its report showed the session; the elements it acted on are
     // as the action left them, checked above where the page made them otherwise.
-    let acted_on = |l: &checks::Line| {
+    let acted_on = |l: &Line| {
         targets
             .iter()
             .any(|t| l.is(t["role"].as_str().unwrap_or(""), t["name"].as_str().unwrap_or("")))
     };
-    let added: Vec<checks::Line> = report["added"]
+    let added: Vec<Line> = report["added"]
         .as_array()
         .into_iter()
         .flatten()
         .filter_map(Value::as_str)
-        .filter_map(checks::Line::parse)
+        .filter_map(Line::parse)
         .filter(|l| !acted_on(l))
         .collect();
     let made = checks::checks(&added, &w.fields);
@@ -701,7 +537,7 @@ impl TabwireServer {
         &self,
         Parameters(p): Parameters<ExportParams>,
     ) -> Result<Reply<Exported>, ToolError> {
-        let steps = self.recording.0.lock().unwrap();
+        let steps = self.recording.steps();
         let since = p.since.unwrap_or(0);
         let chosen: Vec<&Step> = steps
             .list

@@ -9,10 +9,8 @@ mod network;
 mod page;
 mod storage;
 
-pub use export::Recording;
-
+use crate::mcp::family::Family;
 use crate::mcp::server::TabwireServer;
-use crate::mcp::sets::Family;
 
 pub const FAMILY: Family = Family {
     name: "webdev",

@@ -2,93 +2,23 @@
 //! action added, find's matches, the lines of read_page it had not seen in that tab — each
 //! checked on the element found by the same rule as the elements acted on ([`super::locator`]).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use serde_json::json;
 
-use super::{NAMED_ROLES, js, locator};
+use super::{js, locator};
+use crate::mcp::recording::{BY_TEXT, CHECKABLE, FIELDS, Line};
 
 /// Assertions taken from the lines one action added or one read returned.
 pub(super) const CHECKS_PER_STEP: usize = 3;
-/// Lines of one read kept to choose its checks from.
-const KEPT_PER_READ: usize = 50;
-/// Lines remembered per tab; past it the tab starts afresh (what it shows is news again).
-const SEEN_MAX: usize = 20_000;
-
 /// Fields the session acted on, `(role, name)` → tag (`ns.facts` in extension/isolated/refs.js):
 /// how a value read back is checked — an input's `toHaveValue`, a select's chosen option, an
 /// editable element's text.
 pub(super) type Fields = HashMap<(String, String), String>;
 
-/// One line as the session read it, `role "name" [ref=e4] [value="…"] [checked]`, without what
-/// does not make a check (its ref, focus, indentation): also the key of what it has seen.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub(super) struct Line {
-    role: String,
-    name: String,
-    value: Option<String>,
-    checked: bool,
-}
-
-/// Roles whose lines hold a value (`[value="…"]`).
-const FIELDS: &[&str] = &["textbox", "searchbox", "spinbutton", "slider", "combobox"];
-/// Roles whose lines say whether they are checked (`[checked]`).
-const CHECKABLE: &[&str] = &["checkbox", "radio", "switch"];
-/// Roles tabwire names by their text and Playwright's getByRole by nothing: found by the text.
-const BY_TEXT: &[&str] = &["status", "alert", "listitem"];
-
+/// What makes a check of a line (the line and what a read keeps are the recording's:
+/// `mcp/recording.rs`).
 impl Line {
-    /// A line of read_page, find or an action's changes (`+ ` before it, or indented); None for
-    /// a line with no name, a removed one (`- `), one inside a frame, or tabwire's own notes.
-    pub(super) fn parse(line: &str) -> Option<Line> {
-        let line = line.trim_start_matches(['+', ' ']);
-        if line.contains("[ref=f") {
-            return None; // inside a frame: the test would need its frameLocator
-        }
-        let (role, rest) = line.split_once(' ')?;
-        let (name, mut states) = string_at(rest)?;
-        let (mut value, mut checked) = (None, false);
-        // ` [key]` or ` [key=…]`, the page's words always a JSON string.
-        while let Some(s) = states.trim_start().strip_prefix('[') {
-            let key_end = s.find([']', '='])?;
-            let (key, after) = s.split_at(key_end);
-            states = match after.strip_prefix('=') {
-                Some(v) if v.starts_with('"') => {
-                    let (text, left) = string_at(v)?;
-                    if key == "value" {
-                        value = Some(text);
-                    }
-                    left.strip_prefix(']')?
-                }
-                Some(v) => &v[v.find(']')? + 1..],
-                None => {
-                    checked |= key == "checked";
-                    &after[1..]
-                }
-            };
-        }
-        Some(Line { role: role.to_owned(), name, value, checked })
-    }
-
-    /// Whether this is the line of the element of `role` and `name`.
-    pub(super) fn is(&self, role: &str, name: &str) -> bool {
-        !role.is_empty() && self.role == role && self.name == name
-    }
-
-    fn key(&self) -> (&str, &str) {
-        (&self.role, &self.name)
-    }
-
-    /// Whether a line of this role can make a check (what a read keeps).
-    fn checkable(&self) -> bool {
-        match self.role.as_str() {
-            "text" => true,
-            role if BY_TEXT.contains(&role) => true,
-            role if FIELDS.contains(&role) => self.value.is_some(),
-            role => NAMED_ROLES.contains(&role),
-        }
-    }
-
     /// What a person would check of this line; None for one that makes no good check.
     fn check(&self, fields: &Fields) -> Option<String> {
         let shown = self.name.trim_end_matches('…'); // read_page cut it at 100 characters
@@ -144,16 +74,7 @@ impl Line {
             None => Some(format!("await expect({l}).toHaveValue({});", js(v))),
         }
     }
-}
 
-/// A JSON string at the start of `s`, and what follows it.
-fn string_at(s: &str) -> Option<(String, &str)> {
-    let mut stream = serde_json::Deserializer::from_str(s).into_iter::<String>();
-    let text = stream.next()?.ok()?;
-    Some((text, &s[stream.byte_offset()..]))
-}
-
-impl Line {
     /// Which checks go first when a step showed more than it keeps: what a person looks at to
     /// know what happened (a heading, a status, an alert, a list item), then the other elements
     /// that are there, then the states of controls (a form that appeared shows its defaults).
@@ -194,89 +115,13 @@ pub(super) fn checks(lines: &[Line], fields: &Fields) -> Vec<String> {
     out
 }
 
-/// What the session has seen of each tab's page since it loaded: a read's news are the lines
-/// not among them.
-#[derive(Default)]
-pub(super) struct Seen(HashMap<i64, HashSet<Line>>);
-
-impl Seen {
-    /// The tab loaded another page.
-    pub(super) fn loaded(&mut self, tab: i64) {
-        self.0.remove(&tab);
-    }
-
-    /// An action's changes, as the session read them in its report.
-    pub(super) fn changed(&mut self, tab: i64, added: &[String], removed: &[String]) {
-        let seen = self.0.entry(tab).or_default();
-        for l in removed.iter().filter_map(|l| Line::parse(l)) {
-            seen.remove(&l);
-        }
-        seen.extend(added.iter().filter_map(|l| Line::parse(l)));
-    }
-
-    /// The lines of one read to make checks from: every line find matched (`asked`: each is
-    /// what the session looked for), or those of read_page it had not seen in this tab (lines
-    /// `since` reports removed, `- …`, are forgotten). A line the read shows twice is left out.
-    pub(super) fn read<'a>(
-        &mut self,
-        tab: i64,
-        lines: impl IntoIterator<Item = &'a str>,
-        asked: bool,
-    ) -> Vec<Line> {
-        let seen = self.0.entry(tab).or_default();
-        if seen.len() > SEEN_MAX {
-            seen.clear();
-        }
-        let mut read = Vec::new();
-        for line in lines {
-            match line.trim_start().strip_prefix("- ") {
-                Some(gone) => {
-                    if let Some(l) = Line::parse(gone) {
-                        seen.remove(&l);
-                    }
-                }
-                None => read.extend(Line::parse(line)),
-            }
-        }
-        let mut count: HashMap<(&str, &str), usize> = HashMap::new();
-        for l in &read {
-            *count.entry(l.key()).or_default() += 1;
-        }
-        let mut news = Vec::new();
-        for l in &read {
-            let new = seen.insert(l.clone());
-            if (new || asked) && count[&l.key()] == 1 && l.checkable() {
-                news.push(l.clone());
-            }
-        }
-        news.truncate(KEPT_PER_READ);
-        news
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mcp::recording::Seen;
 
     fn line(s: &str) -> Line {
         Line::parse(s).unwrap_or_else(|| panic!("{s} does not parse"))
-    }
-
-    #[test]
-    fn a_line_is_its_role_name_value_and_checked_state() {
-        let l =
-            line("  textbox \"Email\" [ref=e4] [value=\"a \\\"b\\\" [c]\"] [required] [focused]");
-        assert_eq!((l.role.as_str(), l.name.as_str()), ("textbox", "Email"));
-        assert_eq!(l.value.as_deref(), Some("a \"b\" [c]"));
-        assert!(line("+ checkbox \"Gift wrap\" [ref=e9] [checked]").checked);
-        assert!(!line("checkbox \"Gift wrap\" [ref=e9]").checked);
-        let h = line("heading \"Welcome\" [ref=e4] [level=2]");
-        assert_eq!((h.value, h.checked), (None, false));
-        for not_a_check in
-            ["- heading \"Gone\"", "main", "button \"In a frame\" [ref=f2e3]", "… (cut)"]
-        {
-            assert_eq!(Line::parse(not_a_check), None, "{not_a_check}");
-        }
     }
 
     #[test]
