@@ -77,7 +77,7 @@ pub async fn run(args: &McpArgs, shutdown: Shutdown) -> anyhow::Result<()> {
     let session = tabwire_session::Session::start(&core).await?;
     let saved = session.id_was_chosen().then(|| {
         let id = &session.record().session_id;
-        SavedQueue::start(core.queue().clone(), &tabwire_link::dirs::state_dir(), id)
+        SavedQueue::start(core.queue().clone(), &tabwire_proto::dirs::state_dir(), id)
     });
     let server = TabwireServer::new(core, args.tools.set()).with_page_tools(args.page_tools);
     let ending = server.clone();

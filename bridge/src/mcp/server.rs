@@ -9,8 +9,8 @@ use rmcp::handler::server::router::tool::ToolRouter;
 #[allow(deprecated)] // logging: see logging.rs
 use rmcp::model::LoggingLevel;
 use tabwire_link::core::Core;
-use tabwire_link::dirs;
 use tabwire_operations::Operations;
+use tabwire_proto::dirs;
 use tabwire_session::Peers;
 use tabwire_workers::Workers;
 use tabwire_workflows::Workflows;

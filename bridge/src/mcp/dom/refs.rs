@@ -592,7 +592,7 @@ impl TabwireServer {
         peer: Peer<RoleServer>,
     ) -> Result<Reply<ActReport>, ToolError> {
         let files =
-            uploads::read(&p.paths, &uploads::Allowed::load(&tabwire_link::dirs::config_dir())?)?;
+            uploads::read(&p.paths, &uploads::Allowed::load(&tabwire_proto::dirs::config_dir())?)?;
         if uploads::can_ask(&peer) {
             let (browser, expected) =
                 (p.page.target.browser.as_deref(), p.page.expected_origin.as_deref());

@@ -166,7 +166,7 @@ impl TabwireServer {
         if bytes.len() <= INLINE_MAX {
             return Ok(ImageReply { shot, data: Some(taken.data) });
         }
-        let dir = tabwire_link::dirs::state_dir().join("screenshots");
+        let dir = tabwire_proto::dirs::state_dir().join("screenshots");
         let file = save(&dir, p.tab_id, &shot.mime, &bytes).map_err(|e| {
             CallError::new(
                 code::INTERNAL,
@@ -185,11 +185,11 @@ impl TabwireServer {
 
 /// Write the image into `dir` (0700, files 0600), keeping the newest [`FILES_KEPT`].
 fn save(dir: &Path, tab_id: i64, mime: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
-    tabwire_link::dirs::private_dir(dir)?;
+    tabwire_proto::dirs::private_dir(dir)?;
     let ms = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
     let ext = if mime == "image/jpeg" { "jpg" } else { "png" };
     let path = dir.join(format!("tab{tab_id}-{ms}-{}.{ext}", std::process::id()));
-    tabwire_link::dirs::write_private(&path, bytes)?;
+    tabwire_proto::dirs::write_private(&path, bytes)?;
     let mut shots: Vec<(SystemTime, PathBuf)> = std::fs::read_dir(dir)?
         .filter_map(Result::ok)
         .filter(|e| e.file_name().to_string_lossy().starts_with("tab"))
