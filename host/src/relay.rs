@@ -476,7 +476,7 @@ impl Relay {
                 }
                 self.next_seq += 1;
                 event.seq = Some(self.next_seq);
-                let origin = event.origin.clone();
+                let origin = event.from.origin.clone();
                 let frame: Bytes = Message::Event(event).to_bytes().into();
                 let ids: Vec<BridgeId> =
                     self.bridges.iter().filter(|(_, b)| b.subscribed).map(|(id, _)| *id).collect();

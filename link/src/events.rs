@@ -27,6 +27,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::value::RawValue;
 use tabwire_proto::runtime_dir::now_ms;
+use tabwire_proto::wire::Provenance;
 use tokio::sync::Notify;
 
 /// Events kept in each lane before the oldest are dropped. 10,000 is 50 s of the fastest page
@@ -86,29 +87,29 @@ pub enum CompletionStatus {
     Error,
 }
 
-/// One event in a session's queue.
+/// One event in a session's queue, as the session's waits, its socket and `GET /wait` show it.
+/// A browser's event keeps what the wire said ([`tabwire_proto::wire::Event`]: its tab, the
+/// page that produced it, the host's `seq`, its data) and adds which host sent it; the session's
+/// own events (a worker's report, a message) have a kind and data only. Everything but `data`
+/// is the envelope ([`SessionEvent::ENVELOPE`]): wait_for_event shows an event's own fields
+/// beside it (`bridge/src/mcp/sessions/events.rs`).
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct SessionEvent {
     /// Position in this session's queue: 1, 2, … in arrival order (0 until queued).
     pub id: u64,
-    /// What happened: `page_event`, `state_update`, `tab`, `browser`, `worker_complete`,
-    /// `message`, `question`, `operation` or `dropped`.
+    /// What happened: one of [`kind::ALL`].
     #[serde(rename = "type")]
     pub kind: String,
     /// The tab it is about, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tab_id: Option<i64>,
-    /// The origin of the page that produced it (page events, states, operations, tab events of
-    /// allowed sites), as the extension's service worker saw it: the page cannot set it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub origin: Option<String>,
-    /// That page's URL, without its fragment.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub url: Option<String>,
+    /// The page that produced it: page events, states, operations, tab events of allowed sites.
+    #[serde(flatten)]
+    pub from: Provenance,
     /// Host pid of the browser it came from, for browser events.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_pid: Option<u32>,
-    /// The host's sequence number, for browser events: one counter per host run, in order.
+    /// The host's `seq`, for browser events.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seq: Option<u64>,
     /// When it was queued, in milliseconds since the Unix epoch.
@@ -123,6 +124,10 @@ pub struct SessionEvent {
 }
 
 impl SessionEvent {
+    /// The names of the envelope, every field but `data`; a test holds the list to the type.
+    pub const ENVELOPE: [&str; 8] =
+        ["id", "type", "tab_id", "origin", "url", "host_pid", "seq", "at_ms"];
+
     /// An event to [`EventQueue::push`]. `data` is any JSON value.
     pub fn new(kind: &str, tab_id: Option<i64>, data: &impl Serialize) -> SessionEvent {
         Self::from_raw(kind, tab_id, Arc::from(tabwire_proto::wire::raw(data)))
@@ -134,8 +139,7 @@ impl SessionEvent {
             id: 0,
             kind: kind.to_owned(),
             tab_id,
-            origin: None,
-            url: None,
+            from: Provenance::default(),
             host_pid: None,
             seq: None,
             at_ms: 0,
@@ -151,10 +155,9 @@ impl SessionEvent {
         self
     }
 
-    /// The same event, with the origin and URL of the page that produced it.
-    pub fn from_page(mut self, origin: Option<String>, url: Option<String>) -> SessionEvent {
-        self.origin = origin;
-        self.url = url;
+    /// The same event, from the page `from`.
+    pub fn from_page(mut self, from: Provenance) -> SessionEvent {
+        self.from = from;
         self
     }
 
@@ -188,8 +191,8 @@ impl SessionEvent {
     fn cost(&self) -> usize {
         self.data.get().len()
             + self.kind.len()
-            + self.origin.as_ref().map_or(0, String::len)
-            + self.url.as_ref().map_or(0, String::len)
+            + self.from.origin.as_ref().map_or(0, String::len)
+            + self.from.url.as_ref().map_or(0, String::len)
             + OVERHEAD
     }
 }
@@ -509,7 +512,7 @@ impl EventQueue {
         let mut gone = 0;
         let mut at = 0;
         while at < lane.events.len() {
-            if lane.events[at].origin.as_deref().is_some_and(|o| !allowed(o)) {
+            if lane.events[at].from.origin.as_deref().is_some_and(|o| !allowed(o)) {
                 lane.remove(at);
                 gone += 1;
             } else {
@@ -642,12 +645,39 @@ mod tests {
     }
 
     fn page_of(tab: i64, i: u64) -> SessionEvent {
-        SessionEvent::new(kind::PAGE_EVENT, Some(tab), &json!({ "i": i }))
-            .from_page(Some(format!("http://tab{tab}.test")), None)
+        let from = Provenance { origin: Some(format!("http://tab{tab}.test")), url: None };
+        SessionEvent::new(kind::PAGE_EVENT, Some(tab), &json!({ "i": i })).from_page(from)
     }
 
     fn worker(name: &str) -> SessionEvent {
         SessionEvent::new(kind::WORKER_COMPLETE, None, &json!({ "worker_id": name }))
+    }
+
+    #[test]
+    fn a_queued_event_reads_as_the_spec_shows_it_and_back() {
+        let data = Arc::from(tabwire_proto::wire::raw(&json!({ "k": 1 })));
+        let mut event = SessionEvent::from_raw(kind::PAGE_EVENT, Some(5), data)
+            .from_host(42, Some(7))
+            .from_page(Provenance {
+                origin: Some("http://a.test".into()),
+                url: Some("http://a.test/x".into()),
+            });
+        (event.id, event.at_ms) = (3, 9);
+        let text = serde_json::to_string(&event).unwrap();
+        assert_eq!(
+            text,
+            r#"{"id":3,"type":"page_event","tab_id":5,"origin":"http://a.test","url":"http://a.test/x","host_pid":42,"seq":7,"at_ms":9,"data":{"k":1}}"#
+        );
+        let back: SessionEvent = serde_json::from_str(&text).unwrap();
+        assert_eq!(serde_json::to_string(&back).unwrap(), text);
+        let named: HashSet<String> =
+            serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&text)
+                .unwrap()
+                .into_iter()
+                .map(|(k, _)| k)
+                .filter(|k| k != "data")
+                .collect();
+        assert_eq!(named, HashSet::from(SessionEvent::ENVELOPE.map(String::from)), "the envelope");
     }
 
     #[tokio::test]

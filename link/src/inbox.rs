@@ -20,7 +20,7 @@ use crate::commands::registry::CommandRegistry;
 use crate::commands::{DeclaredCommand, PageCommands};
 use crate::events::{EventQueue, SessionEvent, kind};
 use crate::identity::BrowserInfo;
-use crate::state_cache::{Provenance, StateCache};
+use crate::state_cache::StateCache;
 
 /// Shared by the core and every connection's reader. Cheap to clone.
 #[derive(Clone, Default)]
@@ -118,7 +118,7 @@ impl Inbox {
     /// One event from the browser `from`; `arrival` numbers it among every frame this inbox's
     /// connections have read. Returns why the browser went away, when the event says it did.
     pub fn event(&self, from: &BrowserInfo, arrival: u64, event: Event) -> Option<String> {
-        let Event { event: name, tab_id, origin, url, data, seq, owner } = event;
+        let Event { event: name, tab_id, from: page, data, seq, owner } = event;
         let mut data: Arc<RawValue> = Arc::from(data);
         let key = from.key();
         // A tab in another live session's group: this session neither hears of it nor keeps
@@ -141,7 +141,7 @@ impl Inbox {
                 "reason": format!("a {name} nested deeper than {} levels was refused", wire::MAX_DEPTH),
             })));
             let marker = SessionEvent::from_raw(kind::DROPPED, tab_id, data);
-            self.queue.push(marker.from_host(from.host_pid, seq).from_page(origin, url));
+            self.queue.push(marker.from_host(from.host_pid, seq).from_page(page));
             return None;
         }
         if let Some(sink) = self.sink(&name) {
@@ -178,14 +178,14 @@ impl Inbox {
                 // Kept for list_commands and the page tools; not the assistant's to wait for.
                 match serde_json::from_str::<Declared>(data.get()) {
                     Ok(d) => {
-                        let page = PageCommands {
+                        let commands = PageCommands {
                             tab_id: tab,
-                            origin,
-                            url,
+                            origin: page.origin,
+                            url: page.url,
                             app: d.app,
                             commands: d.commands,
                         };
-                        self.commands.put(&key, page);
+                        self.commands.put(&key, commands);
                     }
                     Err(e) => {
                         tracing::warn!(tab, error = %e, "a commands event this bridge cannot read")
@@ -194,8 +194,7 @@ impl Inbox {
                 return None;
             }
             (kind::STATE_UPDATE, Some(tab)) => {
-                let origin = Provenance { origin: origin.clone(), url: url.clone() };
-                self.cache.put(&key, tab, data.clone(), origin, arrival);
+                self.cache.put(&key, tab, data.clone(), page.clone(), arrival);
             }
             (kind::TAB, Some(tab)) => match serde_json::from_str::<TabChange>(data.get()) {
                 Ok(change) if change.kind == "removed" => {
@@ -216,7 +215,7 @@ impl Inbox {
         self.queue.push(
             SessionEvent::from_raw(&name, tab_id, data)
                 .from_host(from.host_pid, seq)
-                .from_page(origin, url),
+                .from_page(page),
         );
         None
     }

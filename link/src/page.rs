@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
-use tabwire_proto::wire::code;
+use tabwire_proto::wire::{Provenance, code};
 
 use crate::browser::Connection;
 use crate::core::Core;
@@ -19,7 +19,6 @@ use crate::methods::{
     Drained, GetState, Method, PageCommand, PageDrained, PageGetState, RunCommand, TabsList,
     invoke_on,
 };
-use crate::state_cache::Provenance;
 
 /// Where a state came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]

@@ -18,14 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use serde_json::value::RawValue;
-
-/// Which page a state came from, as the extension's service worker named it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Provenance {
-    pub origin: Option<String>,
-    /// Without its fragment.
-    pub url: Option<String>,
-}
+use tabwire_proto::wire::Provenance;
 
 /// One tab's cached state.
 #[derive(Debug, Clone)]

@@ -239,27 +239,39 @@ pub struct ErrorBody {
 }
 
 /// Something that happened. `seq` is set by the host: one counter per host, in the order the
-/// host received the events; it is absent on events the host made up (`dropped`).
-#[derive(Debug, Clone, Serialize)]
+/// host received the events; it is absent on events the host made up (`dropped`). A session
+/// queues it as `tabwire_link::events::SessionEvent`, with the same `tab_id`, [`Provenance`],
+/// `seq` and `data`.
+#[derive(Debug, Clone)]
 pub struct Event {
     pub event: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The tab it is about, if any.
     pub tab_id: Option<i64>,
-    /// The origin of the document that produced it, set by the extension's service worker from
-    /// the sender Chrome names, never by the page (`specs/security.md`, "Provenance").
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub origin: Option<String>,
-    /// That document's URL, without its fragment.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub url: Option<String>,
+    /// The document that produced it; empty on events of no page.
+    pub from: Provenance,
     pub data: Box<RawValue>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub seq: Option<u64>,
     /// The session whose tab group the tab is in, set by the extension's service worker while
     /// that session is live: the bridges of other sessions drop the event (specs/tools.md,
     /// "Sessions and their tab groups"). None for the user's tabs, which every session hears of.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<String>,
+}
+
+/// The document that produced an event, a state or a command's result: its origin and its URL
+/// without the fragment, as the extension's service worker takes them from the sender Chrome
+/// names, never from anything the page says (`specs/security.md`, "Provenance"). Declared
+/// once: the wire's [`Event`], a session's queued events (`tabwire_link::events`) and the
+/// bridge's cached states and page reads (`tabwire_link::state_cache`, `tabwire_link::page`)
+/// carry it; in JSON it is the two fields `origin` and `url`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+pub struct Provenance {
+    /// The document's origin, `https://app.example.com`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
+    /// The document's URL, without its fragment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
 }
 
 /// Stop working on request `id`; no response is expected.
@@ -281,7 +293,14 @@ pub struct Chunk {
 impl Event {
     /// An event with no provenance (made by the host or a bridge, not by a page).
     pub fn new(event: impl Into<String>, tab_id: Option<i64>, data: Box<RawValue>) -> Self {
-        Self { event: event.into(), tab_id, origin: None, url: None, data, seq: None, owner: None }
+        Self {
+            event: event.into(),
+            tab_id,
+            from: Provenance::default(),
+            data,
+            seq: None,
+            owner: None,
+        }
     }
 }
 
@@ -441,8 +460,7 @@ impl Envelope {
             "event" => Message::Event(Event {
                 event: need(self.event, "event", "event")?,
                 tab_id: self.tab_id,
-                origin: self.origin,
-                url: self.url,
+                from: Provenance { origin: self.origin, url: self.url },
                 data: self.data.unwrap_or_else(null),
                 seq: self.seq,
                 owner: self.owner,
@@ -504,10 +522,10 @@ impl Serialize for Message {
                 if let Some(tab) = m.tab_id {
                     st.serialize_field("tab_id", &tab)?;
                 }
-                if let Some(origin) = &m.origin {
+                if let Some(origin) = &m.from.origin {
                     st.serialize_field("origin", origin)?;
                 }
-                if let Some(url) = &m.url {
+                if let Some(url) = &m.from.url {
                     st.serialize_field("url", url)?;
                 }
                 st.serialize_field("data", &m.data)?;
@@ -554,6 +572,7 @@ mod tests {
             r#"{"type":"response","id":"7","error":{"code":"no_such_tab","message":"no tab 9"}}"#,
             r#"{"type":"event","event":"state_update","tab_id":3,"data":{"n":1},"seq":42}"#,
             r#"{"type":"event","event":"dropped","data":{"count":5}}"#,
+            r#"{"type":"event","event":"page_event","tab_id":3,"origin":"http://a.test","url":"http://a.test/x?y=1","data":{},"seq":2}"#,
             r#"{"type":"event","event":"tab","tab_id":3,"data":{"kind":"created"},"seq":1,"owner":"s1"}"#,
             r#"{"type":"cancel","id":"7"}"#,
             r#"{"type":"chunk","id":"c1","index":0,"count":2,"data":"{\"ty"}"#,

@@ -21,7 +21,7 @@ pub fn seconds(secs: u64, max: u64) -> Result<Duration, CallError> {
 
 /// `page_event from http://localhost:5173 (tab 5): {"kind":"click"}`
 pub fn describe(event: &SessionEvent) -> String {
-    match (&event.origin, event.tab_id) {
+    match (&event.from.origin, event.tab_id) {
         (Some(origin), Some(tab)) => {
             format!("{} from {origin} (tab {tab}): {}", event.kind, event.data.get())
         }

@@ -201,8 +201,8 @@ async fn a_cached_state_of_another_origin_is_not_read_and_a_revoked_sites_is_for
     let core = Core::start_in(&env.dir, None).unwrap();
     core.ready().await;
     let mut event = Event::new("state_update", Some(5), wire::raw(&json!({ "n": 1 })));
-    event.origin = Some("https://app.example.com".into());
-    event.url = Some("https://app.example.com/".into());
+    event.from.origin = Some("https://app.example.com".into());
+    event.from.url = Some("https://app.example.com/".into());
     browser.send(Message::Event(event)).await;
     let deadline = std::time::Instant::now() + Duration::from_secs(2);
     while core.state_cache().get(&core.browsers()[0].key(), 5).is_none() {
