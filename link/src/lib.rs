@@ -21,7 +21,3 @@ pub mod limits;
 pub mod methods;
 pub mod page;
 pub mod state_cache;
-
-/// tabwire's own directories now live below the link, in `tabwire_proto::dirs`; the MCP tools'
-/// files still name them here until they are next edited.
-pub use tabwire_proto::dirs;

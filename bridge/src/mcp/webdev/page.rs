@@ -72,7 +72,7 @@ fn pdf_path(origin: Option<&str>) -> std::path::PathBuf {
     let host: String =
         host.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '-' }).collect();
     let ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis());
-    tabwire_link::dirs::state_dir().join("pdf").join(format!("{host}-{ms}.pdf"))
+    tabwire_proto::dirs::state_dir().join("pdf").join(format!("{host}-{ms}.pdf"))
 }
 
 #[tool_router(router = webdev_page_tools, vis = "pub(super)")]
@@ -181,8 +181,8 @@ impl TabwireServer {
         let failed = |what: &str, e: std::io::Error| {
             CallError::new(code::INTERNAL, format!("could not {what} {}: {e}", path.display()))
         };
-        tabwire_link::dirs::private_dir(dir).map_err(|e| failed("create the folder of", e))?;
-        tabwire_link::dirs::write_private(&path, &bytes).map_err(|e| failed("write", e))?;
+        tabwire_proto::dirs::private_dir(dir).map_err(|e| failed("create the folder of", e))?;
+        tabwire_proto::dirs::write_private(&path, &bytes).map_err(|e| failed("write", e))?;
         let done = PdfFile {
             tab_id: p.tab_id,
             origin: got.origin,

@@ -89,7 +89,7 @@ fn state_file(name: Option<&str>) -> Result<PathBuf, CallError> {
             ),
         ));
     }
-    Ok(tabwire_link::dirs::state_dir().join("site-states").join(format!("{name}.json")))
+    Ok(tabwire_proto::dirs::state_dir().join("site-states").join(format!("{name}.json")))
 }
 
 fn io_error(what: &str, path: &std::path::Path, e: impl std::fmt::Display) -> CallError {
@@ -201,8 +201,8 @@ impl TabwireServer {
                 let state = self.core.invoke::<WebdevStateSave>(browser, &tab).await?;
                 let bytes = serde_json::to_vec_pretty(&state).expect("a state serializes");
                 let dir = path.parent().expect("a state file has a directory");
-                tabwire_link::dirs::private_dir(dir).map_err(|e| io_error("create", dir, e))?;
-                tabwire_link::dirs::write_private(&path, &bytes)
+                tabwire_proto::dirs::private_dir(dir).map_err(|e| io_error("create", dir, e))?;
+                tabwire_proto::dirs::write_private(&path, &bytes)
                     .map_err(|e| io_error("write", &path, e))?;
                 let origin = Some(state.origin);
                 let cookies = state.cookies.len() as u64;
