@@ -132,6 +132,11 @@ pub struct Exit {
     pub reason: String,
 }
 
+/// Tabs whose owner the relay remembers to route their events (`Relay::route`); past it, it
+/// forgets them all and broadcasts each tab's next event once more: a browser with more tabs
+/// than this costs a broadcast now and then, never a missed change of owner.
+const ROUTED_TABS: usize = 4096;
+
 struct Bridge {
     link: BridgeLink,
     /// Said `hello {subscribe: true}`: receives events. Until then it only asks questions.
@@ -141,6 +146,13 @@ struct Bridge {
     /// The sessions its requests were made for (`request.session`): the extension hears in
     /// `host_status` which sessions are attached, and marks the tab groups of those that went.
     sessions: HashSet<String>,
+}
+
+impl Bridge {
+    /// Whether events of `owner`'s tabs reach this bridge: its own session's, or it has none.
+    fn hears(&self, owner: &str) -> bool {
+        self.sessions.is_empty() || self.sessions.contains(owner)
+    }
 }
 
 struct Pending {
@@ -168,6 +180,8 @@ pub struct Relay {
     /// The extension's last `sites` event (without a seq), for each bridge that attaches
     /// after it: a bridge learns the allowed sites without asking.
     sites: Option<Bytes>,
+    /// Each tab's owner as its last event named it, to route its events (`route`).
+    owners: HashMap<i64, Option<String>>,
 }
 
 enum Step {
@@ -201,6 +215,7 @@ impl Relay {
             ),
             hello: None,
             sites: None,
+            owners: HashMap::new(),
         }
     }
 
@@ -477,9 +492,14 @@ impl Relay {
                 self.next_seq += 1;
                 event.seq = Some(self.next_seq);
                 let origin = event.from.origin.clone();
+                let owner = self.route(&event);
                 let frame: Bytes = Message::Event(event).to_bytes().into();
-                let ids: Vec<BridgeId> =
-                    self.bridges.iter().filter(|(_, b)| b.subscribed).map(|(id, _)| *id).collect();
+                let ids: Vec<BridgeId> = self
+                    .bridges
+                    .iter()
+                    .filter(|(_, b)| b.subscribed && owner.as_deref().is_none_or(|o| b.hears(o)))
+                    .map(|(id, _)| *id)
+                    .collect();
                 if ids.is_empty() {
                     self.buffer.push(self.next_seq, frame, origin);
                 } else {
@@ -522,6 +542,28 @@ impl Relay {
                     "ignored a message the browser may not send to the host"
                 );
             }
+        }
+    }
+
+    /// The session whose bridges alone get `event`, or None when every bridge does.
+    ///
+    /// A tab in a live session's group is that session's, and the other sessions' bridges drop
+    /// its events (`link/src/inbox.rs`): sent to every bridge, ten sessions' pages cost each
+    /// bridge ten times what its own session needs (docs/performance.md, "Soak"). So an event
+    /// of an owned tab goes only to the bridges of its owner's session and those of no session
+    /// (the CLI hears every tab). But the first event that names a new owner for a tab still
+    /// goes to every bridge: that is how the others learn the tab is no longer theirs to know,
+    /// and forget what they kept of its page.
+    fn route(&mut self, event: &Event) -> Option<String> {
+        let tab = event.tab_id?;
+        if self.owners.len() >= ROUTED_TABS && !self.owners.contains_key(&tab) {
+            // Forgetting costs a broadcast per tab, never a missed change of owner.
+            self.owners.clear();
+        }
+        let last = self.owners.insert(tab, event.owner.clone());
+        match (last, &event.owner) {
+            (Some(last), Some(owner)) if last.as_ref() == Some(owner) => Some(owner.clone()),
+            _ => None,
         }
     }
 

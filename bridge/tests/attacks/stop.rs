@@ -323,6 +323,8 @@ async fn each_method_says_what_it_is_beside_its_handler() {
     assert_eq!(names(with("opens")).await, set(&["tabs.open"]));
     assert_eq!(names(with("listsTabs")).await, set(&["tabs.list"]));
     assert_eq!(names(with("listsPages")).await, set(&["page.commands"]));
+    // Moves a tab into another session's group: no acting mark on a tab that is leaving.
+    assert_eq!(names(with("regroups")).await, set(&["tabs.give"]));
     // Reaching no page: still answered for a tab handed over to the user (handover.js).
     let pageless = set(&[
         "ping",

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use tabwire_proto::chunk::Reassembler;
 use tabwire_proto::limits::MAX_TO_BROWSER;
 use tabwire_proto::wire::Message;
-use tabwire_testkit::host::{Host, extension_hello};
+use tabwire_testkit::host::{Bridge, Host, extension_hello};
 
 fn respond(host: &mut Host, id: &Value, result: &Value) {
     host.send(&json!({"type": "response", "id": id, "result": result}).to_string());
@@ -131,6 +131,51 @@ fn events_reach_every_bridge_in_order_with_a_seq() {
             assert_eq!(e["tab_id"], 1);
         }
     }
+}
+
+/// A tab in a session's group: its events go to that session's bridges and to those of no
+/// session (the CLI), not to the others' — except the event that first names the owner, which
+/// every bridge gets, so that the others forget the page they knew there.
+#[test]
+fn events_of_a_sessions_tab_go_to_its_bridges_and_a_new_owner_is_told_to_all() {
+    let mut host = Host::start_with_hello();
+    let session = |id: &str| {
+        let mut bridge = Bridge::connect(&host.socket());
+        let hello = json!({"type": "hello", "protocol": 1, "subscribe": true,
+                           "session": {"id": id, "name": id}});
+        bridge.send(&hello.to_string());
+        bridge.recv_hello();
+        bridge
+    };
+    let (mut a, mut b) = (session("a"), session("b"));
+    let mut cli = host.connect();
+    cli.recv_hello();
+    host.wait_bridges(3);
+    host.sync_browser("bridges");
+    let owned = |host: &mut Host, tab: u64, owner: Option<&str>, n: u64| {
+        let mut e =
+            json!({"type": "event", "event": "page_event", "tab_id": tab, "data": {"n": n}});
+        if let Some(owner) = owner {
+            e["owner"] = json!(owner);
+        }
+        host.send(&e.to_string());
+    };
+    owned(&mut host, 7, Some("a"), 1); // tab 7 joins a's group: told to all
+    owned(&mut host, 7, Some("a"), 2); // a's page at work: a and the CLI
+    owned(&mut host, 8, None, 3); // the user's tab: all
+    owned(&mut host, 7, Some("a"), 4);
+    owned(&mut host, 7, None, 5); // back to the user: all
+    owned(&mut host, 7, Some("b"), 6); // handed to b: all
+    owned(&mut host, 7, Some("b"), 7); // b's: b and the CLI
+    host.sync_browser("sent");
+    let heard = |bridge: &mut Bridge| -> Vec<u64> {
+        std::iter::from_fn(|| bridge.try_recv(Duration::from_millis(200)))
+            .map(|e| e["data"]["n"].as_u64().unwrap())
+            .collect()
+    };
+    assert_eq!(heard(&mut a), [1, 2, 3, 4, 5, 6]);
+    assert_eq!(heard(&mut b), [1, 3, 5, 6, 7]);
+    assert_eq!(heard(&mut cli), [1, 2, 3, 4, 5, 6, 7]);
 }
 
 #[test]
@@ -403,7 +448,8 @@ fn big_messages_reach_the_browser_in_chunks_and_the_bridge_whole() {
     respond(&mut host, &req["id"], &params);
     let resp = a.recv();
     assert_eq!(resp["id"], "big");
-    assert_eq!(resp["result"], params);
+    // Not assert_eq: a failure would print the 3 MB twice; the error, if any, is short.
+    assert!(resp["result"] == params, "{}", resp["error"]);
 }
 
 #[test]

@@ -218,7 +218,10 @@ impl Connection {
         timeout: Duration,
     ) -> (Reply, u64) {
         let tab = tab_of(&params);
-        if let Some(refused) = self.link.refusals.repeat(method, tab) {
+        if let Some((refused, until)) = self.link.refusals.repeat(method, tab) {
+            // Given when the hold ends, never after the call's own timeout (refusals.rs).
+            let until = until.min(std::time::Instant::now() + timeout);
+            tokio::time::sleep_until(until.into()).await;
             return (Err(refused), 0);
         }
         let id = uuid::Uuid::new_v4().to_string();

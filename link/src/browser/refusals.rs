@@ -5,9 +5,12 @@
 //! at once, it says the same; but each asking still costs its worker a message in and a message
 //! out, and a session refused on every call, as fast as it can, took the worker from every other
 //! session (docs/performance.md, "Soak"). So for [`HOLD`] after such a refusal, the same method
-//! on the same tab is answered here with the browser's own words. Fail-closed: a tab the user
-//! hands to this session meanwhile can be used at most [`HOLD`] later; nothing is ever allowed
-//! here that the browser did not allow.
+//! on the same tab is answered here with the browser's own words — and not before the hold
+//! ends: a session that asks again within it is the flood, not a person or a model deciding
+//! again, and answering it at once only let it spend the machine's CPU (its bridge's and its
+//! client's) as fast as it could ask. Held so, a flood of N calls in flight is N per [`HOLD`].
+//! Fail-closed: a tab the user hands to this session meanwhile can be used at most [`HOLD`]
+//! later; nothing is ever allowed here that the browser did not allow.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -36,12 +39,13 @@ struct Refused {
 }
 
 impl Refusals {
-    /// The refusal to repeat for `method` on `tab`, if the browser gave one within [`HOLD`].
-    pub fn repeat(&self, method: &str, tab: Option<i64>) -> Option<CallError> {
+    /// The refusal to repeat for `method` on `tab`, if the browser gave one within [`HOLD`],
+    /// and when the hold ends: the time to give it.
+    pub fn repeat(&self, method: &str, tab: Option<i64>) -> Option<(CallError, Instant)> {
         let held = self.0.lock().expect("refusals poisoned");
         let by_method = held.get(&tab?)?;
         let refused = by_method.iter().find(|r| r.method == method)?;
-        (refused.at.elapsed() < HOLD).then(|| refused.error.clone())
+        (refused.at.elapsed() < HOLD).then(|| (refused.error.clone(), refused.at + HOLD))
     }
 
     /// Remember `error` if it is such a refusal of `method` on `tab`.
@@ -90,18 +94,23 @@ mod tests {
         assert_eq!(on7, Some(7));
         assert_eq!(r.repeat("page.command", on7), None);
         r.note("page.command", on7, &owned);
-        assert_eq!(r.repeat("page.command", on7), Some(owned.clone()));
-        assert_eq!(r.repeat("dom.read", on7), None, "another method asks the browser");
-        assert_eq!(r.repeat("page.command", Some(8)), None, "another tab");
-        assert_eq!(r.repeat("tabs.list", tab_of(&raw("null"))), None, "no tab named");
+        let (again, until) = r.repeat("page.command", on7).unwrap();
+        assert_eq!(again, owned);
+        assert!(
+            until > Instant::now() && until <= Instant::now() + HOLD,
+            "given when the hold ends"
+        );
+        assert!(r.repeat("dom.read", on7).is_none(), "another method asks the browser");
+        assert!(r.repeat("page.command", Some(8)).is_none(), "another tab");
+        assert!(r.repeat("tabs.list", tab_of(&raw("null"))).is_none(), "no tab named");
         std::thread::sleep(HOLD);
-        assert_eq!(r.repeat("page.command", on7), None, "asked again after the hold");
+        assert!(r.repeat("page.command", on7).is_none(), "asked again after the hold");
     }
 
     #[test]
     fn other_failures_are_never_repeated() {
         let r = Refusals::default();
         r.note("page.command", Some(7), &CallError::new(code::TIMEOUT, "slow"));
-        assert_eq!(r.repeat("page.command", Some(7)), None);
+        assert!(r.repeat("page.command", Some(7)).is_none());
     }
 }
