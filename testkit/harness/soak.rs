@@ -27,6 +27,8 @@ use crate::{Cdp, Chromium, Fixtures, Mcp};
 
 /// A reply that has not come after this long is counted as lost.
 const LOST_AFTER: Duration = Duration::from_secs(60);
+/// Page events each tab pushes a second: a tenth of the page SDK's per-tab limit.
+const EVENTS_PER_SEC: f64 = 20.0;
 /// Error codes that are the rules saying no, not a failure.
 const REFUSALS: &[&str] = &["tab_owned_by_other_session", "paused_by_user", "rate_limited"];
 
@@ -58,6 +60,11 @@ pub struct Period {
     pub replies: u64,
     /// Refusals the refused session got in this period.
     pub refusals: u64,
+    /// Working sessions' calls that timed out in this period.
+    pub timeouts: u64,
+    /// The share of the machine's CPU time the hypervisor took for others in this period
+    /// (`steal` in /proc/stat): a virtual machine's CPU that was not there to use.
+    pub stolen: f64,
     /// CPU time of the extension's process in this period, ns.
     pub extension_cpu_ns: u64,
     /// The worker's JS heap after a collection, bytes (0 when it could not be read).
@@ -109,6 +116,7 @@ struct Tally {
     lost: AtomicU64,
     events: AtomicU64,
     flood: AtomicU64,
+    timeouts: AtomicU64,
     /// Commands under way, and whether the sessions hold their next one.
     in_flight: AtomicU64,
     held: AtomicBool,
@@ -162,29 +170,34 @@ pub async fn run(browser: &mut Chromium, load: &Load, tell: impl Fn(&Period)) ->
             }
         }));
     }
-    // The pages push events: 10 per tab every half second, each by the tab's owner.
-    let pusher = {
-        let (bridges, own, shared, stop) =
-            (bridges.clone(), own.clone(), shared.clone(), stop.clone());
-        tokio::spawn(async move {
-            let mut pushed = 0u64;
-            while !stop.load(Ordering::Relaxed) {
-                let sends = bridges.iter().zip(&own).chain([(&bridges[0], &shared)]);
-                for (mcp, tab) in sends {
-                    let args = json!({ "tab_id": tab, "type": "burst", "payload": { "n": 10 } });
+    // The pages push events, EVENTS_PER_SEC per tab, each by the tab's owner. A push waits its
+    // turn behind its owner's commands in flight, so each tab pushes on its own and each push
+    // carries the events owed since the last one: the rate holds however slow a reply is.
+    let sends = bridges.iter().zip(&own).chain([(&bridges[0], &shared)]);
+    let pushers: Vec<_> = sends
+        .map(|(mcp, tab)| {
+            let (mcp, tab, stop) = (mcp.clone(), tab.clone(), stop.clone());
+            tokio::spawn(async move {
+                let (mut pushed, mut last) = (0u64, Instant::now());
+                while !stop.load(Ordering::Relaxed) {
+                    tokio::time::sleep_until((last + Duration::from_millis(500)).into()).await;
+                    let now = Instant::now();
+                    let n = ((now - last).as_secs_f64() * EVENTS_PER_SEC).round() as u64;
+                    last = now;
+                    let args = json!({ "tab_id": tab, "type": "burst", "payload": { "n": n } });
                     if mcp.call("send_command", args).await.is_error != Some(true) {
-                        pushed += 10;
+                        pushed += n;
                     }
                 }
-                tokio::time::sleep(Duration::from_millis(500)).await;
-            }
-            pushed
+                pushed
+            })
         })
-    };
+        .collect();
 
     let mut report = Report::default();
     let started = Instant::now();
     let (mut replies, mut flood, mut cpu) = (0, 0, process_cpu_ns(extension));
+    let (mut timeouts, mut ticks) = (0, cpu_ticks());
     let mut flooder: Option<Flooder> = None;
     let total = load.quiet + load.refused;
     while started.elapsed() + Duration::from_millis(100) < total {
@@ -199,17 +212,22 @@ pub async fn run(browser: &mut Chromium, load: &Load, tell: impl Fn(&Period)) ->
             tally.flood.load(Ordering::Relaxed),
             process_cpu_ns(extension),
         );
+        let (t, now) = (tally.timeouts.load(Ordering::Relaxed), cpu_ticks());
+        let (all, stolen) = (now.0 - ticks.0, now.1 - ticks.1);
         let period = Period {
             at_secs: started.elapsed().as_secs_f64(),
             flooded: flooder.is_some(),
             replies: r - replies,
             refusals: f - flood,
+            timeouts: t - timeouts,
+            stolen: stolen as f64 / all.max(1) as f64,
             extension_cpu_ns: c.saturating_sub(cpu),
             worker_heap: quiet_heap(&cdp, &worker, &tally).await,
             host_rss_kib: rss_kib(host),
             bridge_rss_kib: bridge_pids.iter().map(|p| rss_kib(*p)).collect(),
         };
         (replies, flood, cpu) = (r, f, process_cpu_ns(extension));
+        (timeouts, ticks) = (t, now);
         tell(&period);
         report.periods.push(period);
         if load.profile {
@@ -234,7 +252,9 @@ pub async fn run(browser: &mut Chromium, load: &Load, tell: impl Fn(&Period)) ->
             let _ = t.await;
         }
     }
-    report.events_pushed = pusher.await.unwrap_or(0);
+    for pusher in pushers {
+        report.events_pushed += pusher.await.unwrap_or(0);
+    }
     for t in tasks {
         let _ = t.await;
     }
@@ -299,6 +319,9 @@ async fn command(mcp: &Mcp, tab: &Value, b: usize, slot: usize, n: u64, tally: &
     };
     if result.is_error == Some(true) {
         let code = text(&result).split(':').next().unwrap_or("").to_owned();
+        if code == "timeout" {
+            tally.timeouts.fetch_add(1, Ordering::Relaxed);
+        }
         *tally.errors.lock().await.entry(code).or_default() += 1;
         tokio::time::sleep(Duration::from_millis(20)).await;
         return;
@@ -386,6 +409,18 @@ fn descends_from(mut pid: u32, ancestor: u32) -> bool {
         pid = ppid.parse().unwrap_or(0);
     }
     false
+}
+
+/// The machine's CPU ticks since boot: all of them, and those stolen by the hypervisor.
+fn cpu_ticks() -> (u64, u64) {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let ticks: Vec<u64> = stat
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("cpu "))
+        .map(|l| l.split_whitespace().filter_map(|n| n.parse().ok()).collect())
+        .unwrap_or_default();
+    (ticks.iter().take(8).sum(), ticks.get(7).copied().unwrap_or(0))
 }
 
 /// CPU time of every thread of `pid`, ns, from the scheduler's own count.

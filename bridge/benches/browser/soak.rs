@@ -35,10 +35,12 @@ async fn main() {
         load.bridges, load.in_flight
     );
     println!(
-        "  {:>6}  {:>8}  {:>9}  {:>10}  {:>11}  {:>9}  {:>22}",
+        "  {:>6}  {:>8}  {:>9}  {:>8}  {:>6}  {:>10}  {:>11}  {:>9}  {:>22}",
         "at s",
         "served/s",
         "refused/s",
+        "timeouts",
+        "stolen",
         "ext µs/rpl",
         "worker heap",
         "host RSS",
@@ -48,10 +50,12 @@ async fn main() {
     let every = load.period;
     let report = soak::run(&mut browser, &load, |p: &Period| {
         println!(
-            "  {:>6.0}  {:>8.0}  {:>9.0}  {:>10.1}  {:>8.1} MiB  {:>5.1} MiB  {:>8.1} / {:>5.1} MiB",
+            "  {:>6.0}  {:>8.0}  {:>9.0}  {:>8}  {:>5.0}%  {:>10.1}  {:>8.1} MiB  {:>5.1} MiB  {:>8.1} / {:>5.1} MiB",
             p.at_secs,
             p.rate(every),
             p.refusals as f64 / every.as_secs_f64(),
+            p.timeouts,
+            p.stolen * 100.0,
             p.cpu_per_reply_us(),
             p.worker_heap as f64 / 1048576.0,
             p.host_rss_kib as f64 / 1024.0,
