@@ -9,9 +9,11 @@
 //! it and registers `npx -y tabwire mcp` with the real Claude Code CLI; clearing the cache then
 //! leaves the browser's host in place.
 //!
-//! Packing builds the release programs (reused when `target/release` is up to date); set
-//! `TABWIRE_NPM_DIR` to a folder of tarballs packed before to skip that. Without npm the tests
-//! say so loudly and pass.
+//! What is packed is the programs Cargo built for this test run, through `npm-pack.sh
+//! --prebuilt`, the way the release workflow packs its own builds (a release build here would
+//! add 12 minutes to every run for the same code); set `TABWIRE_NPM_DIR` to a folder of
+//! tarballs packed before (e.g. by `scripts/npm-pack.sh`, release) to test those instead.
+//! Without npm the tests say so loudly and pass.
 //!
 //! Unix only: the package tested is `@tabwire/linux-x64`, on a PATH of symlinks, its launcher
 //! followed through /proc and signals; scripts/windows.sh runs the Windows package's programs
@@ -57,13 +59,24 @@ fn tarballs() -> PathBuf {
     PACKED.get_or_init(pack).clone()
 }
 
+/// Packs the programs Cargo built for this run, as the release workflow packs its builds:
+/// `--prebuilt DIR`, with DIR/linux-x64/ holding `tabwire` and `tabwire-host`.
 fn pack() -> PathBuf {
     if let Some(dir) = std::env::var_os("TABWIRE_NPM_DIR").filter(|d| !d.is_empty()) {
         return dir.into();
     }
     let out = bins::bin("tabwire").parent().unwrap().join("npm");
+    let prebuilt = out.join("prebuilt");
+    let programs = prebuilt.join("linux-x64");
+    let _ = std::fs::remove_dir_all(&prebuilt);
+    std::fs::create_dir_all(&programs).unwrap();
+    for name in ["tabwire", "tabwire-host"] {
+        std::os::unix::fs::symlink(bins::bin(name), programs.join(name)).unwrap();
+    }
     let status = Command::new(bins::repo_root().join("scripts/npm-pack.sh"))
-        .args(["--platform", "linux-x64", "--out"])
+        .args(["--platform", "linux-x64", "--prebuilt"])
+        .arg(&prebuilt)
+        .arg("--out")
         .arg(&out)
         .status()
         .expect("run scripts/npm-pack.sh");
