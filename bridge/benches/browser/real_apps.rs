@@ -306,6 +306,7 @@ pub async fn crowd(browser: &Chromium, cdp: &Cdp, pages: &Fixtures, n: usize) {
     };
 
     let solo = start("apps-solo".into()).await;
+    let (t_alone, busy_alone) = (Instant::now(), crate::stats::machine_busy_secs());
     let mut alone = Vec::new();
     for app in &APPS {
         alone.push((
@@ -313,11 +314,13 @@ pub async fn crowd(browser: &Chromium, cdp: &Cdp, pages: &Fixtures, n: usize) {
             tabwire_run(&solo, cdp, pages, app, &url(app, "solo"), Alone::Behind).await,
         ));
     }
+    let (wall_alone, busy_alone) =
+        (t_alone.elapsed().as_secs_f64(), crate::stats::machine_busy_secs() - busy_alone);
     let mut crowd = Vec::new();
     for i in 1..=n {
         crowd.push(start(format!("apps-s{i}")).await);
     }
-    let t0 = Instant::now();
+    let (t0, busy0) = (Instant::now(), crate::stats::machine_busy_secs());
     let runs = futures::future::join_all(crowd.iter().enumerate().map(|(i, mcp)| async move {
         let mut done = Vec::new();
         for k in 0..APPS.len() {
@@ -329,6 +332,7 @@ pub async fn crowd(browser: &Chromium, cdp: &Cdp, pages: &Fixtures, n: usize) {
     }))
     .await;
     let wall = t0.elapsed();
+    let busy_together = crate::stats::machine_busy_secs() - busy0;
     let together: Vec<(&str, Outcome)> = runs.into_iter().flatten().collect();
 
     let by_tool = |runs: &[(&str, Outcome)]| {
@@ -375,6 +379,18 @@ pub async fn crowd(browser: &Chromium, cdp: &Cdp, pages: &Fixtures, n: usize) {
         summary(&alone),
         summary(&together),
         wall.as_secs_f64()
+    );
+    // The floor no scheduling can beat: the n sessions' work is n times one session's CPU, on
+    // this machine's cores; against the time one session took alone.
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get()) as f64;
+    let floor = (n as f64 * busy_alone / cores / wall_alone).max(1.0);
+    println!(
+        "  the machine's CPU: alone {busy_alone:.0} core-s in {wall_alone:.1} s ({:.2} of {cores} \
+         cores busy); at once {busy_together:.0} core-s in {:.1} s ({:.2} busy); so {n} sessions' \
+         work takes at least {floor:.2}× one session's time here, whatever tabwire does",
+        busy_alone / wall_alone,
+        wall.as_secs_f64(),
+        busy_together / wall.as_secs_f64()
     );
     for (name, o) in alone.iter().chain(together.iter()) {
         if let Err(why) = &o.result {
