@@ -249,6 +249,11 @@ pub struct SessionRecord {
     pub parent: Option<String>,
     /// Milliseconds since the Unix epoch.
     pub started_at: u64,
+    /// Where `tabwire call` reaches this session from a shell ([`endpoint`] of `<id>.call`):
+    /// on Windows a named pipe whose random part only this record tells. Absent in records
+    /// written before it was kept here, where it is `<id>.call.sock` beside the record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub door: Option<PathBuf>,
 }
 
 impl SessionRecord {

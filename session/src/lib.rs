@@ -97,6 +97,10 @@ impl Session {
         name: String,
     ) -> anyhow::Result<Session> {
         let (socket_path, record_path) = record::paths(core.runtime_dir(), &id);
+        let door = runtime_dir::endpoint(
+            &runtime_dir::sessions_dir(core.runtime_dir()),
+            &format!("{id}.call"),
+        );
         let listener = bind(&socket_path)?;
         let http = TcpListener::bind("127.0.0.1:0").await.context("binding 127.0.0.1 for /wait")?;
         let http_port = http.local_addr()?.port();
@@ -109,6 +113,7 @@ impl Session {
             token: token.to_string(),
             parent,
             started_at: now_ms(),
+            door: Some(door),
         };
         runtime_dir::write_record(&record_path, &record)
             .with_context(|| format!("writing {}", record_path.display()))?;

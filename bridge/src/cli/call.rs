@@ -22,7 +22,7 @@ use rmcp::model::{CallToolRequestParams, Tool};
 use serde_json::{Map, Value, json};
 use tabwire_link::core::Core;
 use tabwire_proto::{Shutdown, runtime_dir, socket};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
 use crate::mcp::TabwireServer;
@@ -170,14 +170,15 @@ async fn one_shot(request: DoorRequest) -> anyhow::Result<DoorAnswer> {
 
 /// The call, by the door of the shell's session; the session started first if none holds it.
 async fn through_door(id: &str, request: &DoorRequest) -> anyhow::Result<DoorAnswer> {
-    let path = door_path(&runtime_dir::resolve(), id);
-    let stream = match socket::open(&path).await {
-        Ok(stream) => stream,
-        Err(_) => {
+    let runtime_dir = runtime_dir::resolve();
+    let open = async || socket::open(&door_path(&runtime_dir, id)?).await.ok();
+    let stream = match open().await {
+        Some(stream) => stream,
+        None => {
             start_background()?;
             let deadline = Instant::now() + Duration::from_secs(10);
             loop {
-                if let Ok(stream) = socket::open(&path).await {
+                if let Some(stream) = open().await {
                     break stream;
                 }
                 if Instant::now() > deadline {
@@ -194,11 +195,14 @@ async fn through_door(id: &str, request: &DoorRequest) -> anyhow::Result<DoorAns
 }
 
 /// One request through the door, and its answer (the session's side ends it).
-async fn ask(mut stream: socket::Stream, request: &DoorRequest) -> anyhow::Result<Vec<u8>> {
-    stream.write_all(&serde_json::to_vec(request)?).await?;
-    stream.shutdown().await?;
+/// Each ends at a newline (`mcp/shell.rs`): a named pipe has no half-close.
+async fn ask(stream: socket::Stream, request: &DoorRequest) -> anyhow::Result<Vec<u8>> {
+    let (reading, mut writing) = tokio::io::split(stream);
+    let mut line = serde_json::to_vec(request)?;
+    line.push(b'\n');
+    writing.write_all(&line).await?;
     let mut answer = Vec::new();
-    stream.read_to_end(&mut answer).await?;
+    tokio::io::BufReader::new(reading).read_until(b'\n', &mut answer).await?;
     if answer.is_empty() {
         bail!("the session closed the call without an answer");
     }
@@ -233,7 +237,8 @@ async fn serve() -> anyhow::Result<()> {
     let idle = Duration::from_secs(idle.unwrap_or(900));
     let ended = CancellationToken::new();
     let last = Arc::new(AtomicU64::new(0));
-    let door = open_door(server.clone(), core.runtime_dir(), &wanted, ended.clone(), last.clone());
+    let path = session.record().door.clone().expect("a new session's record names its door");
+    let door = open_door(server.clone(), path, ended.clone(), last.clone());
     let opened = Instant::now();
     let watch = async {
         loop {
@@ -261,15 +266,20 @@ async fn end() -> anyhow::Result<ExitCode> {
         eprintln!("tabwire call --end: TABWIRE_SESSION_ID is not set: no session to end");
         return Ok(ExitCode::from(2));
     };
-    let path = door_path(&runtime_dir::resolve(), &id);
-    let Ok(stream) = socket::open(&path).await else {
+    let runtime_dir = runtime_dir::resolve();
+    let door = door_path(&runtime_dir, &id);
+    let stream = match door {
+        Some(path) => socket::open(&path).await.ok(),
+        None => None,
+    };
+    let Some(stream) = stream else {
         println!("session {id} was not running");
         return Ok(ExitCode::SUCCESS);
     };
     let _ = ask(stream, &DoorRequest::End).await;
-    // Gone once its door is: the session's record and group go with the process.
+    // Gone once its record is: the session's group goes with the process.
     let deadline = Instant::now() + Duration::from_secs(5);
-    while path.exists() && Instant::now() < deadline {
+    while door_path(&runtime_dir, &id).is_some() && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     println!("session {id} ended; its tabs are yours");

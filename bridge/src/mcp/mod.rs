@@ -84,13 +84,12 @@ pub async fn run(args: &McpArgs, shutdown: Shutdown) -> anyhow::Result<()> {
     // `tabwire call` from a shell whose TABWIRE_SESSION_ID is this session's id acts as it,
     // with the tools it offers (shell.rs).
     let door = {
-        let id = session.record().session_id.clone();
-        let dir = server.core.runtime_dir().to_owned();
+        let door = session.record().door.clone().expect("a new session's record names its door");
         let all = server.clone();
         let stop = tokio_util::sync::CancellationToken::new();
         let ended = stop.clone();
         let open = async move {
-            if let Err(e) = shell::open_door(all, &dir, &id, ended, Default::default()).await {
+            if let Err(e) = shell::open_door(all, door, ended, Default::default()).await {
                 tracing::warn!("no shell calls for this session: {e:#}");
             }
         };

@@ -19,13 +19,14 @@ use rmcp::{RoleClient, ServiceExt};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tabwire_proto::socket::{Listener, bind_private, check_peer};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
 use super::TabwireServer;
 
 /// A request's largest size (a tool's arguments: an upload's files are paths, not bytes). One
-/// JSON value each way, its end the end of the writer's side: the connection carries one call.
+/// JSON value each way, ending at a newline (serialized JSON has none of its own) or at the end
+/// of the stream — not at a half-close, which a named pipe has not: one call per connection.
 const MAX_REQUEST: u64 = 1 << 20;
 
 /// An MCP client of `server`, in this process.
@@ -60,21 +61,23 @@ pub enum DoorAnswer {
     Ended,
 }
 
-/// The door's socket for session `id`.
-pub fn door_path(runtime_dir: &Path, id: &str) -> PathBuf {
-    runtime_dir.join("sessions").join(format!("{id}.call.sock"))
+/// The door of the live session `id`, from its record (none when no session holds the id).
+pub fn door_path(runtime_dir: &Path, id: &str) -> Option<PathBuf> {
+    let record = tabwire_proto::sessions::find(runtime_dir, id)?;
+    Some(
+        record.door.unwrap_or_else(|| runtime_dir.join("sessions").join(format!("{id}.call.sock"))),
+    )
 }
 
-/// Serve shell calls for session `id` until `ended` is cancelled; a call to `End` cancels it.
+/// Serve shell calls at `path` (the session record's `door`) until `ended` is cancelled; a call
+/// to `End` cancels it.
 /// `last_call` is stamped (ms since the door opened) at each call, for an idle timeout.
 pub async fn open_door(
     server: TabwireServer,
-    runtime_dir: &Path,
-    id: &str,
+    path: PathBuf,
     ended: CancellationToken,
     last_call: Arc<AtomicU64>,
 ) -> anyhow::Result<()> {
-    let path = door_path(runtime_dir, id);
     let listener = bind_private(&path)?;
     let client = Arc::new(in_process(server).await?);
     let opened = std::time::Instant::now();
@@ -107,8 +110,8 @@ async fn accept(
         tokio::spawn(async move {
             let (reading, mut writing) = tokio::io::split(stream);
             let mut frame = Vec::new();
-            let mut reading = reading.take(MAX_REQUEST);
-            let read = reading.read_to_end(&mut frame);
+            let mut reading = tokio::io::BufReader::new(reading.take(MAX_REQUEST));
+            let read = reading.read_until(b'\n', &mut frame);
             if tokio::time::timeout(Duration::from_secs(5), read).await.is_err() {
                 return; // a request must come whole at once
             }
@@ -133,7 +136,8 @@ async fn accept(
                     }
                 }
             };
-            let bytes = serde_json::to_vec(&answer).unwrap();
+            let mut bytes = serde_json::to_vec(&answer).unwrap();
+            bytes.push(b'\n');
             let _ = writing.write_all(&bytes).await;
             let _ = writing.shutdown().await;
         });
