@@ -147,7 +147,8 @@ impl TabwireServer {
              wait_for_event {{\"types\": [\"worker_complete\"]}}. Scripts follow this session's \
              page events with `tabwire wait --session {id}`."
         );
-        let record_path = record.socket.with_extension("json");
+        // Beside the socket on Unix; on Windows the socket is a named pipe, so never from it.
+        let (_, record_path) = tabwire_proto::sessions::paths(self.core.runtime_dir(), id);
         let text = format!("session {id}\n{how_to_report}");
         Ok(Reply::new(
             text,
