@@ -5,8 +5,14 @@
 
 use std::path::PathBuf;
 
-/// Path of a workspace binary (`tabwire`, `tabwire-host`), as Cargo built it for this run.
+/// Path of a workspace binary (`tabwire`, `tabwire-host`), as Cargo built it for this run; or,
+/// when this run tests the Windows programs ([`crate::wine`]), the wrapper that runs the
+/// Windows one under Wine.
 pub fn bin(name: &str) -> PathBuf {
+    #[cfg(unix)]
+    if let Some(wrapper) = crate::wine::program(name) {
+        return wrapper;
+    }
     let var = format!("CARGO_BIN_EXE_{name}");
     let path = std::env::var_os(&var).map(PathBuf::from).unwrap_or_else(|| {
         panic!(
@@ -16,6 +22,25 @@ pub fn bin(name: &str) -> PathBuf {
     });
     assert!(path.exists(), "{var} names {}, which does not exist", path.display());
     path
+}
+
+/// `path` as the programs under test name it, for an argument: itself, or for the Windows
+/// programs under Wine ([`crate::wine`]) its Windows path.
+pub fn program_path(path: &std::path::Path) -> String {
+    #[cfg(unix)]
+    if crate::wine::active() {
+        return crate::wine::windows_path(path);
+    }
+    path.display().to_string()
+}
+
+/// A path a program under test printed, as this test opens it: the inverse of [`program_path`].
+pub fn local_path(printed: &str) -> PathBuf {
+    #[cfg(unix)]
+    if crate::wine::active() {
+        return crate::wine::unix_path(printed);
+    }
+    PathBuf::from(printed)
 }
 
 /// The repository root (where `extension/` lives).

@@ -12,7 +12,7 @@ use std::process::Command;
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
-use tabwire_launcher::{Browser, DEFAULT_CHROMIUM, LaunchError, LaunchOptions};
+use tabwire_launcher::{Browser, DEFAULT_CHROMIUM, LaunchOptions};
 
 use crate::bins;
 
@@ -107,6 +107,25 @@ impl Chromium {
         pids[0]
     }
 
+    /// This browser's live host, by its record; under Wine the newest one ([`crate::wine`]).
+    pub fn live_host(&self) -> Option<tabwire_proto::runtime_dir::HostRecord> {
+        #[cfg(unix)]
+        if crate::wine::active() {
+            return crate::wine::newest_host(self);
+        }
+        self.host()
+    }
+
+    /// End this browser's host `pid` at once, as a crash would: its own system's way (a Windows
+    /// host under Wine by `taskkill /F`).
+    pub fn kill_host(&self, pid: u32) -> std::io::Result<()> {
+        #[cfg(unix)]
+        if crate::wine::active() {
+            return crate::wine::kill(pid);
+        }
+        crate::process::kill(pid)
+    }
+
     /// Start a browser and wait until its `tabwire-host` is listening.
     pub fn start() -> Chromium {
         Self::start_with(&[])
@@ -129,7 +148,7 @@ impl Chromium {
     pub fn start_headed_with_cdp(display: &str) -> Chromium {
         let mut opts = Self::options(bins::bin("tabwire-host"), &[("DISPLAY", display)], true);
         opts.headless = false;
-        Self::open(&opts, Browser::launch)
+        Self::open(&opts, true)
     }
 
     /// [`Chromium::start_with_cdp`] with the extension in `extension_dir` instead of the
@@ -137,7 +156,7 @@ impl Chromium {
     pub fn start_with_cdp_from(extension_dir: &Path) -> Chromium {
         let mut opts = Self::options(bins::bin("tabwire-host"), &[], true);
         opts.extension_dir = extension_dir.to_owned();
-        Self::open(&opts, Browser::launch)
+        Self::open(&opts, true)
     }
 
     /// Start a browser the way an installed tabwire runs: the extension from `extension_dir`
@@ -161,7 +180,7 @@ impl Chromium {
             // A browser that starts no host says why (the tests of the installed programs).
             chrome_log: true,
         };
-        Self::open(&opts, Browser::launch)
+        Self::open(&opts, true)
     }
 
     /// Start with `host` as the program the native-host manifest names (a wrapper that starts
@@ -169,21 +188,29 @@ impl Chromium {
     /// Windows pid and a named pipe, which only the caller knows how to check.
     pub fn start_with_host(host: &Path, env: &[(&str, &str)]) -> Chromium {
         let opts = Self::options(host.to_owned(), env, false);
-        Self::open(&opts, Browser::spawn)
+        Self::open(&opts, false)
     }
 
     fn launch(env: &[(&str, &str)], cdp_pipe: bool) -> Chromium {
         let opts = Self::options(bins::bin("tabwire-host"), env, cdp_pipe);
-        Self::open(&opts, Browser::launch)
+        Self::open(&opts, true)
     }
 
-    /// Start (`Browser::launch` or `Browser::spawn`) once a seat is free.
-    fn open(
-        opts: &LaunchOptions,
-        start: fn(&LaunchOptions) -> Result<Browser, LaunchError>,
-    ) -> Chromium {
+    /// Start once a seat is free; with `wait`, until its host listens (a Windows host under
+    /// Wine: until its record names the browser, [`crate::wine::wait_for_host`]).
+    fn open(opts: &LaunchOptions, wait: bool) -> Chromium {
         let seat = Seat::take();
-        Chromium(start(opts).unwrap_or_else(|e| panic!("{e}")), seat)
+        let mut browser = Browser::spawn(opts).unwrap_or_else(|e| panic!("{e}"));
+        if wait {
+            #[cfg(unix)]
+            if crate::wine::active() {
+                let waited = crate::wine::wait_for_host(&mut browser, opts.timeout);
+                waited.unwrap_or_else(|e| panic!("{e}"));
+                return Chromium(browser, seat);
+            }
+            browser.wait_for_host(opts.timeout).unwrap_or_else(|e| panic!("{e}"));
+        }
+        Chromium(browser, seat)
     }
 
     fn options(host: PathBuf, env: &[(&str, &str)], cdp_pipe: bool) -> LaunchOptions {
@@ -191,7 +218,15 @@ impl Chromium {
             env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         env.push(("TABWIRE_LOG".into(), "debug".into()));
         let root = bins::scratch_dir("chr").into_path(); // the launcher removes it
-        install_manifest(&root, &host);
+        // The Windows `tabwire.exe install` registers a host for Windows' Chrome: for Debian's
+        // Chromium the launcher writes the manifest naming the wrapper (crate::wine).
+        #[cfg(unix)]
+        let write_manifest = crate::wine::active();
+        #[cfg(windows)]
+        let write_manifest = false;
+        if !write_manifest {
+            install_manifest(&root, &host);
+        }
         // `TABWIRE_TEST_EXTENSION=DIR`: another version of the extension (to see a test fail
         // without a change, e.g. the last commit's from `git archive HEAD extension`).
         let extension = std::env::var_os("TABWIRE_TEST_EXTENSION").map(PathBuf::from);
@@ -204,7 +239,7 @@ impl Chromium {
             keep: std::env::var_os("TABWIRE_KEEP_TEST_DIRS").is_some(),
             env,
             timeout: Duration::from_secs(30),
-            write_manifest: false,
+            write_manifest,
             cdp_pipe,
             chrome_log: false,
         }

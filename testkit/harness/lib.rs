@@ -28,6 +28,8 @@
 //! - [`git`]: throwaway git repositories.
 //! - [`js`]: the official MCP TypeScript SDK client and Ajv from npm, for schema checks.
 //! - [`soak`]: sessions working as users run them, for a while; the soak bench and its CI guard.
+//! - [`wine`]: the Windows programs under test, under Wine (`TABWIRE_TEST_WINDOWS_BINS`):
+//!   [`bins::bin`] names wrappers that run them, and [`Chromium`] waits for a Windows host.
 //! - [`pypi`]: Python chat frameworks (Gradio, Streamlit) from PyPI in a venv, their apps served
 //!   on 127.0.0.1 with a fake model.
 
@@ -54,6 +56,8 @@ pub mod progress;
 pub mod pypi;
 pub mod serve;
 pub mod soak;
+#[cfg(unix)]
+pub mod wine;
 #[cfg(unix)]
 pub mod xvfb;
 

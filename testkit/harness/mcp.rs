@@ -123,8 +123,11 @@ impl Mcp {
     /// This session's record (`get_session`, then its `<id>.json`): id, port, token.
     pub async fn session(&self) -> Value {
         let info = self.ok("get_session", serde_json::json!({})).await;
-        let path = info["record"].as_str().expect("record path").to_owned();
-        serde_json::from_slice(&std::fs::read(&path).expect("read the session record")).unwrap()
+        let path = bins::local_path(info["record"].as_str().expect("record path"));
+        let read = std::fs::read(&path);
+        let read =
+            read.unwrap_or_else(|e| panic!("read the session record {}: {e}", path.display()));
+        serde_json::from_slice(&read).unwrap()
     }
 
     /// Call a tool that must fail; its error text.

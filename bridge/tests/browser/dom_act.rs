@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 use tabwire_testkit::mcp::text;
-use tabwire_testkit::{Chromium, Fixtures, Mcp, npm};
+use tabwire_testkit::{Chromium, Fixtures, Mcp, bins, npm};
 
 async fn open(mcp: &Mcp, url: String) -> Value {
     mcp.ok("open_tab", json!({ "url": url })).await["tab"]["id"].clone()
@@ -294,7 +294,8 @@ async fn type_press_key_and_upload_file_act_as_a_user_would() {
     let file = std::fs::canonicalize(dir.path()).unwrap().join("notes.txt");
     std::fs::write(&file, "hello").unwrap();
     let input = ref_of(&mcp, &tab, "button \"Attachment\"").await;
-    let path = file.to_str().unwrap();
+    let path = bins::program_path(&file);
+    let path = path.as_str();
     mcp.ok("upload_file", json!({ "tab_id": tab, "ref": input, "paths": [path] })).await;
     assert!(status(&mcp, &tab).await.contains("files: notes.txt 5"));
     let err = mcp
@@ -306,7 +307,7 @@ async fn type_press_key_and_upload_file_act_as_a_user_would() {
     let err = mcp
         .err(
             "upload_file",
-            json!({ "tab_id": tab, "ref": input, "paths": [big.to_str().unwrap()] }),
+            json!({ "tab_id": tab, "ref": input, "paths": [bins::program_path(&big)] }),
         )
         .await;
     assert!(err.starts_with("too_large:"), "{err}");

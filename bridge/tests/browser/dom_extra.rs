@@ -160,8 +160,8 @@ async fn screenshot_returns_an_image_of_what_the_tab_shows() {
     assert!(result.content.iter().all(|c| c.as_image().is_none()), "no inline image");
     let facts = result.structured_content.clone().unwrap();
     let file = facts["file"].as_str().unwrap_or_else(|| panic!("a file in {facts}"));
-    assert!(file.starts_with(state.to_str().unwrap()), "{file}");
-    let written = std::fs::read(file).unwrap();
+    assert!(bins::local_path(file).starts_with(&*state), "{file}");
+    let written = std::fs::read(bins::local_path(file)).unwrap();
     assert!(
         written.len() > 1024 * 1024 && written.len() == facts["bytes"].as_u64().unwrap() as usize
     );

@@ -392,13 +392,21 @@ fn shell(browser: &Chromium, session: &str, args: &[&str]) -> (i32, String) {
         .env("TABWIRE_RUNTIME_DIR", &browser.runtime_dir)
         .env("TABWIRE_CALL_IDLE_SECS", "120") // and `--end` below
         .env_remove("TABWIRE_BROWSER");
-    let out = match session {
-        "" => cmd.env_remove("TABWIRE_SESSION_ID").output(), // the user's own call
-        id => cmd.env("TABWIRE_SESSION_ID", id).output(),
+    match session {
+        "" => cmd.env_remove("TABWIRE_SESSION_ID"), // the user's own call
+        id => cmd.env("TABWIRE_SESSION_ID", id),
     };
-    let out = out.expect("run tabwire call");
-    let said = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
-    (out.status.code().unwrap_or(-1), said.into_owned())
+    // Into a file, not a pipe: the session a first call starts in the background would hold a
+    // pipe open under Wine, whose processes inherit every Unix descriptor.
+    let said = tempfile::tempfile().expect("a file for what it says");
+    cmd.stdout(said.try_clone().unwrap()).stderr(said.try_clone().unwrap());
+    let status = cmd.status().expect("run tabwire call");
+    let mut said = said;
+    let mut text = String::new();
+    use std::io::{Read, Seek};
+    said.rewind().unwrap();
+    said.read_to_string(&mut text).unwrap();
+    (status.code().unwrap_or(-1), text)
 }
 
 /// The ref on the first line of `page` that holds `what`.

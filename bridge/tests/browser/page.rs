@@ -104,7 +104,7 @@ async fn host_killed_mid_call_fails_fast_then_recovers() {
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
     let tab = open(&mcp, pages.url("app.html")).await;
-    let host = browser.host().expect("a live host");
+    let host = browser.live_host().expect("a live host");
 
     let slow = mcp.call(
         "send_command",
@@ -112,7 +112,7 @@ async fn host_killed_mid_call_fails_fast_then_recovers() {
     );
     let killer = async {
         tokio::time::sleep(Duration::from_millis(300)).await;
-        tabwire_testkit::process::kill(host.pid).expect("kill the host");
+        browser.kill_host(host.pid).expect("kill the host");
         Instant::now()
     };
     let (result, killed_at) = tokio::join!(slow, killer);
@@ -133,7 +133,7 @@ async fn host_killed_mid_call_fails_fast_then_recovers() {
         assert!(Instant::now() < deadline, "no recovery: {}", tabwire_testkit::mcp::text(&result));
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let new_host = browser.host().expect("a new host");
+    let new_host = browser.live_host().expect("a new host");
     assert_ne!(new_host.pid, host.pid);
     let got = mcp.ok("get_state", json!({ "tab_id": tab, "force_refresh": true })).await;
     assert_eq!(got["state"]["items"], json!(["first"]));

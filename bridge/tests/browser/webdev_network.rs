@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tabwire_proto::extension_id::EXTENSION_ID;
 use tabwire_testkit::mcp::assert_refused;
-use tabwire_testkit::{Cdp, Chromium, Fixtures, Mcp};
+use tabwire_testkit::{Cdp, Chromium, Fixtures, Mcp, bins};
 
 fn ids(v: &Value) -> Vec<i64> {
     v["rules"].as_array().unwrap().iter().map(|r| r["id"].as_i64().unwrap()).collect()
@@ -194,8 +194,8 @@ async fn viewport_timing_and_pdf_of_an_allowed_page() {
     browser.sites(&["allow", "--trusted-input", "http://127.0.0.1:*"]);
     let printed = mcp.ok("print_pdf", json!({ "tab_id": tab })).await;
     let path = printed["path"].as_str().unwrap_or_else(|| panic!("{printed}"));
-    assert!(path.starts_with(state_env) && path.ends_with(".pdf"), "{path}");
-    let pdf = std::fs::read(path).unwrap();
+    assert!(bins::local_path(path).starts_with(state_env) && path.ends_with(".pdf"), "{path}");
+    let pdf = std::fs::read(bins::local_path(path)).unwrap();
     assert!(pdf.starts_with(b"%PDF-") && pdf.len() > 1000, "{} bytes", pdf.len());
     assert_eq!(printed["bytes"].as_u64(), Some(pdf.len() as u64));
     // Chrome writes the page's title into the PDF's document information, uncompressed.
@@ -206,7 +206,9 @@ async fn viewport_timing_and_pdf_of_an_allowed_page() {
     // What a person reads on the PDF's first page (pdftotext, from poppler-utils): the title,
     // which the page also shows.
     let out = std::process::Command::new("pdftotext")
-        .args(["-f", "1", "-l", "1", path, "-"])
+        .args(["-f", "1", "-l", "1"])
+        .arg(bins::local_path(path))
+        .arg("-")
         .output()
         .expect("pdftotext (poppler-utils: scripts/setup.sh installs it)");
     let words = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");

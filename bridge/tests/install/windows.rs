@@ -136,12 +136,7 @@ impl Wine {
         // The first Wine process of a prefix takes seconds to start its wineserver.
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
-            let records = std::fs::read_dir(&dir).into_iter().flatten().flatten();
-            let found = records
-                .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
-                .filter_map(|e| serde_json::from_slice(&std::fs::read(e.path()).ok()?).ok())
-                .find(|r: &HostRecord| !r.browser.is_empty());
-            if let Some(record) = found {
+            if let Some(record) = tabwire_testkit::wine::reached_hosts(&dir).pop() {
                 return record;
             }
             if let Some(status) = browser.exited() {
