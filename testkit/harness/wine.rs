@@ -72,7 +72,10 @@ pub fn program(name: &str) -> Option<PathBuf> {
         .push_str(&format!("exec wine '{}' \"$@\"\n", bins.join(format!("{name}.exe")).display()));
     let dir = bins.join("wine-wrappers");
     let path = dir.join(name);
-    // Written once per test process (another may be reading it: a new file renamed over it).
+    // Written once per test process, one thread at a time (another process may be reading
+    // it: a new file renamed over it).
+    static WRITING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = WRITING.lock().unwrap_or_else(|e| e.into_inner());
     if std::fs::read_to_string(&path).ok().as_deref() != Some(script.as_str()) {
         use std::os::unix::fs::PermissionsExt;
         std::fs::create_dir_all(&dir).expect("create the wrappers' folder");
