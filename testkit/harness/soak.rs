@@ -411,15 +411,20 @@ fn descends_from(mut pid: u32, ancestor: u32) -> bool {
     false
 }
 
-/// The machine's CPU ticks since boot: all of them, and those stolen by the hypervisor.
-fn cpu_ticks() -> (u64, u64) {
+/// The machine's CPU ticks since boot, as /proc/stat's first line counts them (1/100 s each):
+/// user, nice, system, idle, iowait, irq, softirq, steal, ….
+pub fn machine_ticks() -> Vec<u64> {
     let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
-    let ticks: Vec<u64> = stat
-        .lines()
+    stat.lines()
         .next()
         .and_then(|l| l.strip_prefix("cpu "))
         .map(|l| l.split_whitespace().filter_map(|n| n.parse().ok()).collect())
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+/// All the machine's CPU ticks since boot, and those stolen by the hypervisor.
+fn cpu_ticks() -> (u64, u64) {
+    let ticks = machine_ticks();
     (ticks.iter().take(8).sum(), ticks.get(7).copied().unwrap_or(0))
 }
 

@@ -59,13 +59,7 @@ pub fn ms(d: Duration) -> f64 {
 /// the browser's, the X server's and the bench's own (Linux's `/proc/stat`, in its clock ticks of
 /// 1/100 s). Time stolen by the hypervisor is not counted: it was not ours to use.
 pub fn machine_busy_secs() -> f64 {
-    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
-    let ticks: Vec<u64> = stat
-        .lines()
-        .next()
-        .and_then(|l| l.strip_prefix("cpu "))
-        .map(|l| l.split_whitespace().filter_map(|n| n.parse().ok()).collect())
-        .unwrap_or_default();
+    let ticks = tabwire_testkit::soak::machine_ticks();
     // user nice system idle iowait irq softirq steal …
     let busy: u64 = [0, 1, 2, 5, 6].iter().filter_map(|&i| ticks.get(i)).sum();
     busy as f64 / 100.0
