@@ -50,7 +50,10 @@ pub struct SavedQueue {
     path: PathBuf,
     session_id: String,
     /// Held while a snapshot is taken and written: the last write is of the newest snapshot.
-    writing: Arc<Mutex<()>>,
+    /// True once the session's last write was made ([`SavedQueue::flush`]): a writer that wakes
+    /// late (it runs at a low priority) must not put back a file the session's next run has
+    /// since taken from and emptied.
+    writing: Arc<Mutex<bool>>,
 }
 
 impl SavedQueue {
@@ -81,10 +84,10 @@ impl SavedQueue {
         saved
     }
 
-    /// Write the queue as it is now (at the session's end).
+    /// Write the queue as it is now, the last write of this run (at the session's end).
     pub async fn flush(&self) {
         let saved = self.clone();
-        let _ = tokio::task::spawn_blocking(move || saved.write_now()).await;
+        let _ = tokio::task::spawn_blocking(move || saved.write_now(true)).await;
     }
 
     fn follow(&self) {
@@ -92,12 +95,19 @@ impl SavedQueue {
         loop {
             futures::executor::block_on(self.queue.lasting_changed());
             std::thread::sleep(GATHER);
-            self.write_now();
+            if !self.write_now(false) {
+                return;
+            }
         }
     }
 
-    fn write_now(&self) {
-        let _writing = self.writing.lock().expect("queue writer poisoned");
+    /// Write unless the last write was made; `last` makes this one the last. False once it was.
+    fn write_now(&self, last: bool) -> bool {
+        let mut ended = self.writing.lock().expect("queue writer poisoned");
+        if *ended {
+            return false;
+        }
+        *ended = last;
         let (events, lost) = self.queue.lasting();
         if let Err(e) = self.write(events, lost) {
             tracing::warn!(
@@ -106,6 +116,7 @@ impl SavedQueue {
                  them. Check TABWIRE_STATE_DIR"
             );
         }
+        true
     }
 
     /// The newest events within the bounds, the others counted as lost. No events: no file.

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::adapter::Adapter;
 use super::methods;
-use crate::limits::QUICK_CALL;
+use crate::limits::{PAGE_CALL, QUICK_CALL};
 
 /// How long `chat.send` waits in the page for the adapter's input and an enabled submit.
 pub const INPUT_WAIT: Duration = Duration::from_secs(10);
@@ -82,5 +82,7 @@ methods! {
     /// The operation's milestones as the page saw them (an adopted operation catching up).
     ChatStatus = "chat.status": OperationRef => ChatProgress, Duration::from_secs(30);
     /// The page stops observing the operation (pressing the app's stop control first, if asked).
-    ChatCancel = "chat.cancel": CancelChat => ChatCancelled, QUICK_CALL;
+    /// A page call: pressing waits in the page for the control to show and to go (up to 4 s,
+    /// specs/operations.md "Stopping"), which a loaded machine stretches well past QUICK_CALL.
+    ChatCancel = "chat.cancel": CancelChat => ChatCancelled, PAGE_CALL;
 }
