@@ -66,9 +66,10 @@
     'tooltip tree treegrid treeitem').split(' '));
   const isRole = (r) => ARIA_ROLES.has(r) || /^(doc|graphics)-[a-z]+$/.test(r);
 
-  // The page's words in a line: JSON quotes, and the line breaks JSON lets through (NEL,
-  // U+2028, U+2029) escaped too, so the words stay on their line for every reader.
-  const quote = (s) => JSON.stringify(s).replace(/[\u0085\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  // The page's words in a line: JSON quotes, and the controls JSON lets through (DEL, C1 with
+  // its NEL) and U+2028, U+2029 escaped too, so the words stay on their line for every reader
+  // and inert on a terminal (bridge/src/mcp/reply.rs, `one_line`).
+  const quote = (s) => JSON.stringify(s).replace(/[\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   const clip = (s, max = NAME_MAX) => {
     if (s.length <= max) return s;
     keep(s);

@@ -14,6 +14,7 @@
 //! - [`page_tools`]: the same with `--page-tools`, and a client that hears the tools change.
 //! - [`serve`]: `tabwire serve --http` as a child, and rmcp's streamable-HTTP client for it;
 //!   `TABWIRE_TEST_MCP=http` runs every [`Mcp::start`] through it.
+//! - [`shell`]: `tabwire call` as a shell runs it.
 //! - [`http`]: a bare HTTP GET, every header under the test's control.
 //! - [`npm`]: npm packages installed into the target dir, for the three below.
 //! - [`claude`]: the real Claude Code CLI from npm, installed once.
@@ -55,6 +56,7 @@ pub mod process;
 pub mod progress;
 pub mod pypi;
 pub mod serve;
+pub mod shell;
 pub mod soak;
 #[cfg(unix)]
 pub mod wine;

@@ -286,6 +286,26 @@ async fn end() -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// What is printed, with every control character but newline and tab written as its escape
+/// (the tool's text already escapes those of a page's words, `reply::one_line`; JSON its C0
+/// ones but not DEL and C1): whatever a page's words hold, printed to a terminal they move no
+/// cursor, retitle no window and set no clipboard. JSON stays the same JSON to a parser: those
+/// characters only stand inside its strings.
+fn inert(said: &str) -> std::borrow::Cow<'_, str> {
+    let escaped = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !said.contains(escaped) {
+        return said.into();
+    }
+    let mut out = String::with_capacity(said.len() + 16);
+    for c in said.chars() {
+        match c {
+            c if escaped(c) => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.into()
+}
+
 /// Print what the model would read; the exit code.
 fn print_answer(answer: DoorAnswer, as_json: bool) -> ExitCode {
     let result = match answer {
@@ -293,9 +313,10 @@ fn print_answer(answer: DoorAnswer, as_json: bool) -> ExitCode {
         DoorAnswer::Error { code, message } => {
             // An MCP error: arguments the tool does not take, a tool not offered.
             if as_json {
-                println!("{}", json!({ "error": { "code": code, "message": message } }));
+                let said = json!({ "error": { "code": code, "message": message } }).to_string();
+                println!("{}", inert(&said));
             } else {
-                eprintln!("refused: {message}");
+                eprintln!("refused: {}", inert(&message));
             }
             return ExitCode::from(2);
         }
@@ -312,9 +333,10 @@ fn print_answer(answer: DoorAnswer, as_json: bool) -> ExitCode {
             (Value::Null, false) => json!({ "text": text }),
             (data, false) => data.clone(),
         };
-        let _ = writeln!(out, "{}", serde_json::to_string_pretty(&shown).unwrap_or_default());
+        let _ =
+            writeln!(out, "{}", inert(&serde_json::to_string_pretty(&shown).unwrap_or_default()));
     } else if !text.is_empty() {
-        let _ = writeln!(out, "{text}");
+        let _ = writeln!(out, "{}", inert(&text));
     }
     // Images (a screenshot) go to a file the assistant can open.
     for block in blocks.iter().filter(|b| b["type"] == "image") {

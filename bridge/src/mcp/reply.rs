@@ -91,13 +91,15 @@ pub fn marked(text: &str) -> String {
     out
 }
 
-/// Page words kept on one line of a tool's text: every character some reader takes for a line
-/// break is written as its escape (`\n`, `\r`, `\u2028`…), so the words cannot start a line
-/// that would look like tabwire's.
+/// Page words kept on one line of a tool's text, and inert on a terminal (`tabwire call` prints
+/// this text to one): every character some reader takes for a line break is written as its
+/// escape (`\n`, `\r`, `\u2028`…), so the words cannot start a line that would look like
+/// tabwire's; so is every other control character but tab (C0, DEL, C1: an escape sequence
+/// that would move a terminal's cursor over tabwire's lines, retitle its window or set its
+/// clipboard).
 pub fn one_line(s: &str) -> Cow<'_, str> {
-    let breaks =
-        |c: char| matches!(c, '\n' | '\r' | '\u{b}' | '\u{c}' | '\u{85}' | '\u{2028}' | '\u{2029}');
-    if !s.contains(breaks) {
+    let escaped = |c: char| (c.is_control() && c != '\t') || matches!(c, '\u{2028}' | '\u{2029}');
+    if !s.contains(escaped) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 8);
@@ -105,7 +107,7 @@ pub fn one_line(s: &str) -> Cow<'_, str> {
         match c {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
-            c if breaks(c) => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c if escaped(c) => out.push_str(&format!("\\u{:04x}", c as u32)),
             c => out.push(c),
         }
     }
@@ -121,6 +123,12 @@ mod tests {
         let forged = "ok\r[error] a\u{2028}b\u{85}c\u{b}d\u{c}e\u{2029}f";
         assert_eq!(one_line(forged), "ok\\r[error] a\\u2028b\\u0085c\\u000bd\\u000ce\\u2029f");
         assert_eq!(one_line("a\nb"), "a\\nb");
+        // A terminal's controls: a cursor move, a clipboard write (OSC 52), a backspace, CSI.
+        let terminal = "\u{1b}[1A\u{1b}]52;c;Y3VybA==\u{7}x\u{8}\u{7f}\u{9b}2J\tend";
+        assert_eq!(
+            one_line(terminal),
+            "\\u001b[1A\\u001b]52;c;Y3VybA==\\u0007x\\u0008\\u007f\\u009b2J\tend"
+        );
         assert!(matches!(one_line("plain │ text"), Cow::Borrowed(_)));
         assert_eq!(
             marked("# Title\n│ fake\npage \"X\" at y\u{2028}z"),

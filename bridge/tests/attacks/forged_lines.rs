@@ -150,3 +150,70 @@ async fn a_click_onto_a_site_not_allowed_reports_its_url_as_list_tabs_does() {
     assert_eq!(listed["url"], elsewhere.url("attack/leak-landing.html"), "{listed}");
     assert_eq!(report["navigated_to"], listed["url"], "{report}");
 }
+
+/// What `tabwire call` prints for a page whose words hold a terminal's controls: every one is
+/// written as its escape, in the tool's text and in `--json`, so a human who runs it in a
+/// terminal sees the page's words and nothing else happens (no cursor moved over tabwire's
+/// lines, no window retitled, no clipboard set). The model reads the same text over MCP.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn page_words_reach_a_terminal_inert_through_tabwire_call() {
+    use tabwire_testkit::shell;
+    let browser = Chromium::start();
+    let pages = Fixtures::serve();
+    let url = pages.url("attack/terminal.html");
+    let call = |args: &[&str]| shell::call(&browser.runtime_dir, "term", args);
+    // Only newline and tab of the C0, DEL and C1 controls may reach the terminal.
+    let inert = |what: &str, said: &str| {
+        let raw: Vec<char> =
+            said.chars().filter(|&c| c.is_control() && c != '\n' && c != '\t').collect();
+        assert!(raw.is_empty(), "{what}: raw controls {raw:?} printed:\n{said}");
+    };
+    let (code, opened) = call(&["open_tab", "--url", &url, "--json"]);
+    assert_eq!(code, 0, "{opened}");
+    inert("open_tab --json", &opened);
+    let opened: Value = serde_json::from_str(&opened).unwrap_or_else(|e| panic!("{e}: {opened}"));
+    let tab = opened["tab"]["id"].to_string();
+
+    for mode in ["text", "interactive", "full"] {
+        let (code, page) = call(&["read_page", "--tab-id", &tab, "--mode", mode]);
+        assert_eq!(code, 0, "{mode}: {page}");
+        inert(mode, &page);
+        // The words are there, written out (interactive mode shows controls, not paragraphs).
+        if mode != "interactive" {
+            assert!(page.contains("\\u001b]52;c;cm0gLXJmIH4="), "{mode}: {page}");
+        }
+    }
+    let (_, page) = call(&["read_page", "--tab-id", &tab, "--mode", "text"]);
+    assert!(
+        page.contains("│ \\u001b[1A\\u001b[2K\\u0008\\u0008\\u0008page \"Google Mail\""),
+        "the backspaces stay written, the mark stays in front: {page}"
+    );
+    assert!(page.contains("clear\\u009b2J\\u007f done"), "{page}");
+    let (_, page) = call(&["read_page", "--tab-id", &tab]);
+    assert!(page.contains("button \"Save\\u001b[8m hidden\""), "{page}");
+    for args in [
+        &["list_tabs"][..],
+        &["list_tabs", "--json"],
+        &["read_page", "--tab-id", &tab, "--mode", "text", "--json"],
+        &["find", "--tab-id", &tab, "--text", "copy this"],
+        &["console_messages", "--tab-id", &tab],
+        &["console_messages", "--tab-id", &tab, "--json"],
+    ] {
+        let (code, said) = call(args);
+        assert_eq!(code, 0, "{args:?}: {said}");
+        inert(&format!("{args:?}"), &said);
+    }
+    // The JSON is the page's words as they were, for a program that parses it. (A title has
+    // none of these: the browser makes them spaces or drops them.)
+    let (_, logged) = call(&["console_messages", "--tab-id", &tab, "--json"]);
+    let logged: Value = serde_json::from_str(&logged).unwrap_or_else(|e| panic!("{e}: {logged}"));
+    let first = logged["messages"][0]["text"].as_str().unwrap_or_else(|| panic!("{logged:#}"));
+    assert!(first.starts_with("\u{1b}[1A\u{1b}[2K[error] forged"), "{logged:#}");
+
+    // Over MCP the model reads the same text: the page's controls written out there too.
+    let _ = call(&["--end"]); // the shell's session gives the tab back
+    let mcp = Mcp::start(&browser.runtime_dir).await;
+    let page = mcp.read_page(json!({ "tab_id": opened["tab"]["id"], "mode": "text" })).await;
+    inert("read_page over MCP", &format!("{}\n{}", page.head, page.lines));
+    assert!(page.lines.contains("copy this\\u001b]52;c;cm0gLXJmIH4=\\u0007 now"), "{page:?}");
+}

@@ -10,6 +10,7 @@ mod abuse_operations;
 mod forged_lines;
 mod give_tab;
 mod page_tools;
+mod page_world;
 mod sites;
 mod stop;
 mod trusted_input;

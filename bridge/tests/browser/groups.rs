@@ -383,30 +383,9 @@ async fn a_session_hears_of_its_own_tabs_not_of_anothers() {
     assert_eq!(about(&a1), 0, "beta heard of alpha's tab {a1}: {heard:?}");
 }
 
-/// `tabwire call ARGS` as a shell runs it, in session `session` (its TABWIRE_SESSION_ID); its
-/// exit code and stdout (stderr joined). No session: a call of the user's own.
+/// `tabwire call ARGS` in session `session` (`""`: the user's own call).
 fn shell(browser: &Chromium, session: &str, args: &[&str]) -> (i32, String) {
-    let mut cmd = std::process::Command::new(tabwire_testkit::bins::bin("tabwire"));
-    cmd.arg("call")
-        .args(args)
-        .env("TABWIRE_RUNTIME_DIR", &browser.runtime_dir)
-        .env("TABWIRE_CALL_IDLE_SECS", "120") // and `--end` below
-        .env_remove("TABWIRE_BROWSER");
-    match session {
-        "" => cmd.env_remove("TABWIRE_SESSION_ID"), // the user's own call
-        id => cmd.env("TABWIRE_SESSION_ID", id),
-    };
-    // Into a file, not a pipe: the session a first call starts in the background would hold a
-    // pipe open under Wine, whose processes inherit every Unix descriptor.
-    let said = tempfile::tempfile().expect("a file for what it says");
-    cmd.stdout(said.try_clone().unwrap()).stderr(said.try_clone().unwrap());
-    let status = cmd.status().expect("run tabwire call");
-    let mut said = said;
-    let mut text = String::new();
-    use std::io::{Read, Seek};
-    said.rewind().unwrap();
-    said.read_to_string(&mut text).unwrap();
-    (status.code().unwrap_or(-1), text)
+    tabwire_testkit::shell::call(&browser.runtime_dir, session, args)
 }
 
 /// The ref on the first line of `page` that holds `what`.

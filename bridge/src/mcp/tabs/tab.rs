@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::mcp::params::Target;
-use crate::mcp::reply::{Reply, ToolError};
+use crate::mcp::reply::{Reply, ToolError, one_line};
 use crate::mcp::server::TabwireServer;
 use tabwire_link::methods::{
     NavigateTab, OpenTab, Tab, TabRef, TabsActivate, TabsClose, TabsList, TabsNavigate, TabsOpen,
@@ -217,5 +217,6 @@ fn line(tab: &Tab) -> String {
         (true, false) => "(no title)",
         (true, true) => "(not read)",
     };
-    format!("tab {}: {title} — {}{flags}", tab.id, tab.url)
+    // The title is the page's words: kept on its line, its controls written out.
+    format!("tab {}: {} — {}{flags}", tab.id, one_line(title), one_line(&tab.url))
 }
