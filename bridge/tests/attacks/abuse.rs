@@ -433,7 +433,11 @@ async fn a_short_soak_loses_nothing_and_keeps_nothing_per_call() {
         grew as i64 / 1024,
         grew / calls as f64
     );
-    let (second, end) = (quiet[1].cpu_per_reply_us(), quiet[quiet.len() - 1].cpu_per_reply_us());
+    // The same for the CPU per reply: a cost kept per call is in both of the last two periods;
+    // a period the machine was taken from (another test's browser, the hypervisor) is in one.
+    let second = quiet[1].cpu_per_reply_us();
+    let end =
+        quiet[quiet.len() - 2..].iter().map(|p| p.cpu_per_reply_us()).fold(f64::MAX, f64::min);
     assert!(
         end < second * 2.0,
         "the extension's CPU per reply grew from {second:.1} to {end:.1} µs while the sessions worked"
