@@ -286,24 +286,13 @@ async fn end() -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// What is printed, with every control character but newline and tab written as its escape
-/// (the tool's text already escapes those of a page's words, `reply::one_line`; JSON its C0
-/// ones but not DEL and C1): whatever a page's words hold, printed to a terminal they move no
-/// cursor, retitle no window and set no clipboard. JSON stays the same JSON to a parser: those
-/// characters only stand inside its strings.
-fn inert(said: &str) -> std::borrow::Cow<'_, str> {
-    let escaped = |c: char| c.is_control() && c != '\n' && c != '\t';
-    if !said.contains(escaped) {
-        return said.into();
-    }
-    let mut out = String::with_capacity(said.len() + 16);
-    for c in said.chars() {
-        match c {
-            c if escaped(c) => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.into()
+/// What is printed, each line through the rule for a page's words (`reply::one_line`: every
+/// control but tab, and U+2028/U+2029, written as its escape; the tool's text has had it applied
+/// to the page's words already, JSON only to C0): whatever a page's words hold, printed to a
+/// terminal they move no cursor, retitle no window and set no clipboard. JSON stays the same
+/// JSON to a parser: those characters only stand inside its strings, and the escapes are JSON's.
+fn inert(said: &str) -> String {
+    said.split('\n').map(crate::mcp::reply::one_line).collect::<Vec<_>>().join("\n")
 }
 
 /// Print what the model would read; the exit code.

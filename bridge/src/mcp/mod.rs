@@ -11,7 +11,7 @@ mod page;
 mod params;
 mod prompts;
 mod recording;
-mod reply;
+pub(crate) mod reply;
 mod resources;
 mod schema;
 mod server;
