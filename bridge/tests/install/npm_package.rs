@@ -324,7 +324,10 @@ fn clearing_npx_s_cache_leaves_the_browser_its_host() {
 }
 
 /// The launcher is the program to whoever runs it: the program's exit code comes back, and a
-/// signal sent to the launcher (an MCP client stopping its server) ends the program too.
+/// signal sent to the launcher (an MCP client stopping its server) ends the program too — also
+/// one that arrives while the program is starting (CI once sent it there: the launcher died of
+/// it and the program ran on, orphaned). A preloaded module holds Node for 300 ms just after
+/// it starts the program, so the second run's signal lands in that moment every time.
 #[test]
 fn the_launcher_passes_exit_codes_and_signals_on() {
     if npm_missing() {
@@ -335,47 +338,65 @@ fn the_launcher_passes_exit_codes_and_signals_on() {
     assert_eq!(out.status.code(), Some(2), "clap's usage error: {}", stderr(&out));
     assert!(stderr(&out).contains("unrecognized subcommand 'no-such-command'"), "{}", stderr(&out));
 
-    let launcher = machine.prefix.join("node_modules/.bin/tabwire");
-    let mut child = machine
-        .command("sh")
-        .arg("-c")
-        .arg("exec \"$0\" mcp")
-        .arg(&launcher)
-        .env("TABWIRE_RUNTIME_DIR", machine.root.join("run"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("start the launcher");
-    let children = format!("/proc/{0}/task/{0}/children", child.id());
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let program: i32 = loop {
-        let text = std::fs::read_to_string(&children).unwrap_or_default();
-        if let Some(pid) = text.split_whitespace().next() {
-            break pid.parse().unwrap();
+    let slow = machine.root.join("slow-spawn.js");
+    std::fs::write(
+        &slow,
+        "const cp = require('child_process');\n\
+         const spawn = cp.spawn;\n\
+         cp.spawn = (...args) => {\n\
+           const child = spawn(...args);\n\
+           Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 300);\n\
+           return child;\n\
+         };\n",
+    )
+    .unwrap();
+    for preload in [None, Some(&slow)] {
+        let launcher = machine.prefix.join("node_modules/.bin/tabwire");
+        let mut command = machine.command("sh");
+        command
+            .arg("-c")
+            .arg("exec \"$0\" mcp")
+            .arg(&launcher)
+            .env("TABWIRE_RUNTIME_DIR", machine.root.join("run"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null());
+        if let Some(preload) = preload {
+            command.env("NODE_OPTIONS", format!("--require={}", preload.display()));
         }
-        assert!(Instant::now() < deadline, "the launcher started no program");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    // Node forks, then the child execs the program: until then the child is still node.
-    let want = machine.programs().join("tabwire").canonicalize().unwrap();
-    let exe = loop {
-        let exe = std::fs::read_link(format!("/proc/{program}/exe")).unwrap();
-        if exe == want || Instant::now() > deadline {
-            break exe;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    assert_eq!(exe, want);
+        let mut child = command.spawn().expect("start the launcher");
+        let children = format!("/proc/{0}/task/{0}/children", child.id());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let program: i32 = loop {
+            let text = std::fs::read_to_string(&children).unwrap_or_default();
+            if let Some(pid) = text.split_whitespace().next() {
+                break pid.parse().unwrap();
+            }
+            assert!(Instant::now() < deadline, "the launcher started no program");
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        // Node forks, then the child execs the program: until then the child is still node.
+        let want = machine.programs().join("tabwire").canonicalize().unwrap();
+        let exe = loop {
+            let exe = std::fs::read_link(format!("/proc/{program}/exe")).unwrap();
+            if exe == want || Instant::now() > deadline {
+                break exe;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        assert_eq!(exe, want);
 
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "the launcher did not end on SIGTERM");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    assert!(!Path::new(&format!("/proc/{program}")).exists(), "the program outlived the launcher");
-    eprintln!("after SIGTERM the launcher ended: {status}");
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(Instant::now() < deadline, "the launcher did not end on SIGTERM");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        // A zombie has no exe, and a pid used again is another program.
+        let outlived = std::fs::read_link(format!("/proc/{program}/exe")).is_ok_and(|e| e == want);
+        assert!(!outlived, "the program outlived the launcher (preload {preload:?}): {status}");
+        eprintln!("after SIGTERM the launcher ended (preload {preload:?}): {status}");
+    }
 }

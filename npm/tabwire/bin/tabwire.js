@@ -45,10 +45,13 @@ function binary() {
 }
 
 const exe = binary();
-const child = spawn(exe, process.argv.slice(2), { stdio: "inherit", windowsHide: false });
 
 // A signal sent to this process (a client ending its MCP server, `kill`) goes on to the program,
-// which shuts down cleanly; this process ends when the program has.
+// which shuts down cleanly; this process ends when the program has. The handlers are in place
+// before the program starts: a signal that came between its start and theirs would end this
+// process by default and leave the program running with no one to stop it. Node runs them from
+// its event loop, so by then `child` is set.
+let child;
 const forwarded = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"];
 const forward = (signal) => {
   try {
@@ -64,6 +67,7 @@ for (const signal of forwarded) {
     // a signal this system does not have (Windows)
   }
 }
+child = spawn(exe, process.argv.slice(2), { stdio: "inherit", windowsHide: false });
 
 child.on("error", (e) => fail(`cannot run ${exe}: ${e.message}`));
 child.on("exit", (code, signal) => {
