@@ -138,5 +138,7 @@ VERSION=$version node -e '
 ' "$stage/tabwire/package.json"
 (cd "$stage/tabwire" && npm pack --silent --pack-destination "$out" >/dev/null)
 
+# The tarballs are what is kept: the staged copies of the programs would double their size.
+rm -rf "$stage"
 echo "npm-pack: packed tabwire ${packed[*]} $version into $out:" >&2
 ls -l "$out"/*.tgz >&2

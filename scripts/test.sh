@@ -11,8 +11,9 @@ cargo test --locked --workspace --no-fail-fast "$@"
 node --test extension/lib/*.test.js
 # The same state, event, session and operation flows with every client a session of
 # `tabwire serve --http` (rmcp's streamable-HTTP client) instead of a `tabwire mcp` child.
+# `--workspace` as above: the same features, so the same test programs, not a second build.
 if [ "$#" -eq 0 ]; then
-    TABWIRE_TEST_MCP=http cargo test --locked -p tabwire --no-fail-fast \
+    TABWIRE_TEST_MCP=http cargo test --locked --workspace --no-fail-fast \
         --test browser --test clients -- state:: events:: sessions:: operations::
 fi
 # The Windows build under Wine (its unit tests and the real-browser test; every other test target

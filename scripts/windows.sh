@@ -43,28 +43,35 @@ export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=wine
 if ! [ -f "$WINEPREFIX/system.reg" ]; then
   echo "windows: preparing the Wine prefix $WINEPREFIX…" >&2
   wineboot -i >/dev/null 2>&1
+  # wineboot copies Wine's own DLLs and programs into the prefix (650 MB with Debian's Wine 8):
+  # a link to each file it copied unchanged serves Wine as well and takes no room.
+  builtins=$(ls -d /usr/lib/*/wine/x86_64-windows /usr/lib/wine/x86_64-windows 2>/dev/null |
+    head -n1 || true)
+  if [ -n "$builtins" ]; then
+    find "$WINEPREFIX/drive_c/windows" -type f -print0 | while IFS= read -r -d '' file; do
+      own="$builtins/${file##*/}"
+      if [ -f "$own" ] && cmp -s "$file" "$own"; then ln -sf "$own" "$file"; fi
+    done
+  fi
 fi
 
 # Every run, whatever the one before it did; the script fails if any did. No incremental
-# build for Windows: its caches would take gigabytes for builds made once.
+# build for Windows: its caches would take gigabytes for builds made once. Every cargo call
+# here and in scripts/test.sh selects the whole workspace (`--workspace`, narrowed by target
+# names): one set of features, so each crate and test program is built once, not once per
+# selection of packages.
 failed=0
 started=$SECONDS
-CARGO_INCREMENTAL=0 cargo test --locked --target "$target" --no-fail-fast \
-  -p tabwire-proto -p tabwire-host -p tabwire-install "$@" || failed=1
-CARGO_INCREMENTAL=0 cargo test --locked --target "$target" --no-fail-fast --lib -p tabwire-link \
-  -p tabwire-session -p tabwire-operations -p tabwire-workers -p tabwire-workflows -p tabwire \
-  "$@" || failed=1
+CARGO_INCREMENTAL=0 cargo test --locked --target "$target" --no-fail-fast --workspace --lib \
+  --test integration --test fuzz_corpus "$@" || failed=1
 echo "windows: unit tests under Wine took $((SECONDS - started)) s" >&2
 
 # The other test targets built for Windows, not run, so that none stops building there (the
-# bridge's integration tests and session's; proto's, host's and install's ran above): what
-# cannot run on Windows is cfg(unix) in them, with why (specs/install.md, "The tests on
-# Windows"). One cargo call: another would unify features otherwise and
-# build everything again. About 7 minutes and 2.2 GB (55 executables) on a 2-core machine.
+# bridge's theme binaries): what cannot run on Windows is cfg(unix) in them, with why
+# (specs/install.md, "The tests on Windows").
 if [ "$#" -eq 0 ]; then
   started=$SECONDS
-  CARGO_INCREMENTAL=0 cargo test --locked --target "$target" --no-run -p tabwire \
-    -p tabwire-session --tests || failed=1
+  CARGO_INCREMENTAL=0 cargo test --locked --target "$target" --no-run --workspace || failed=1
   echo "windows: the other test targets built in $((SECONDS - started)) s" >&2
 fi
 
@@ -73,7 +80,7 @@ fi
 started=$SECONDS
 CARGO_INCREMENTAL=0 cargo build --locked --target "$target" --bins || failed=1
 cargo build --locked --workspace --bins || failed=1
-TABWIRE_WINDOWS_BINS="$out" cargo test --locked -p tabwire --no-fail-fast --test install \
+TABWIRE_WINDOWS_BINS="$out" cargo test --locked --workspace --no-fail-fast --test install \
   -- windows:: "$@" || failed=1
 echo "windows: the real-browser test took $((SECONDS - started)) s" >&2
 
@@ -88,9 +95,9 @@ if [ "$#" -eq 0 ]; then
     skip+=(--skip "$name")
   done
   log="$target_dir/windows-browser.log"
-  TABWIRE_TEST_WINDOWS_BINS="$out" cargo test --locked -p tabwire --no-fail-fast --test browser \
+  TABWIRE_TEST_WINDOWS_BINS="$out" cargo test --locked --workspace --no-fail-fast --test browser \
     -- "${skip[@]}" 2>&1 | tee "$log" >&2 || failed=1
-  linux=$(cargo test --locked -p tabwire --test browser -- --list 2>/dev/null | grep -c ': test$')
+  linux=$(cargo test --locked --workspace --test browser -- --list 2>/dev/null | grep -c ': test$')
   passed=$(sed -n 's/^test result: .* \([0-9]*\) passed.*/\1/p' "$log" | tail -n1)
   echo "windows: the browser suite under Wine: ${passed:-0} of the $linux tests Linux runs passed" \
     "($((${#skip[@]} / 2)) not run there: specs/install.md) in $((SECONDS - started)) s" >&2
@@ -102,7 +109,7 @@ fi
 if command -v npm >/dev/null 2>&1; then
   packed="$target_dir/npm"
   rm -rf "$packed/prebuilt" && mkdir -p "$packed/prebuilt/win32-x64"
-  cp "$out/tabwire.exe" "$out/tabwire-host.exe" "$packed/prebuilt/win32-x64/"
+  ln -s "$out/tabwire.exe" "$out/tabwire-host.exe" "$packed/prebuilt/win32-x64/"
   ./scripts/npm-pack.sh --platform win32-x64 --prebuilt "$packed/prebuilt" --out "$packed" >&2 ||
     failed=1
   package=$(ls "$packed"/tabwire-win32-x64-*.tgz 2>/dev/null | head -n1 || true)
@@ -113,8 +120,9 @@ if [ -n "${package:-}" ]; then
   tar -xzf "$package" -C "$unpacked" --strip-components=2 package/bin
   cp "$dll" "$unpacked/"
   started=$SECONDS
-  TABWIRE_WINDOWS_BINS="$unpacked" cargo test --locked -p tabwire --no-fail-fast --test install \
+  TABWIRE_WINDOWS_BINS="$unpacked" cargo test --locked --workspace --no-fail-fast --test install \
     -- windows:: "$@" || failed=1
+  rm -rf "$unpacked" "$packed/prebuilt"
   echo "windows: the npm package's binaries ($(basename "$package")) took $((SECONDS - started)) s" >&2
 else
   echo "windows: no npm on PATH to pack tabwire-win32-x64 with: the npm package's binaries were not run" >&2
