@@ -350,8 +350,8 @@ fn the_launcher_passes_exit_codes_and_signals_on() {
          };\n",
     )
     .unwrap();
+    let launcher = machine.prefix.join("node_modules/.bin/tabwire");
     for preload in [None, Some(&slow)] {
-        let launcher = machine.prefix.join("node_modules/.bin/tabwire");
         let mut command = machine.command("sh");
         command
             .arg("-c")
