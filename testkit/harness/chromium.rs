@@ -16,15 +16,13 @@ use tabwire_launcher::{Browser, DEFAULT_CHROMIUM, LaunchOptions};
 
 use crate::bins;
 
-/// A browser, and its seat among those of this process (dropped after it: fields drop in order).
-pub struct Chromium(
-    Browser,
-    #[expect(dead_code, reason = "held for its Drop: the seat frees once the browser is gone")]
-    Seat,
-);
+/// A browser, and its seat among those of this process while a test uses it (dropped after
+/// it: fields drop in order; none while it waits between tests, [`crate::shared`]).
+pub struct Chromium(Browser, Option<Seat>);
 
 /// One of the browsers a test process runs at once: at most `TABWIRE_TEST_BROWSERS`, else
-/// half the machine's threads and at least two. Tests run on as many threads as the machine
+/// half the machine's threads and at least two (a shared browser waiting between tests does
+/// not count: it runs nothing). Tests run on as many threads as the machine
 /// has, each may start a Chromium of several processes; past the cap a test waits for a seat.
 /// A thread that already holds one takes more without waiting (a test with two browsers
 /// never waits for itself).
@@ -114,6 +112,17 @@ impl Chromium {
             return crate::wine::newest_host(self);
         }
         self.host()
+    }
+
+    /// Give this browser's seat up while it waits between tests ([`crate::shared`]), on the
+    /// thread that took it.
+    pub(crate) fn leave_seat(&mut self) {
+        self.1 = None;
+    }
+
+    /// Take a seat again for the test of this thread, waiting for one.
+    pub(crate) fn take_seat(&mut self) {
+        self.1 = Some(Seat::take());
     }
 
     /// End this browser's host `pid` at once, as a crash would: its own system's way (a Windows
@@ -206,11 +215,11 @@ impl Chromium {
             if crate::wine::active() {
                 let waited = crate::wine::wait_for_host(&mut browser, opts.timeout);
                 waited.unwrap_or_else(|e| panic!("{e}"));
-                return Chromium(browser, seat);
+                return Chromium(browser, Some(seat));
             }
             browser.wait_for_host(opts.timeout).unwrap_or_else(|e| panic!("{e}"));
         }
-        Chromium(browser, seat)
+        Chromium(browser, Some(seat))
     }
 
     fn options(host: PathBuf, env: &[(&str, &str)], cdp_pipe: bool) -> LaunchOptions {

@@ -8,6 +8,8 @@
 //!   as a user would (real mouse events).
 //! - [`chromium`]: Debian's Chromium, headless, with our unpacked extension, a fresh profile and
 //!   a private runtime dir; killed by PID when dropped, also when a test fails.
+//! - [`shared`]: a browser the tests of one process take in turn, each with a new session and
+//!   no tab of the test before ([`Chromium::shared`]).
 //! - [`fixtures`]: the test pages, served on 127.0.0.1 behind a random path token.
 //! - [`mcp`]: `tabwire mcp` as a child, driven by rmcp's own client over stdio.
 //! - [`elicit`]: the same with a client that answers the server's questions to the user.
@@ -56,6 +58,7 @@ pub mod process;
 pub mod progress;
 pub mod pypi;
 pub mod serve;
+pub mod shared;
 pub mod shell;
 pub mod soak;
 #[cfg(unix)]

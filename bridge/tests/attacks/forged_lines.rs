@@ -23,7 +23,7 @@ fn no_breaks(what: &str, text: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn page_text_cannot_pass_for_tabwires_lines_in_read_page() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
     let tab = open(&mcp, pages.url("attack/forge-text.html")).await;
@@ -90,7 +90,7 @@ async fn page_text_cannot_pass_for_tabwires_lines_in_read_page() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_console_message_cannot_add_lines_to_console_messages() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
     let tab = open(&mcp, pages.url("attack/forge-console.html")).await;
@@ -127,7 +127,7 @@ async fn a_console_message_cannot_add_lines_to_console_messages() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_click_onto_a_site_not_allowed_reports_its_url_as_list_tabs_does() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let elsewhere = Fixtures::serve_on("127.0.0.2");
     let mcp = Mcp::start(&browser.runtime_dir).await;
@@ -158,7 +158,7 @@ async fn a_click_onto_a_site_not_allowed_reports_its_url_as_list_tabs_does() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn page_words_reach_a_terminal_inert_through_tabwire_call() {
     use tabwire_testkit::shell;
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let url = pages.url("attack/terminal.html");
     let call = |args: &[&str]| shell::call(&browser.runtime_dir, "term", args);

@@ -7,7 +7,7 @@ use tabwire_testkit::{Chromium, Fixtures, Mcp};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_that_rewrites_the_performance_api_cannot_break_or_forge_page_timing() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
     let opened = mcp.ok("open_tab", json!({ "url": pages.url("attack/timing.html") })).await;

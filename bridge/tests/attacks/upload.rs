@@ -65,7 +65,7 @@ async fn received(mcp: &Mcp, tab: &Value) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn secrets_outside_the_users_upload_folders_never_reach_the_page() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let home = Home::new();
     let env = home.env();
@@ -133,7 +133,7 @@ async fn secrets_outside_the_users_upload_folders_never_reach_the_page() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_user_says_yes_or_no_to_each_upload_seeing_files_sizes_and_origin() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let home = Home::new();
     let env = home.env();
@@ -197,7 +197,7 @@ async fn the_user_says_yes_or_no_to_each_upload_seeing_files_sizes_and_origin() 
 async fn a_folder_swapped_for_a_link_to_the_keys_mid_upload_never_gives_the_key() {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let home = Home::new();
     let env = home.env();

@@ -20,7 +20,7 @@ async fn stall(port: u16) -> TcpStream {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn half_headers_are_cut_off_and_a_flood_is_refused_without_blocking_real_requests() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let mcp = Mcp::start(&browser.runtime_dir).await;
     let session = mcp.session().await;
     let port = session["http_port"].as_u64().unwrap() as u16;

@@ -34,7 +34,7 @@ async fn status(mcp: &Mcp, tab: &Value) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clicks_report_what_happened_and_refuse_what_a_user_could_not_click() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
     let tab = open(&mcp, pages.url("dom/widgets.html")).await;
@@ -88,7 +88,7 @@ async fn clicks_report_what_happened_and_refuse_what_a_user_could_not_click() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn settling_waits_for_the_fetch_a_click_started_even_a_204() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
     let tab = open(&mcp, pages.url("dom/widgets.html")).await;
@@ -124,7 +124,7 @@ async fn settling_waits_for_the_fetch_a_click_started_even_a_204() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dialogs_never_hang_and_handle_dialog_chooses_the_answer() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
     let tab = open(&mcp, pages.url("dom/widgets.html")).await;
@@ -149,7 +149,7 @@ async fn dialogs_never_hang_and_handle_dialog_chooses_the_answer() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn links_report_the_new_tab_or_the_navigation() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
     // In front: Chrome opens no tab for a link clicked in a background tab (specs/tools.md,
@@ -189,7 +189,7 @@ async fn links_report_the_new_tab_or_the_navigation() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fill_sets_a_react_form_that_keeps_the_values() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
     let tab = open(&mcp, pages.url("dom/form.html")).await;
@@ -257,7 +257,7 @@ async fn fill_sets_a_react_form_that_keeps_the_values() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn type_press_key_and_upload_file_act_as_a_user_would() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
     let tab = open(&mcp, pages.url("dom/widgets.html")).await;
@@ -327,7 +327,7 @@ async fn type_press_key_and_upload_file_act_as_a_user_would() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_strict_csp_page_is_read_and_driven() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
     let tab = open(&mcp, pages.url("dom/csp.html")).await;
@@ -341,7 +341,7 @@ async fn a_strict_csp_page_is_read_and_driven() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn selectors_drag_and_what_cannot_be_done() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
     let tab = open(&mcp, pages.url("dom/widgets.html")).await;
@@ -384,7 +384,7 @@ async fn selectors_drag_and_what_cannot_be_done() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fill_and_type_refuse_a_field_under_an_overlay_as_a_user_could_not_reach_it() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
     let tab = open(&mcp, pages.url("dom/covered.html")).await;
@@ -420,7 +420,7 @@ async fn fill_and_type_refuse_a_field_under_an_overlay_as_a_user_could_not_reach
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_frame_under_the_pages_own_overlay_is_not_clicked_through() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
     let tab = open(&mcp, pages.url("dom/covered-frame.html")).await;
@@ -462,7 +462,7 @@ fn exported_code(text: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_a_session_did_is_exported_as_a_playwright_test_that_catches_the_broken_build() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
     let tab = open(&mcp, pages.url("dom/shop.html")).await;

@@ -81,7 +81,7 @@ fn refused_as(err: &str, code: &str, origin: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn screenshot_returns_an_image_of_what_the_tab_shows() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let state = bins::scratch_dir("screenshots");
     let mcp =
         Mcp::start_with(&browser.runtime_dir, &[("TABWIRE_STATE_DIR", state.to_str().unwrap())])
@@ -627,7 +627,7 @@ async fn a_dialog_the_page_opened_on_its_own_fails_calls_at_once_until_the_user_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dialog_that_opens_while_a_call_waits_ends_it_at_once() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
     // In front: Chrome holds back a background tab's alert until the tab is shown.
@@ -656,7 +656,7 @@ async fn a_dialog_that_opens_while_a_call_waits_ends_it_at_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_frame_that_fakes_a_dialog_report_does_not_hide_the_real_one() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
     // The page greets with its alert at 1 s; its cross-site frame, which runs on, reports a
@@ -717,7 +717,7 @@ fn flagged(audit: &Value, rule: &str) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_accessibility_audit_names_each_fault_with_a_ref_that_acts() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let stranger = Fixtures::serve_on("127.0.0.2");
     let mcp = Mcp::start(&browser.runtime_dir).await;

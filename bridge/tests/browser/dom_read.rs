@@ -36,7 +36,7 @@ async fn shows(mcp: &Mcp, tab: &Value, part: &str) {
 /// slow script holds it) waits for it, and reads the whole page, not an error.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_still_being_parsed_is_read_once_it_is() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
     let tab = open(&mcp, pages.url("plain.html")).await;
@@ -61,7 +61,7 @@ async fn a_page_still_being_parsed_is_read_once_it_is() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_reads_as_lines_with_frames_and_shadow_dom() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
     let tab = open(&mcp, pages.url("dom/widgets.html")).await;
@@ -154,7 +154,7 @@ async fn a_page_reads_as_lines_with_frames_and_shadow_dom() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refs_survive_re_renders_and_go_stale_with_the_page() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
     let tab = open(&mcp, pages.url("dom/widgets.html")).await;
@@ -179,7 +179,7 @@ async fn refs_survive_re_renders_and_go_stale_with_the_page() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_big_page_fits_the_budget_viewport_first() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
     let tab = open(&mcp, pages.url("dom/big.html")).await;
@@ -204,7 +204,7 @@ async fn a_big_page_fits_the_budget_viewport_first() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_site_not_allowed_is_not_read_nor_touched() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let elsewhere = Fixtures::serve_on("127.0.0.2");
     let mcp = Mcp::start(&browser.runtime_dir).await;
     let tab = open(&mcp, elsewhere.url("dom/widgets.html")).await;
@@ -226,7 +226,7 @@ async fn a_site_not_allowed_is_not_read_nor_touched() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hostile_page_gets_its_words_quoted_and_cannot_plant_refs() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
     let tab = open(&mcp, pages.url("dom/attacker.html")).await;

@@ -29,7 +29,7 @@ fn burst_index(event: &Value) -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn page_events_reach_a_waiting_assistant_and_scripts() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
     let tab = open(&mcp, pages.url("app.html")).await;
@@ -144,7 +144,7 @@ async fn page_events_reach_a_waiting_assistant_and_scripts() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_waiters_share_a_thousand_events_exactly_once() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let mcp = Arc::new(Mcp::start(&browser.runtime_dir).await);
     let tab = open(&mcp, pages.url("app.html")).await;
@@ -184,7 +184,7 @@ async fn two_waiters_share_a_thousand_events_exactly_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wait_for_event_filters_keeps_order_and_can_be_cancelled() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
 

@@ -233,7 +233,7 @@ async fn command_tabs(mcp: &Mcp) -> Vec<Value> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_lists_the_commands_of_its_own_tabs_and_the_users_not_of_anothers() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let alpha = Mcp::start_with(&browser.runtime_dir, &[("TABWIRE_SESSION_ID", "alpha")]).await;
     let beta = Mcp::start_with(&browser.runtime_dir, &[("TABWIRE_SESSION_ID", "beta")]).await;
@@ -361,7 +361,7 @@ async fn the_user_chooses_in_the_popup_that_an_ended_sessions_tabs_close() {
 /// `state_update` event about them reaches it, while those about its own tabs do.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_hears_of_its_own_tabs_not_of_anothers() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let alpha = Mcp::start_with(&browser.runtime_dir, &[("TABWIRE_SESSION_ID", "alpha")]).await;
     let beta = Mcp::start_with(&browser.runtime_dir, &[("TABWIRE_SESSION_ID", "beta")]).await;

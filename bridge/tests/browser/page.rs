@@ -14,7 +14,7 @@ async fn open(mcp: &Mcp, url: String) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn page_answers_with_its_state_and_runs_commands() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
     let tab = open(&mcp, pages.url("app.html")).await;
@@ -44,7 +44,7 @@ async fn page_answers_with_its_state_and_runs_commands() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn four_mib_toward_the_page_and_eight_mib_back() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
 
@@ -73,7 +73,7 @@ async fn four_mib_toward_the_page_and_eight_mib_back() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_sessions_get_only_their_own_replies() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let a = Mcp::start(&browser.runtime_dir).await;
     let b = Mcp::start(&browser.runtime_dir).await;

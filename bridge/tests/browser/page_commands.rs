@@ -37,7 +37,7 @@ async fn received(mcp: &Mcp, tab: i64) -> i64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn declared_commands_are_listed_and_a_bad_payload_never_reaches_the_page() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
     let tab = open(&mcp, pages.url("colour.html")).await;
@@ -92,7 +92,7 @@ async fn declared_commands_are_listed_and_a_bad_payload_never_reaches_the_page()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn page_tools_come_with_their_page_are_shared_by_its_tabs_and_go_with_it() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let mut mcp = PageToolsMcp::start(&browser).await;
     let plain = Mcp::start(&browser.runtime_dir).await;
@@ -166,7 +166,7 @@ fn allow(browser: &Chromium, origin: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hostile_page_cannot_take_a_tool_shadow_a_built_in_or_pass_off_instructions() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let stranger = Fixtures::serve_on("127.0.0.2");
     allow(&browser, &stranger.origin());
@@ -255,7 +255,7 @@ async fn a_flood_of_declared_tools_stays_within_its_share_of_the_tool_list() {
     // specs/tools.md, "Page tools": 32 KiB per origin, 64 KiB for all pages.
     const ORIGIN: usize = 32 * 1024;
     const SESSION: usize = 64 * 1024;
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let app = Fixtures::serve();
     // Four sites flood (three more ports of 127.0.0.1, allowed by default, and 127.0.0.2, which
     // the user allowed), each with 62 tools that would be about 1 MB of tools/list in full:

@@ -17,7 +17,7 @@ fn now_ms() -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cache_fresh_stale_and_commands() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
     let tab = open(&mcp, pages.url("app.html")).await;
@@ -96,7 +96,7 @@ async fn cache_fresh_stale_and_commands() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_that_never_answers() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
     let tab = open(&mcp, pages.url("app.html?mode=silent")).await;

@@ -14,7 +14,7 @@ fn find<'a>(tabs: &'a [Value], id: &Value) -> Option<&'a Value> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn open_navigate_activate_close() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
 

@@ -266,7 +266,7 @@ fn escaped(url: &str) -> String {
 /// storage or events nor has its requests answered by them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn network_rules_reach_only_the_pages_of_their_own_origin() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let mcp = Mcp::start(&browser.runtime_dir).await;
     let pages = Fixtures::serve();
     let api = pages.url("webdev/api.json");

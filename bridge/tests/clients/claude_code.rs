@@ -115,7 +115,7 @@ async fn read_all(mut pipe: impl tokio::io::AsyncRead + Unpin) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_codes_model_reads_the_page_as_lines() {
     let claude = claude_cli();
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let root = bins::scratch_dir("ccm");
 

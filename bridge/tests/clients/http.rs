@@ -454,7 +454,7 @@ async fn an_idle_session_ends() {
 /// sent is followed by it alone, never adopted by the other (as if its bridge had died).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sessions_operation_stays_its_own_in_a_shared_process() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let state = bins::scratch_dir("http-state");
     let serve = Arc::new(Serve::start_with(

@@ -9,6 +9,7 @@ use rmcp::model::ProgressToken;
 use serde_json::{Value, json};
 use tabwire_testkit::mcp::text;
 use tabwire_testkit::progress::{ProgressMcp, Received, result};
+use tabwire_testkit::shared::Shared;
 use tabwire_testkit::{Cdp, Chromium, Fixtures, bins};
 
 const LONG: Duration = Duration::from_secs(20);
@@ -24,25 +25,18 @@ fn answer(n: u32, asked: &str, words: u32) -> String {
     format!("Answer {n} to {asked}: {}.", words.join(" "))
 }
 
-/// A browser, the fixture server, and per-test state and config directories.
+/// A browser shared with the tests before and after ([`Chromium::shared`]; driven over CDP
+/// too, as the user's own hand and eyes, where a test needs it), the fixture server, and
+/// per-test state and config directories.
 struct World {
-    browser: Chromium,
+    browser: Shared,
     pages: Fixtures,
     dir: bins::Scratch,
 }
 
 impl World {
     fn new(tag: &str) -> World {
-        World { browser: Chromium::start(), pages: Fixtures::serve(), dir: bins::scratch_dir(tag) }
-    }
-
-    /// A world whose browser is also driven over CDP, as the user's own hand (a real click)
-    /// and eyes (the page's stamps).
-    fn with_cdp(tag: &str) -> (World, Cdp) {
-        let mut browser = Chromium::start_with_cdp();
-        let (to_browser, from_browser) = browser.take_cdp_pipe().expect("a CDP pipe");
-        let world = World { browser, pages: Fixtures::serve(), dir: bins::scratch_dir(tag) };
-        (world, Cdp::new(to_browser, from_browser))
+        World { browser: Chromium::shared(), pages: Fixtures::serve(), dir: bins::scratch_dir(tag) }
     }
 
     fn state_dir(&self) -> PathBuf {
@@ -590,11 +584,12 @@ async fn shown_answer(cdp: &Cdp, session: &str) -> String {
 // user stops with that control is `stopped` too.
 #[tokio::test(flavor = "current_thread")]
 async fn the_apps_stop_control_stops_the_answer_and_it_reads_stopped() {
-    let (world, cdp) = World::with_cdp("op-stop");
+    let world = World::new("op-stop");
+    let cdp = world.browser.cdp();
     let mut mcp = world.mcp().await;
     let query = "words=400&word_ms=30&start_ms=50&stop=1";
     let tab = world.open_chat(&mcp, query).await;
-    let session = page_session(&cdp, "stop=1").await;
+    let session = page_session(cdp, "stop=1").await;
     let send = |text: &str| json!({ "tab_id": tab, "text": text, "adapter": adapter_with_stop() });
 
     // By cancel_operation.
@@ -615,9 +610,9 @@ async fn the_apps_stop_control_stops_the_answer_and_it_reads_stopped() {
     // The app itself stopped: its answer is what the operation says, and stays so.
     let stamps = cdp.eval(&session, "stamps.map((s) => s.what)").await.unwrap();
     assert!(stamps.as_array().unwrap().contains(&json!("stopped")), "the Stop button was pressed");
-    let now = shown_answer(&cdp, &session).await;
+    let now = shown_answer(cdp, &session).await;
     tokio::time::sleep(Duration::from_millis(400)).await;
-    assert_eq!(shown_answer(&cdp, &session).await, now, "the app streams no more");
+    assert_eq!(shown_answer(cdp, &session).await, now, "the app streams no more");
     assert_eq!(now.trim(), said);
     let ended = result(waiting.await_response().await.unwrap());
     assert_eq!(ended.structured_content.unwrap()["status"], "stopped", "the wait ends with it");
@@ -637,7 +632,7 @@ async fn the_apps_stop_control_stops_the_answer_and_it_reads_stopped() {
     assert_eq!(op["status"], "stopped", "{op}");
     let said = op["response_text"].as_str().unwrap();
     assert!(said.starts_with("Answer 2 to the user stops this: w1"), "{said}");
-    assert_eq!(said, shown_answer(&cdp, &session).await.trim());
+    assert_eq!(said, shown_answer(cdp, &session).await.trim());
     let last = op["milestones"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(last["data"]["by"], "user", "{op}");
     let end = progress_reaching(&mut mcp, &token, 3.0).await;
@@ -661,7 +656,7 @@ async fn the_apps_stop_control_stops_the_answer_and_it_reads_stopped() {
     // cancel waits for it only a moment after the send, then ends the operation `cancelled`,
     // and the page's own answer goes on (nothing of it was pressed).
     let bare = world.open_chat(&mcp, "words=400&word_ms=30&start_ms=50&nostop=1").await;
-    let bare_session = page_session(&cdp, "nostop=1").await;
+    let bare_session = page_session(cdp, "nostop=1").await;
     let args = json!({ "tab_id": bare, "text": "no stop here", "adapter": adapter_with_stop() });
     let started = mcp.ok("send_message_async", args).await;
     let id = started["operation_id"].as_str().unwrap().to_owned();
@@ -677,7 +672,7 @@ async fn the_apps_stop_control_stops_the_answer_and_it_reads_stopped() {
     let cancel = tools.iter().find(|t| t.name == "cancel_operation").unwrap();
     let about = cancel.description.as_deref().unwrap_or_default();
     assert!(about.contains("the chat goes on answering"), "{about}");
-    let before = shown_answer(&cdp, &bare_session).await;
+    let before = shown_answer(cdp, &bare_session).await;
     let grew = format!(
         "([...document.querySelectorAll('.msg.assistant')].pop()?.textContent ?? '').length > {}",
         before.len()
@@ -690,10 +685,11 @@ async fn the_apps_stop_control_stops_the_answer_and_it_reads_stopped() {
 // the app shows it, not that note — stopped by cancel_operation or by the user.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stopped_answer_is_the_answer_not_the_apps_note_about_it() {
-    let (world, cdp) = World::with_cdp("op-stop-note");
+    let world = World::new("op-stop-note");
+    let cdp = world.browser.cdp();
     let mcp = world.mcp().await;
     let tab = world.open_chat(&mcp, "words=400&word_ms=30&start_ms=50&stop=1&stopnote=1").await;
-    let session = page_session(&cdp, "stopnote=1").await;
+    let session = page_session(cdp, "stopnote=1").await;
     let newest = "[...document.querySelectorAll('.msg.assistant')].at(-1)?.textContent";
     let streaming = format!("({newest} ?? '').includes(' w5')");
     let the_answer = "[...document.querySelectorAll('.msg.assistant')].at(-2)?.textContent.trim()";
@@ -725,11 +721,12 @@ async fn a_stopped_answer_is_the_answer_not_the_apps_note_about_it() {
 // ligature (aria-hidden) is in neither.
 #[tokio::test(flavor = "current_thread")]
 async fn completed_soon_after_the_last_token_whatever_else_the_page_does() {
-    let (world, cdp) = World::with_cdp("op-quiet");
+    let world = World::new("op-quiet");
+    let cdp = world.browser.cdp();
     let mut mcp = world.mcp().await;
     let query = "words=20&word_ms=30&start_ms=50&done=0&clock=1&icon=1";
     let tab = world.open_chat(&mcp, query).await;
-    let session = page_session(&cdp, "clock=1").await;
+    let session = page_session(cdp, "clock=1").await;
     let started = mcp
         .ok("send_message_async", json!({ "tab_id": tab, "text": "tick", "adapter": adapter() }))
         .await;

@@ -173,7 +173,7 @@ fn adapter() -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pages_state_and_a_chat_operation_are_resources_a_client_follows() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let stranger = Fixtures::serve_on("127.0.0.2");
     let dir = bins::scratch_dir("resources");

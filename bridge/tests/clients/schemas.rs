@@ -12,7 +12,7 @@ use tabwire_testkit::{Chromium, Fixtures, Mcp, bins, js};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_schema_passes_a_strict_validator_and_the_sdk_client_warns_of_nothing() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
     let tab =

@@ -453,7 +453,7 @@ async fn the_default_template_runs_claude_code_with_the_prompt_and_the_session()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bare_wait_returns_the_workers_report_not_the_browsers_events() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let config = bins::scratch_dir("wkbrc");
     std::fs::write(config.join("workers.json"), r#"{"sh": ["sh", "-c", "{prompt}"]}"#).unwrap();

@@ -12,7 +12,7 @@ async fn open(mcp: &Mcp, url: String) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_script_cannot_reach_or_forge_the_link() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
     let tab = open(&mcp, pages.url("forger.html")).await;
@@ -37,7 +37,7 @@ async fn a_page_script_cannot_reach_or_forge_the_link() {
 /// each is refused at once in the page, with `rate_limited`, and the page still works.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn values_sent_before_the_relay_connects_wait_up_to_a_limit() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let pages = Fixtures::serve();
     let mcp = Mcp::start(&browser.runtime_dir).await;
     let tab = open(&mcp, pages.url("early-flood.html")).await;
@@ -62,7 +62,7 @@ async fn values_sent_before_the_relay_connects_wait_up_to_a_limit() {
 /// of a benchmark is served.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn diagnose_times_each_hop_from_each_world_on_allowed_sites_only() {
-    let browser = Chromium::start();
+    let browser = Chromium::shared();
     let home = Fixtures::serve();
     let stranger = Fixtures::serve_on("127.0.0.2");
     let mcp = Mcp::start(&browser.runtime_dir).await;
