@@ -105,6 +105,17 @@ impl Chromium {
         pids[0]
     }
 
+    /// Whether the host `pid` (from [`Self::host_pid`]) still runs. Under Wine the record
+    /// names a Windows pid, which this Linux process cannot look up (it may be some Linux
+    /// process's): there a host that ended is one whose record is gone.
+    pub fn host_running(&self, pid: i32) -> bool {
+        #[cfg(unix)]
+        if crate::wine::active() {
+            return self.runtime_dir.join("hosts").join(format!("{pid}.json")).exists();
+        }
+        tabwire_proto::runtime_dir::pid_alive(pid as u32)
+    }
+
     /// This browser's live host, by its record; under Wine the newest one ([`crate::wine`]).
     pub fn live_host(&self) -> Option<tabwire_proto::runtime_dir::HostRecord> {
         #[cfg(unix)]

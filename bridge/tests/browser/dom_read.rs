@@ -309,7 +309,7 @@ async fn refs_and_snapshot_ids_never_repeat_in_a_tab_even_across_a_worker_restar
     let host = browser.host_pid();
     stop_service_worker(&cdp).await;
     let deadline = Instant::now() + Duration::from_secs(10);
-    while std::path::Path::new(&format!("/proc/{host}")).exists() {
+    while browser.host_running(host) {
         assert!(Instant::now() < deadline, "the host outlived its worker");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
