@@ -15,6 +15,9 @@ use crate::bins;
 /// as small as these frameworks allow.
 pub const PACKAGES: &[&str] = &["gradio==6.31.0", "streamlit==1.67.0", "chainlit==2.12.0"];
 
+/// The installer of [`PACKAGES`], itself from PyPI (see [`venv`]).
+const UV: &str = "uv==0.13.9";
+
 /// No analytics, telemetry or update checks: the apps reach nothing but loopback.
 const QUIET: &[(&str, &str)] = &[
     ("GRADIO_ANALYTICS_ENABLED", "False"),
@@ -29,7 +32,7 @@ const QUIET: &[(&str, &str)] = &[
 ];
 
 /// The venv (`<target>/chat-frameworks`) with [`PACKAGES`], made with `python3 -m venv` and
-/// pip from PyPI when missing or pinned otherwise; under a lock, so that tests and benches
+/// uv from PyPI when missing or pinned otherwise; under a lock, so that tests and benches
 /// running at once install it once. The error says what failed and how to fix it.
 pub fn venv() -> Result<PathBuf, String> {
     let target = bins::bin("tabwire").parent().unwrap().parent().unwrap().to_owned();
@@ -43,13 +46,27 @@ pub fn venv() -> Result<PathBuf, String> {
     let _ = std::fs::remove_dir_all(&dir);
     run(Command::new("python3").args(["-m", "venv"]).arg(&dir), "python3 -m venv")
         .map_err(|e| format!("{e}\n(on Debian: `apt-get install python3-venv`)"))?;
+    // uv installs what pip would (the same versions), in a quarter of the time: it fetches,
+    // unpacks and compiles in parallel where pip does one thing at a time (15 s against 60
+    // here, while every chat test waits). pip installs uv, uv the frameworks, pip removes uv.
+    let pip = dir.join("bin/pip");
+    let quiet = ["--quiet", "--disable-pip-version-check"];
     run(
-        Command::new(dir.join("bin/pip"))
-            .args(["install", "--quiet", "--no-cache-dir", "--disable-pip-version-check"])
-            .args(PACKAGES),
-        &format!("pip install {}", PACKAGES.join(" ")),
+        Command::new(&pip).arg("install").args(quiet).args(["--no-cache-dir", UV]),
+        &format!("pip install {UV}"),
     )
+    .and_then(|()| {
+        run(
+            Command::new(dir.join("bin/uv"))
+                .args(["pip", "install", "--quiet", "--no-cache", "--compile-bytecode"])
+                .arg("--python")
+                .arg(dir.join("bin/python"))
+                .args(PACKAGES),
+            &format!("uv pip install {}", PACKAGES.join(" ")),
+        )
+    })
     .map_err(|e| format!("{e}\n(offline? the packages come from PyPI)"))?;
+    run(Command::new(&pip).args(["uninstall", "--yes"]).args(quiet).arg("uv"), "pip uninstall uv")?;
     std::fs::write(&stamp, want).unwrap();
     Ok(dir)
 }
