@@ -10,40 +10,19 @@ set -euo pipefail
 
 need_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
-if ! [ -x /usr/bin/chromium ]; then
-  echo "setup: installing Debian's chromium package (apt-get)…" >&2
+# What is missing, installed with one `apt-get update` and one `apt-get install`.
+missing=()
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+command -v curl >/dev/null 2>&1 || missing+=(curl)
+command -v jq >/dev/null 2>&1 || missing+=(jq)
+command -v faketime >/dev/null 2>&1 || missing+=(faketime)
+command -v Xvfb >/dev/null 2>&1 || missing+=(xvfb)
+command -v pdftotext >/dev/null 2>&1 || missing+=(poppler-utils)
+python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "setup: installing ${missing[*]} (apt-get)…" >&2
   need_root apt-get update -qq
-  need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
-fi
-
-if ! command -v curl >/dev/null 2>&1 || ! command -v jq >/dev/null 2>&1; then
-  echo "setup: installing curl and jq (apt-get)…" >&2
-  need_root apt-get update -qq
-  need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq curl jq >/dev/null
-fi
-
-if ! command -v faketime >/dev/null 2>&1; then
-  echo "setup: installing faketime (apt-get)…" >&2
-  need_root apt-get update -qq
-  need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime >/dev/null
-fi
-
-if ! command -v Xvfb >/dev/null 2>&1; then
-  echo "setup: installing xvfb (apt-get)…" >&2
-  need_root apt-get update -qq
-  need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq xvfb >/dev/null
-fi
-
-if ! command -v pdftotext >/dev/null 2>&1; then
-  echo "setup: installing poppler-utils (apt-get)…" >&2
-  need_root apt-get update -qq
-  need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq poppler-utils >/dev/null
-fi
-
-if ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
-  echo "setup: installing python3-venv (apt-get)…" >&2
-  need_root apt-get update -qq
-  need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
+  need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then
