@@ -74,9 +74,30 @@ impl Mcp {
     pub async fn ok(&self, tool: &str, args: Value) -> Value {
         let result = self.call(tool, args).await;
         assert_ne!(result.is_error, Some(true), "{tool} failed: {}", text(&result));
-        result.structured_content.clone().unwrap_or_else(|| {
-            serde_json::from_str(&text(&result)).unwrap_or(Value::String(text(&result)))
-        })
+        content(&result)
+    }
+
+    /// Call a tool until it succeeds, for what settles on its own (a new host attached, a
+    /// switch the user turned): retried every 100 ms while its error says `retried`; any other
+    /// error, or that one still after `within`, fails the test. Its structured content.
+    pub async fn ok_within(
+        &self,
+        tool: &str,
+        args: Value,
+        retried: &str,
+        within: std::time::Duration,
+    ) -> Value {
+        let deadline = std::time::Instant::now() + within;
+        loop {
+            let result = self.call(tool, args.clone()).await;
+            if result.is_error != Some(true) {
+                return content(&result);
+            }
+            let err = text(&result);
+            assert!(err.contains(retried), "{tool} failed: {err}");
+            assert!(std::time::Instant::now() < deadline, "{tool} after {within:?}: {err}");
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
     }
 
     /// open_tab, which must succeed: the new tab's id.
@@ -183,6 +204,13 @@ impl Page {
 }
 
 /// All text content of a tool result, joined.
+/// A result's structured content, else its text as JSON, else as a string.
+fn content(result: &CallToolResult) -> Value {
+    result.structured_content.clone().unwrap_or_else(|| {
+        serde_json::from_str(&text(result)).unwrap_or(Value::String(text(result)))
+    })
+}
+
 pub fn text(result: &CallToolResult) -> String {
     result
         .content
