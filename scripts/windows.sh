@@ -64,6 +64,8 @@ fi
 # become 0.9): a failure under Wine still names its test and the file and line it failed at,
 # and the browser suite's test programs, which run on Linux, keep their backtraces. The deps'
 # builds are the same either way; only the workspace's crates differ from a plain build.
+# Its Linux cargo calls build as scripts/test.sh does (no incremental caches), so that run alone
+# they take test.sh's build as it is.
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 windows=(env CARGO_INCREMENTAL=0 CARGO_PROFILE_DEV_DEBUG=false CARGO_PROFILE_DEV_STRIP=symbols cargo)
 failed=0
